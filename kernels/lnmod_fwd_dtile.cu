@@ -1,0 +1,1 @@
+// lnmod_fwd_dtile.cu -- placeholder

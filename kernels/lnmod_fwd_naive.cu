@@ -1,0 +1,1 @@
+// lnmod_fwd_naive.cu -- placeholder

@@ -1,0 +1,1 @@
+// lnmod_fwd_row_per_warp.cu -- placeholder
