@@ -205,7 +205,7 @@ Test(forward, normalized_rows_have_mean0_var1)
     ada_rng rng;
     ada_rng_seed(&rng, 101);
     for (size_t di = 0; di < sizeof Ds / sizeof Ds[0]; di++) {
-        const int64_t D = Ds[di], rows = 24;
+        const int64_t D = Ds[di], rows = 64;
         lnmod_desc d = make_desc(LNMOD_PER_SAMPLE, LNMOD_F32, LNMOD_F32, rows, D, rows, 0, D);
         d.eps = 1e-30;
         void *x = make_x(&d, &rng);
