@@ -12,7 +12,13 @@
  *   lnmod_status st = ref_lnmod_forward(&desc, x_host, scale_host, shift_host, y, mean, rstd);
  *
  * Bad arguments (NULL pointers, D = 0, rows = 0, eps <= 0, overlapping or overflowing
- * strides -- see lnmod_desc_validate) return an error status and write nothing.
+ * strides -- see lnmod_desc_validate) return an error status and write nothing:
+ *   LNMOD_ERR_NULL_POINTER  d or a required array is NULL (checked first)
+ *   any lnmod_desc_validate status for a bad descriptor
+ *   LNMOD_ERR_OVERFLOW      also when D exceeds what one cblas call takes (INT_MAX here)
+ *   LNMOD_ERR_SHAPE         also for a bad row range of ref_lnmod_forward_rows
+ *   LNMOD_ERR_ALLOC         the per-call scratch could not be allocated
+ * Outputs must not overlap the inputs. Every entry point sets OpenBLAS to one thread.
  */
 #ifndef ADALOAD_REF_LNMOD_H
 #define ADALOAD_REF_LNMOD_H
@@ -32,8 +38,10 @@ extern "C" {
 lnmod_status ref_lnmod_forward(const lnmod_desc *d, const void *x, const void *scale,
                                const void *shift, double *y, double *mean, double *rstd);
 
-/* The same for rows [r0, r1) only (0 <= r0 <= r1 <= rows), with x, y, mean, rstd still
- * pointing at row 0 of the whole arrays: lets callers split the rows over threads. */
+/* The same for rows [r0, r1) only (0 <= r0 <= r1 <= rows, else LNMOD_ERR_SHAPE), with x, y,
+ * mean, rstd still pointing at row 0 of the whole arrays: lets callers split the rows over
+ * threads. Safe to call concurrently on disjoint ranges (no shared mutable state), and each
+ * row's result is bit-identical however the rows are split. r0 == r1 writes nothing. */
 lnmod_status ref_lnmod_forward_rows(const lnmod_desc *d, int64_t r0, int64_t r1, const void *x,
                                     const void *scale, const void *shift, double *y,
                                     double *mean, double *rstd);
@@ -44,11 +52,12 @@ lnmod_status ref_lnmod_forward_rows(const lnmod_desc *d, int64_t r0, int64_t r1,
 lnmod_status ref_lnmod_backward(const lnmod_desc *d, const void *x, const void *scale,
                                 const double *dy, double *dx, double *dscale, double *dshift);
 
-/* Element i of an array stored in dtype t, widened exactly to double. */
+/* Element i of an array stored in dtype t, widened exactly to double (NaN for a dtype that
+ * is not one of the enum values). */
 double ref_load(lnmod_dtype t, const void *base, int64_t i);
-/* Stores v into element i of an array in dtype t, rounding to nearest even once
- * (double -> fp32 by the C cast, which rounds to nearest; then to bf16/fp16 from fp32
- * would round twice, so bf16/fp16 are rounded directly from the double). */
+/* Stores v into element i of an array in dtype t, rounding to nearest even once, directly
+ * from the double for every dtype (rounding to fp32 first and then to bf16/fp16 would round
+ * twice). Writes nothing for an invalid dtype. */
 void ref_store(lnmod_dtype t, void *base, int64_t i, double v);
 
 /* Exact conversions, round to nearest even; NaN stays NaN (quiet), Inf stays Inf,
@@ -60,9 +69,14 @@ uint16_t ref_f32_to_f16(float f);
 /* Direct double -> bf16/fp16 with a single rounding (no double rounding through fp32). */
 uint16_t ref_f64_to_bf16(double v);
 uint16_t ref_f64_to_f16(double v);
+/* Direct double -> fp32, round to nearest even, overflow to Inf (no C cast, whose result
+ * for an out-of-range double is undefined in C11 without Annex F). */
+float ref_f64_to_f32(double v);
 
 /* Distance between adjacent representable values of dtype t at magnitude |v| (one ULP),
- * used by the verifier's tolerance table. */
+ * used by the verifier's tolerance table: 2^(e - mantissa bits) for |v| in [2^e, 2^(e+1)),
+ * the subnormal spacing below the smallest normal, the top binade's spacing at and beyond
+ * the largest finite value (Inf included). NaN for NaN v or an invalid dtype. */
 double ref_ulp(lnmod_dtype t, double v);
 
 #ifdef __cplusplus
