@@ -128,6 +128,7 @@ typedef struct {
     int64_t ngraphs;
     int64_t next; /* samples taken: picks the set or graph */
     int prepared;
+    char failed[256]; /* set when preparing failed: every later repetition reports it */
     copy_stat *copy;
 } gpu_case;
 
@@ -327,8 +328,9 @@ static void bm_gpu(ada_bench_state *st, void *arg)
     gpu_case *c = arg;
     char msg[256];
     double s = 0, sum = 0;
-    if (!c->prepared && prepare(c, msg, sizeof msg)) {
-        ada_bench_skip(st, msg);
+    if (!c->prepared && prepare(c, msg, sizeof msg)) snprintf(c->failed, sizeof c->failed, "%s", msg);
+    if (c->failed[0]) {
+        ada_bench_skip(st, c->failed);
         return;
     }
     for (int w = 0; w < 3; w++)
