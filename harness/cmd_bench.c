@@ -174,6 +174,10 @@ static int run_peers(const char *dir, const ada_shape *shapes, int64_t nshapes, 
     fflush(stdout);
     int rc = run_program(argv);
     remove(shapes_path);
+    if (rc == ADA_EXIT_SKIP) {
+        printf("peers skipped: torch sees no CUDA device\n");
+        return ADA_EXIT_SKIP;
+    }
     if (rc != 0) {
         ada_msg("bench", "peers: torch_peers.py failed (exit %d); ours are kept", rc);
         return ADA_EXIT_FAIL;

@@ -58,6 +58,47 @@ static double peer_time(const ada_bench_set *s, const char *peer, const char *su
     return (r && !r->error && r->n > 0) ? ada_median(r->time_ns, r->n) : 0;
 }
 
+/* The speed bar of the project (README): dtile, per-sample fp32 modulation, D in
+ * {1536, 3072, 5120}, rows >= 32,760: >= 90% of the copy bandwidth with bf16 x/y (85% with
+ * fp32 x), and >= 2x torch.compile and >= 6x eager. Printed as a summary under the table;
+ * a missing peer counts as not met (the bar needs them in the same run). */
+static void print_bar(const ada_bench_set *s)
+{
+    int64_t shapes = 0, met = 0;
+    for (int64_t i = 0; i < s->n; i++) {
+        const ada_bench_rec *r = &s->r[i];
+        char v[128], x[8], m[8], y[8];
+        const char *suffix;
+        long long D = 0, rows = 0;
+        if (split_name(r->name, v, sizeof v, &suffix) || strcmp(v, "dtile")) continue;
+        if (sscanf(suffix, "%7[^-]-%7[^-]-%7[^/]/sample/D%lld/rows%lld", x, m, y, &D, &rows) != 5) continue;
+        if (strcmp(m, "f32") || (D != 1536 && D != 3072 && D != 5120) || rows < 32760) continue;
+        int bf16 = !strcmp(x, "bf16") && !strcmp(y, "bf16");
+        if (!bf16 && strcmp(x, "f32")) continue;
+        shapes++;
+        double need = bf16 ? 90.0 : 85.0;
+        double pct = (!r->error && r->has_pct) ? ada_median(r->pct_copy, r->n) : 0;
+        double t = (!r->error && r->n > 0) ? ada_median(r->time_ns, r->n) : 0;
+        double tc = peer_time(s, "torch_compile", suffix), te = peer_time(s, "torch_eager", suffix);
+        int ok_bw = pct >= need, ok_c = t > 0 && tc >= 2 * t, ok_e = t > 0 && te >= 6 * t;
+        if (ok_bw && ok_c && ok_e) {
+            met++;
+            continue;
+        }
+        if (shapes - met == 1) printf("\n");
+        printf("- bar missed: %s: %.1f%% of copy (needs %.0f%%)", suffix, pct, need);
+        if (tc > 0 && t > 0) printf(", %.2f× torch.compile (needs 2×)", tc / t);
+        else printf(", no torch.compile peer");
+        if (te > 0 && t > 0) printf(", %.2f× eager (needs 6×)", te / t);
+        else printf(", no eager peer");
+        printf("\n");
+    }
+    if (shapes > 0)
+        printf("\nSpeed bar (dtile; D 1536/3072/5120; rows >= 32,760; >= 90%% of copy in bf16, "
+               ">= 85%% with fp32 x; >= 2× torch.compile; >= 6× eager): %lld of %lld shapes meet it.\n",
+               (long long)met, (long long)shapes);
+}
+
 int cmd_report(int argc, char **argv)
 {
     const char *run = NULL;
@@ -171,6 +212,7 @@ int cmd_report(int argc, char **argv)
         }
     }
     if (rows == 0) printf("| (no lnmod_fwd benchmarks in this run) | | | | | | |\n");
+    print_bar(&s);
     ada_bench_set_free(&s);
 done:
     for (int k = 0; k < nbufs; k++) free(bufs[k]);

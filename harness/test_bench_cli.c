@@ -25,11 +25,24 @@ extern char **environ;
 
 static char tmpdir[64];
 
+/* Each test's scratch folder goes when the test ends (rm -rf: the run folder is a tree). */
+static void remove_tmp(void)
+{
+    if (!tmpdir[0]) return;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", tmpdir);
+    tmpdir[0] = '\0';
+}
+
 static void make_tmp(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/adaload-test-bench-XXXXXX");
     cr_assert_not_null(mkdtemp(tmpdir));
 }
+
+TestSuite(bench_cli, .fini = remove_tmp);
+TestSuite(report_cli, .fini = remove_tmp);
 
 /* Runs adaload with args, stdout to out_path; returns the exit status. */
 static int run_adaload(char *const args[], const char *out_path)
@@ -215,6 +228,8 @@ Test(report_cli, table_from_synthetic_run)
     gb_entry(f, "copy/bytes1000", 40, 25e9, 100, 1);
     gb_entry(f, "lnmod_fwd/dtile/bf16-f32-bf16/sample/D5120/rows32760", 100, 4.0e12, 93.5, 0);
     gb_entry(f, "lnmod_fwd/naive/bf16-f32-bf16/sample/D5120/rows32760", 400, 1.0e12, 23.4, 0);
+    /* Below the bar (fp32 x needs 85%) and without peers. */
+    gb_entry(f, "lnmod_fwd/dtile/f32-f32-f32/sample/D1536/rows75600", 300, 3.5e12, 80.0, 0);
     fprintf(f, "]}\n");
     fclose(f);
     snprintf(p, sizeof p, "%s/peers.json", tmpdir);
@@ -237,6 +252,11 @@ Test(report_cli, table_from_synthetic_run)
                        "%s", text);
     cr_assert_not_null(strstr(text, "| naive | 400.0 | 1.00 | 23.4% | 0.62× | 2.00× |"), "%s", text);
     cr_assert_null(strstr(text, "| torch_"), "peers are columns, not rows:\n%s", text);
+    cr_assert_not_null(strstr(text, "1 of 2 shapes meet it"), "%s", text);
+    cr_assert_not_null(strstr(text, "bar missed: f32-f32-f32/sample/D1536/rows75600: 80.0% of copy (needs 85%)"),
+                       "%s", text);
+    cr_assert_not_null(strstr(text, "| f32-f32-f32/sample/D1536/rows75600 | dtile | 300.0 | 3.50 | 80.0% | — | — |"),
+                       "%s", text);
 
     char *b[] = {"report", tmpdir, "--variant", "naive", NULL};
     cr_assert_eq(run_adaload(b, log), 0);

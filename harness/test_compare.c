@@ -142,11 +142,23 @@ static void write_gbench(const char *path, const char *name, double base, int n)
 
 static char tmpdir[64];
 
+/* Each test's scratch folder goes when the test ends (rm -rf: the run folder is a tree). */
+static void remove_tmp(void)
+{
+    if (!tmpdir[0]) return;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", tmpdir);
+    tmpdir[0] = '\0';
+}
+
 static void make_tmp(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/adaload-test-compare-XXXXXX");
     cr_assert_not_null(mkdtemp(tmpdir));
 }
+
+TestSuite(compare_cmd, .fini = remove_tmp);
 
 /* Everything the test printed so far (stdout redirected by Criterion). */
 static char *captured(void)
