@@ -83,13 +83,27 @@ void strip_name(benchmark::BenchmarkReporter::Run &r)
     r.run_name.threads.clear();
 }
 
+// Google Benchmark writes a non-finite number as a bare NaN/Infinity, which strict JSON
+// parsers reject. Counters are finite when set (ada_bench_counter), but an aggregate can
+// still be 0/0: the "cv" of a counter that is 0 in every repetition. Such a value becomes 0.
+void finite_only(benchmark::BenchmarkReporter::Run &r)
+{
+    if (!std::isfinite(r.real_accumulated_time)) r.real_accumulated_time = 0;
+    if (!std::isfinite(r.cpu_accumulated_time)) r.cpu_accumulated_time = 0;
+    for (auto &kv : r.counters)
+        if (!std::isfinite(kv.second.value)) kv.second.value = 0;
+}
+
 template <class Base> class bare_names : public Base {
   public:
     using Base::Base;
     void ReportRuns(const std::vector<benchmark::BenchmarkReporter::Run> &runs) override
     {
         std::vector<benchmark::BenchmarkReporter::Run> copy = runs;
-        for (auto &r : copy) strip_name(r);
+        for (auto &r : copy) {
+            strip_name(r);
+            finite_only(r);
+        }
         Base::ReportRuns(copy);
     }
 };
