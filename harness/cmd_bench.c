@@ -204,6 +204,20 @@ static int publish_json(const char *tmp, const char *final)
     return 0;
 }
 
+/* A run folder this command created and could not fill is removed again, so results/
+ * never holds a run without its numbers. */
+static void discard_run(const char *dir)
+{
+    static const char *const files[] = {"meta.json", "bench.json", "peers.json",
+                                        "customSmallerIsBetter.json", "customBiggerIsBetter.json"};
+    char p[4096];
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, files[i]);
+        remove(p);
+    }
+    if (rmdir(dir) != 0) ada_msg("bench", "left %s behind: %s", dir, strerror(errno));
+}
+
 static int dir_is_new_or_fresh(const char *dir)
 {
     char p[4096];
@@ -377,7 +391,6 @@ int cmd_bench(int argc, char **argv)
         made_dir = 1;
     }
     free(cmdline);
-    (void)made_dir;
 
     ada_bench_add_context("adaload_set", set);
     char buf[64];
@@ -393,6 +406,7 @@ int cmd_bench(int argc, char **argv)
     if (ran < 0 || publish_json(tmp, final)) {
         ada_msg("bench", "the benchmark run failed");
         rc = ADA_EXIT_FAIL;
+        if (made_dir) discard_run(dir);
         goto cleanup;
     }
 
