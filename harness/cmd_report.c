@@ -1,11 +1,220 @@
-/* cmd_report.c -- placeholder until its issue lands; replaced by the real subcommand. */
+/* cmd_report.c -- `adaload report RUN`: the README's results table from a run folder.
+ *
+ *   adaload report results/nvidia-h200/2026-11-29T210000Z_abc1234 [--variant V ...]
+ *
+ * Prints markdown: one row per (shape, kernel variant) of the run's lnmod_fwd benchmarks,
+ * with the median time (us), bandwidth (TB/s, from the minimal bytes), % of the copy
+ * bandwidth measured in the same run, and the speed-up over the PyTorch peers of the same
+ * shape (peers.json): x torch.compile = t(torch.compile) / t(variant), x eager likewise.
+ * A missing peer or counter prints as an em dash. Exit 0, or 2 for a bad folder.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "bench_json.h"
 #include "cli.h"
 #include "commands.h"
 
+enum { MAX_VARIANTS = 32 };
+
+static const char *const peer_prefixes[] = {"torch_", NULL};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: adaload report RUN_FOLDER [--variant V ...]\n"
+               "  prints the results table (markdown) of a run folder written by adaload bench:\n"
+               "  shape, variant, us, TB/s, %% of copy, x torch.compile, x eager\n"
+               "  --variant V  only these variants (repeatable, or comma-separated)\n");
+}
+
+/* Splits "lnmod_fwd/<variant>/<suffix>"; 0 on success. */
+static int split_name(const char *name, char *variant, size_t vn, const char **suffix)
+{
+    const char *p = "lnmod_fwd/";
+    if (strncmp(name, p, strlen(p))) return -1;
+    const char *v = name + strlen(p), *slash = strchr(v, '/');
+    if (!slash || (size_t)(slash - v) >= vn) return -1;
+    memcpy(variant, v, (size_t)(slash - v));
+    variant[slash - v] = '\0';
+    *suffix = slash + 1;
+    return 0;
+}
+
+static int is_peer(const char *variant)
+{
+    for (const char *const *p = peer_prefixes; *p; p++)
+        if (!strncmp(variant, *p, strlen(*p))) return 1;
+    return 0;
+}
+
+static double peer_time(const ada_bench_set *s, const char *peer, const char *suffix)
+{
+    char name[512];
+    snprintf(name, sizeof name, "lnmod_fwd/%s/%s", peer, suffix);
+    const ada_bench_rec *r = ada_bench_find(s, name);
+    return (r && !r->error && r->n > 0) ? ada_median(r->time_ns, r->n) : 0;
+}
+
+/* The speed bar of the project (README): dtile, per-sample fp32 modulation, D in
+ * {1536, 3072, 5120}, rows >= 32,760: >= 90% of the copy bandwidth with bf16 x/y (85% with
+ * fp32 x), and >= 2x torch.compile and >= 6x eager. Printed as a summary under the table;
+ * a missing peer counts as not met (the bar needs them in the same run). */
+static void print_bar(const ada_bench_set *s)
+{
+    int64_t shapes = 0, met = 0;
+    for (int64_t i = 0; i < s->n; i++) {
+        const ada_bench_rec *r = &s->r[i];
+        char v[128], x[8], m[8], y[8];
+        const char *suffix;
+        long long D = 0, rows = 0;
+        if (split_name(r->name, v, sizeof v, &suffix) || strcmp(v, "dtile")) continue;
+        if (sscanf(suffix, "%7[^-]-%7[^-]-%7[^/]/sample/D%lld/rows%lld", x, m, y, &D, &rows) != 5) continue;
+        if (strcmp(m, "f32") || (D != 1536 && D != 3072 && D != 5120) || rows < 32760) continue;
+        int bf16 = !strcmp(x, "bf16") && !strcmp(y, "bf16");
+        if (!bf16 && strcmp(x, "f32")) continue;
+        shapes++;
+        double need = bf16 ? 90.0 : 85.0;
+        double pct = (!r->error && r->has_pct) ? ada_median(r->pct_copy, r->n) : 0;
+        double t = (!r->error && r->n > 0) ? ada_median(r->time_ns, r->n) : 0;
+        double tc = peer_time(s, "torch_compile", suffix), te = peer_time(s, "torch_eager", suffix);
+        int ok_bw = pct >= need, ok_c = t > 0 && tc >= 2 * t, ok_e = t > 0 && te >= 6 * t;
+        if (ok_bw && ok_c && ok_e) {
+            met++;
+            continue;
+        }
+        if (shapes - met == 1) printf("\n");
+        printf("- bar missed: %s: %.1f%% of copy (needs %.0f%%)", suffix, pct, need);
+        if (tc > 0 && t > 0) printf(", %.2f× torch.compile (needs 2×)", tc / t);
+        else printf(", no torch.compile peer");
+        if (te > 0 && t > 0) printf(", %.2f× eager (needs 6×)", te / t);
+        else printf(", no eager peer");
+        printf("\n");
+    }
+    if (shapes > 0)
+        printf("\nSpeed bar (dtile; D 1536/3072/5120; rows >= 32,760; >= 90%% of copy in bf16, "
+               ">= 85%% with fp32 x; >= 2× torch.compile; >= 6× eager): %lld of %lld shapes meet it.\n",
+               (long long)met, (long long)shapes);
+}
+
 int cmd_report(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    ada_msg("report", "not built yet");
-    return ADA_EXIT_SKIP;
+    const char *run = NULL;
+    char *want[MAX_VARIANTS];
+    int nwant = 0, rc = ADA_EXIT_OK;
+    char *bufs[MAX_VARIANTS] = {0};
+    int nbufs = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            goto done;
+        } else if (!strcmp(argv[i], "--variant")) {
+            if (i + 1 >= argc || nbufs >= MAX_VARIANTS) {
+                rc = ada_usage_error("report", "--variant needs a name");
+                goto done;
+            }
+            char *copy = strdup(argv[++i]), *save = NULL;
+            if (!copy) {
+                rc = ada_usage_error("report", "out of memory");
+                goto done;
+            }
+            bufs[nbufs++] = copy;
+            for (char *t = strtok_r(copy, ",", &save); t && nwant < MAX_VARIANTS; t = strtok_r(NULL, ",", &save))
+                want[nwant++] = t;
+        } else if (!strncmp(argv[i], "--", 2)) {
+            rc = ada_usage_error("report", "unknown option '%s' (adaload report --help)", argv[i]);
+            goto done;
+        } else if (!run) {
+            run = argv[i];
+        } else {
+            rc = ada_usage_error("report", "unexpected argument '%s'", argv[i]);
+            goto done;
+        }
+    }
+    if (!run) {
+        rc = ada_usage_error("report", "give a run folder (results/<testbed>/<run>/)");
+        goto done;
+    }
+
+    ada_bench_set s = {0};
+    char err[512], path[4096];
+    snprintf(path, sizeof path, "%s/bench.json", run);
+    if (ada_bench_load_file(path, &s, err, sizeof err)) {
+        rc = ada_usage_error("report", "%s", err);
+        goto done;
+    }
+    snprintf(path, sizeof path, "%s/peers.json", run);
+    FILE *pf = fopen(path, "r");
+    if (pf) {
+        fclose(pf);
+        if (ada_bench_load_file(path, &s, err, sizeof err)) {
+            ada_bench_set_free(&s);
+            rc = ada_usage_error("report", "%s", err);
+            goto done;
+        }
+    }
+
+    /* The device, from meta.json when it says. */
+    snprintf(path, sizeof path, "%s/meta.json", run);
+    json_t *meta = json_load_file(path, 0, NULL);
+    const char *gpu = NULL;
+    if (meta) {
+        json_t *m = json_object_get(meta, "machine");
+        if (!m) m = meta;
+        gpu = json_string_value(json_object_get(
+            json_array_get(json_object_get(json_object_get(m, "cuda"), "devices"), 0), "name"));
+    }
+    printf("Run `%s`%s%s. Medians over the repetitions; TB/s from the minimal bytes; %% of copy "
+           "= of a device-to-device copy of the same bytes timed in the same run; x = PyTorch "
+           "peer's time / ours.\n\n",
+           run, gpu ? " on " : "", gpu ? gpu : "");
+    json_decref(meta);
+
+    printf("| shape | variant | µs | TB/s | %% of copy | × torch.compile | × eager |\n");
+    printf("|---|---|---:|---:|---:|---:|---:|\n");
+    int64_t rows = 0;
+    /* Shapes in the order of the run, each with its variants in the order of the run. */
+    for (int64_t i = 0; i < s.n; i++) {
+        char variant[128];
+        const char *suffix;
+        if (split_name(s.r[i].name, variant, sizeof variant, &suffix) || is_peer(variant)) continue;
+        int seen = 0;
+        for (int64_t j = 0; j < i && !seen; j++) {
+            char v2[128];
+            const char *suf2;
+            seen = !split_name(s.r[j].name, v2, sizeof v2, &suf2) && !is_peer(v2) && !strcmp(suf2, suffix);
+        }
+        if (seen) continue;
+        for (int64_t j = i; j < s.n; j++) {
+            const ada_bench_rec *r = &s.r[j];
+            char v[128];
+            const char *suf;
+            if (split_name(r->name, v, sizeof v, &suf) || is_peer(v) || strcmp(suf, suffix)) continue;
+            int wanted = nwant == 0;
+            for (int k = 0; k < nwant && !wanted; k++) wanted = !strcmp(want[k], v);
+            if (!wanted) continue;
+            rows++;
+            if (r->error || r->n == 0) {
+                printf("| %s | %s | error: %s | — | — | — | — |\n", suffix, v,
+                       r->error_message ? r->error_message : "no repetitions");
+                continue;
+            }
+            double t = ada_median(r->time_ns, r->n);
+            char tbs[32] = "—", pct[32] = "—", xc[32] = "—", xe[32] = "—";
+            if (r->has_bps) snprintf(tbs, sizeof tbs, "%.2f", ada_median(r->bps, r->n) * 1e-12);
+            if (r->has_pct) snprintf(pct, sizeof pct, "%.1f%%", ada_median(r->pct_copy, r->n));
+            double tc = peer_time(&s, "torch_compile", suffix), te = peer_time(&s, "torch_eager", suffix);
+            if (tc > 0) snprintf(xc, sizeof xc, "%.2f×", tc / t);
+            if (te > 0) snprintf(xe, sizeof xe, "%.2f×", te / t);
+            printf("| %s | %s | %.1f | %s | %s | %s | %s |\n", suffix, v, t * 1e-3, tbs, pct, xc, xe);
+        }
+    }
+    if (rows == 0) printf("| (no lnmod_fwd benchmarks in this run) | | | | | | |\n");
+    print_bar(&s);
+    ada_bench_set_free(&s);
+done:
+    for (int k = 0; k < nbufs; k++) free(bufs[k]);
+    return rc;
 }

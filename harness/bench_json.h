@@ -1,0 +1,55 @@
+/* bench_json.h -- reading Google Benchmark JSON back (ours and the PyTorch peers'), per
+ * benchmark: the repetitions' times and counters, and the github-action-benchmark files.
+ *
+ *   ada_bench_set s = {0};
+ *   char err[256];
+ *   if (ada_bench_load("results/nvidia-h200/2026-...", &s, err, sizeof err)) -> bad input
+ *   const ada_bench_rec *r = ada_bench_find(&s, "lnmod_fwd/dtile/...");
+ *   double t = ada_median(r->time_ns, r->n);
+ *   ada_bench_set_free(&s);
+ *
+ * A path that is a folder means its bench.json plus peers.json when present (a run folder);
+ * anything else is one Google Benchmark JSON file. Only "iteration" entries are read (one
+ * per repetition); aggregates are recomputed from them, so a run with one repetition reads
+ * the same way. Entries with error_occurred are kept as errors, without numbers.
+ */
+#ifndef ADALOAD_BENCH_JSON_H
+#define ADALOAD_BENCH_JSON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum { ADA_REC_MAX_REPS = 1024 };
+
+typedef struct {
+    char *name;         /* run_name: the stable benchmark name */
+    double *time_ns;    /* real_time of each repetition, nanoseconds */
+    double *bps;        /* bytes_per_second of each repetition (0 when absent) */
+    double *pct_copy;   /* pct_copy_bw of each repetition (NAN-free; has_pct says if any) */
+    double *clock_mhz;  /* sm_clock_mhz of each repetition */
+    int64_t n;          /* repetitions read */
+    int has_bps, has_pct, has_clock;
+    int error;          /* some repetition reported error_occurred */
+    char *error_message;
+} ada_bench_rec;
+
+typedef struct {
+    ada_bench_rec *r;
+    int64_t n, cap;
+} ada_bench_set;
+
+/* 0 on success; -1 with a one-line reason in err (file, and what is wrong). */
+int ada_bench_load(const char *path, ada_bench_set *s, char *err, size_t err_n);
+int ada_bench_load_file(const char *path, ada_bench_set *s, char *err, size_t err_n);
+void ada_bench_set_free(ada_bench_set *s);
+const ada_bench_rec *ada_bench_find(const ada_bench_set *s, const char *name);
+
+/* Median of v[0..n) (n >= 1; 0 for n = 0), without changing v. */
+double ada_median(const double *v, int64_t n);
+
+/* Writes <dir>/customSmallerIsBetter.json (median real time, "us") and
+ * <dir>/customBiggerIsBetter.json (median bytes_per_second as "GB/s") for every benchmark
+ * of s without an error; only finite values are written. 0, or -1 with errno. */
+int ada_bench_write_custom(const char *dir, const ada_bench_set *s);
+
+#endif

@@ -1,0 +1,266 @@
+/* test_bench_cli.c -- Criterion tests of `adaload bench` and `adaload report` through the
+ * real program (ADALOAD_EXE, set by tests_bench.cmake):
+ *   - the quick set runs here: exit 0, the run folder holds meta.json, bench.json and both
+ *     custom files, all strict JSON (Jansson rejects NaN/Infinity), finite values, stable
+ *     names (no Google Benchmark decorations), the CPU reference benchmark present, and
+ *     every GPU benchmark either run without error or listed as skipped by name;
+ *   - bad usage exits 2; --list-shapes gives the shape table;
+ *   - report on a synthetic run folder (ours + peers) prints the expected row.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+#include <jansson.h>
+
+extern char **environ;
+
+static char tmpdir[64];
+
+/* Each test's scratch folder goes when the test ends (rm -rf: the run folder is a tree). */
+static void remove_tmp(void)
+{
+    if (!tmpdir[0]) return;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", tmpdir);
+    tmpdir[0] = '\0';
+}
+
+static void make_tmp(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/adaload-test-bench-XXXXXX");
+    cr_assert_not_null(mkdtemp(tmpdir));
+}
+
+TestSuite(bench_cli, .fini = remove_tmp);
+TestSuite(report_cli, .fini = remove_tmp);
+
+/* Runs adaload with args, stdout to out_path; returns the exit status. */
+static int run_adaload(char *const args[], const char *out_path)
+{
+    char *argv[32];
+    int k = 0;
+    argv[k++] = ADALOAD_EXE;
+    for (int i = 0; args[i] && k < 31; i++) argv[k++] = args[i];
+    argv[k] = NULL;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid;
+    int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    cr_assert_eq(rc, 0, "cannot start %s", argv[0]);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0) cr_assert_eq(errno, EINTR);
+    cr_assert(WIFEXITED(st), "adaload died");
+    return WEXITSTATUS(st);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s missing", path);
+    static char buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static json_t *load_strict(const char *dir, const char *file)
+{
+    char p[256];
+    snprintf(p, sizeof p, "%s/%s", dir, file);
+    json_error_t e;
+    json_t *j = json_load_file(p, 0, &e);
+    cr_assert_not_null(j, "%s: %s (line %d)", p, e.text, e.line);
+    return j;
+}
+
+static void check_custom(json_t *arr, const char *unit)
+{
+    cr_assert(json_is_array(arr));
+    size_t i;
+    json_t *e;
+    json_array_foreach(arr, i, e) {
+        cr_assert(json_is_string(json_object_get(e, "name")));
+        cr_assert_str_eq(json_string_value(json_object_get(e, "unit")), unit);
+        double v = json_number_value(json_object_get(e, "value"));
+        cr_assert(isfinite(v) && v > 0, "value %g", v);
+    }
+}
+
+Test(bench_cli, quick_set_writes_a_complete_run_folder, .timeout = 600)
+{
+    make_tmp();
+    char out[128], log[128];
+    snprintf(out, sizeof out, "%s/run", tmpdir);
+    snprintf(log, sizeof log, "%s/stdout.txt", tmpdir);
+    char *args[] = {"bench", "--set", "quick", "--out", out, NULL};
+    int rc = run_adaload(args, log);
+    const char *text = slurp(log);
+    cr_assert_eq(rc, 0, "exit %d\n%s", rc, text);
+
+    json_t *meta = load_strict(out, "meta.json");
+    json_decref(meta);
+    json_t *bench = load_strict(out, "bench.json");
+    json_t *benchmarks = json_object_get(bench, "benchmarks");
+    cr_assert(json_is_array(benchmarks) && json_array_size(benchmarks) > 0);
+    int saw_ref = 0, gpu_ran = 0;
+    size_t i;
+    json_t *b;
+    json_array_foreach(benchmarks, i, b) {
+        const char *name = json_string_value(json_object_get(b, "name"));
+        cr_assert_not_null(name);
+        cr_assert_null(strstr(name, "manual_time"), "decorated name %s", name);
+        cr_assert_null(strstr(name, "repeats:"), "decorated name %s", name);
+        cr_assert(!json_is_true(json_object_get(b, "error_occurred")), "%s failed: %s", name,
+                  json_string_value(json_object_get(b, "error_message")));
+        saw_ref |= !strncmp(name, "cpu/ref_lnmod_fwd/", 18);
+        if (!strncmp(name, "lnmod_fwd/", 10)) {
+            gpu_ran = 1;
+            cr_assert_not_null(json_object_get(b, "pct_copy_bw"), "%s: no pct_copy_bw", name);
+            cr_assert_not_null(json_object_get(b, "sm_clock_mhz"), "%s: no sm_clock_mhz", name);
+        }
+    }
+    cr_assert(saw_ref, "no CPU reference benchmark in bench.json");
+    /* Without a GPU every GPU benchmark is named as skipped. */
+    if (!gpu_ran) {
+        cr_assert_not_null(strstr(text, "skipped ("), "%s", text);
+        cr_assert_not_null(strstr(text, ": lnmod_fwd/"), "%s", text);
+        cr_assert_not_null(strstr(text, ": copy/bytes"), "%s", text);
+    }
+    json_decref(bench);
+
+    json_t *small = load_strict(out, "customSmallerIsBetter.json");
+    json_t *big = load_strict(out, "customBiggerIsBetter.json");
+    check_custom(small, "us");
+    check_custom(big, "GB/s");
+    cr_assert(json_array_size(small) > 0);
+    json_decref(small);
+    json_decref(big);
+
+    /* A run folder is never edited: a second run into it is refused. */
+    cr_assert_eq(run_adaload(args, log), 2);
+
+    /* compare of a run with itself: no regression. */
+    char *cmp[] = {"compare", out, out, NULL};
+    cr_assert_eq(run_adaload(cmp, log), 0, "%s", slurp(log));
+}
+
+Test(bench_cli, bad_usage_exits_2)
+{
+    make_tmp();
+    char log[128];
+    snprintf(log, sizeof log, "%s/stdout.txt", tmpdir);
+    char *a1[] = {"bench", "--set", "nope", NULL};
+    cr_assert_eq(run_adaload(a1, log), 2);
+    char *a2[] = {"bench", "--repetitions", "0", NULL};
+    cr_assert_eq(run_adaload(a2, log), 2);
+    char *a3[] = {"bench", "--filter", "(", NULL};
+    cr_assert_eq(run_adaload(a3, log), 2);
+    char *a4[] = {"bench", "--bogus", NULL};
+    cr_assert_eq(run_adaload(a4, log), 2);
+    char *a5[] = {"report", NULL};
+    cr_assert_eq(run_adaload(a5, log), 2);
+}
+
+Test(bench_cli, list_shapes_wan)
+{
+    make_tmp();
+    char log[128];
+    snprintf(log, sizeof log, "%s/shapes.json", tmpdir);
+    char *a[] = {"bench", "--list-shapes", "--set", "wan", NULL};
+    cr_assert_eq(run_adaload(a, log), 0);
+    json_error_t e;
+    json_t *j = json_load_file(log, 0, &e);
+    cr_assert_not_null(j, "%s", e.text);
+    /* 3 hidden sizes x (8 bf16 token counts + 2 fp32 long clips). */
+    cr_assert_eq(json_array_size(j), 30);
+    int found = 0;
+    size_t i;
+    json_t *s;
+    json_array_foreach(j, i, s) {
+        const char *suffix = json_string_value(json_object_get(s, "suffix"));
+        found |= !strcmp(suffix, "bf16-f32-bf16/sample/D5120/rows32760");
+        /* 1,560 tokens x 1536 x (2 + 2) bytes + 2 x 1536 x 4 = 9,596,928 bytes: graph of 7. */
+        if (!strcmp(suffix, "bf16-f32-bf16/sample/D1536/rows1560/graph7"))
+            cr_assert_eq(json_integer_value(json_object_get(s, "min_bytes")), 9596928);
+        cr_assert_eq(json_integer_value(json_object_get(s, "mod_stride")),
+                     6 * json_integer_value(json_object_get(s, "D")));
+    }
+    cr_assert(found);
+    json_decref(j);
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void gb_entry(FILE *f, const char *name, double us, double bps, double pct, int first)
+{
+    fprintf(f, "%s{\"name\": \"%s\", \"run_name\": \"%s\", \"run_type\": \"iteration\", "
+               "\"repetitions\": 1, \"repetition_index\": 0, \"iterations\": 5, \"real_time\": %g, "
+               "\"cpu_time\": 1, \"time_unit\": \"us\", \"bytes_per_second\": %g, \"pct_copy_bw\": %g}\n",
+            first ? "" : ",", name, name, us, bps, pct);
+}
+
+Test(report_cli, table_from_synthetic_run)
+{
+    make_tmp();
+    char p[256];
+    snprintf(p, sizeof p, "%s/bench.json", tmpdir);
+    FILE *f = fopen(p, "w");
+    fprintf(f, "{\"context\": {}, \"benchmarks\": [\n");
+    gb_entry(f, "copy/bytes1000", 40, 25e9, 100, 1);
+    gb_entry(f, "lnmod_fwd/dtile/bf16-f32-bf16/sample/D5120/rows32760", 100, 4.0e12, 93.5, 0);
+    gb_entry(f, "lnmod_fwd/naive/bf16-f32-bf16/sample/D5120/rows32760", 400, 1.0e12, 23.4, 0);
+    /* Below the bar (fp32 x needs 85%) and without peers. */
+    gb_entry(f, "lnmod_fwd/dtile/f32-f32-f32/sample/D1536/rows75600", 300, 3.5e12, 80.0, 0);
+    fprintf(f, "]}\n");
+    fclose(f);
+    snprintf(p, sizeof p, "%s/peers.json", tmpdir);
+    f = fopen(p, "w");
+    fprintf(f, "{\"context\": {}, \"benchmarks\": [\n");
+    gb_entry(f, "lnmod_fwd/torch_compile/bf16-f32-bf16/sample/D5120/rows32760", 250, 1.6e12, 37, 1);
+    gb_entry(f, "lnmod_fwd/torch_eager/bf16-f32-bf16/sample/D5120/rows32760", 800, 0.5e12, 12, 0);
+    fprintf(f, "]}\n");
+    fclose(f);
+    snprintf(p, sizeof p, "%s/meta.json", tmpdir);
+    write_file(p, "{\"machine\": {\"cuda\": {\"devices\": [{\"name\": \"NVIDIA H200\"}]}}}\n");
+
+    char log[128];
+    snprintf(log, sizeof log, "%s/report.md", tmpdir);
+    char *a[] = {"report", tmpdir, NULL};
+    cr_assert_eq(run_adaload(a, log), 0);
+    const char *text = slurp(log);
+    cr_assert_not_null(strstr(text, "NVIDIA H200"), "%s", text);
+    cr_assert_not_null(strstr(text, "| bf16-f32-bf16/sample/D5120/rows32760 | dtile | 100.0 | 4.00 | 93.5% | 2.50× | 8.00× |"),
+                       "%s", text);
+    cr_assert_not_null(strstr(text, "| naive | 400.0 | 1.00 | 23.4% | 0.62× | 2.00× |"), "%s", text);
+    cr_assert_null(strstr(text, "| torch_"), "peers are columns, not rows:\n%s", text);
+    cr_assert_not_null(strstr(text, "1 of 2 shapes meet it"), "%s", text);
+    cr_assert_not_null(strstr(text, "bar missed: f32-f32-f32/sample/D1536/rows75600: 80.0% of copy (needs 85%)"),
+                       "%s", text);
+    cr_assert_not_null(strstr(text, "| f32-f32-f32/sample/D1536/rows75600 | dtile | 300.0 | 3.50 | 80.0% | — | — |"),
+                       "%s", text);
+
+    char *b[] = {"report", tmpdir, "--variant", "naive", NULL};
+    cr_assert_eq(run_adaload(b, log), 0);
+    text = slurp(log);
+    cr_assert_null(strstr(text, "| dtile |"), "%s", text);
+    cr_assert_not_null(strstr(text, "| naive |"), "%s", text);
+}
