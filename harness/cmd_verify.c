@@ -191,8 +191,8 @@ static int parse_opts(int argc, char **argv, vopts *o)
         }
     }
     if (o->out && o->no_record) return ada_usage_error(CMD, "--out and --no-record exclude each other");
-    if (o->sanitizers && o->cpu_model)
-        return ada_usage_error(CMD, "--sanitizers needs the GPU; it cannot run with --cpu-model");
+    /* Model runs never create folders under results/ on their own: only with an explicit --out. */
+    if (o->cpu_model && !o->out) o->no_record = 1;
     return 0;
 }
 
@@ -208,15 +208,18 @@ typedef struct {
 typedef struct {
     void *p;
     size_t cap;
+    int pinned; /* page-locked (cudaMallocHost): transfers run at full PCIe speed */
 } hbuf;
 
 /* Grow-only host buffer: the grid reuses the biggest allocation instead of paging in
  * gigabytes per case. */
+static void hbuf_free(hbuf *b);
+
 static void *hbuf_get(hbuf *b, size_t bytes)
 {
     if (bytes == 0) bytes = 1;
     if (b->cap < bytes) {
-        free(b->p);
+        hbuf_free(b);
         b->p = malloc(bytes);
         b->cap = b->p ? bytes : 0;
     }
@@ -225,9 +228,40 @@ static void *hbuf_get(hbuf *b, size_t bytes)
 
 static void hbuf_free(hbuf *b)
 {
+#if ADALOAD_HAVE_CUDA
+    if (b->pinned) {
+        cudaFreeHost(b->p);
+        b->p = NULL;
+        b->cap = 0;
+        b->pinned = 0;
+        return;
+    }
+#endif
     free(b->p);
     b->p = NULL;
     b->cap = 0;
+}
+
+/* Host buffer that travels to or from the device: page-locked on the GPU backend (the full
+ * grid moves a few hundred GB each way), plain memory otherwise or if pinning fails. */
+static void *hbuf_get_xfer(const backend *bk, hbuf *b, size_t bytes)
+{
+#if ADALOAD_HAVE_CUDA
+    if (!bk->model) {
+        if (bytes == 0) bytes = 1;
+        if (b->cap >= bytes) return b->p;
+        hbuf_free(b);
+        if (cudaMallocHost(&b->p, bytes) == cudaSuccess) {
+            b->cap = bytes;
+            b->pinned = 1;
+            return b->p;
+        }
+        (void)cudaGetLastError();
+        b->p = NULL;
+    }
+#endif
+    (void)bk;
+    return hbuf_get(b, bytes);
 }
 
 static void dev_free(backend *bk, hbuf *b)
@@ -333,7 +367,10 @@ static int backend_run(backend *bk, const char *variant, const lnmod_desc *d, co
     cudaError_t e = cudaDeviceSynchronize();
     if (e != cudaSuccess) {
         snprintf(err, errn, "kernel failed: %s (%s)", cudaGetErrorName(e), cudaGetErrorString(e));
-        if (cudaGetLastError() != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) {
+        /* Clear the error; if the context is still broken (a sticky error such as an
+         * illegal address), the next synchronization fails again and nothing more can run. */
+        (void)cudaGetLastError();
+        if (cudaDeviceSynchronize() != cudaSuccess || cudaGetLastError() != cudaSuccess) {
             bk->context_lost = 1;
             snprintf(bk->lost_why, sizeof bk->lost_why, "%s", err);
         }
@@ -406,6 +443,9 @@ typedef struct {
     int64_t v_passed[MAX_VARIANTS], v_failed[MAX_VARIANTS], v_not_run[MAX_VARIANTS];
     struct timespec t0;
     double last_progress;
+    /* Where the time goes (seconds): inputs, reference, device (copies, poison, kernel),
+     * comparison -- so the full grid's cost can be tuned. */
+    double t_inputs, t_ref, t_device, t_compare;
     /* buffers */
     hbuf hx, hscale, hshift, hry, hrm, hrr, hgy, hgm, hgr;
     hbuf dx, dscale, dshift, dy, dm, dr;
@@ -417,6 +457,13 @@ static double elapsed(const run_state *rs)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)(t.tv_sec - rs->t0.tv_sec) + 1e-9 * (double)(t.tv_nsec - rs->t0.tv_nsec);
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 static void progress(run_state *rs, int force)
@@ -523,7 +570,7 @@ static void run_set(run_state *rs, const set_spec *sp)
         g.off = (verify_offsets){0, 0, 0, 0};
         g.want_stats = 1;
     }
-    char dts[32], line[512], detail[2048];
+    char dts[32], line[1024], detail[2048];
     dtypes_str(&d, dts, sizeof dts);
     detail[0] = '\0';
 
@@ -575,9 +622,9 @@ static void run_set(run_state *rs, const set_spec *sp)
     void *hx = NULL, *hsc = NULL, *hsh = NULL;
     double *ry = NULL, *rm = NULL, *rr = NULL;
     if (!skip) {
-        hx = hbuf_get(&rs->hx, (size_t)n * xs);
-        hsc = hbuf_get(&rs->hscale, (size_t)nsc * ms);
-        hsh = hbuf_get(&rs->hshift, (size_t)nsh * ms);
+        hx = hbuf_get_xfer(&rs->bk, &rs->hx, (size_t)n * xs);
+        hsc = hbuf_get_xfer(&rs->bk, &rs->hscale, (size_t)nsc * ms);
+        hsh = hbuf_get_xfer(&rs->bk, &rs->hshift, (size_t)nsh * ms);
         ry = hbuf_get(&rs->hry, (size_t)n * sizeof(double));
         rm = hbuf_get(&rs->hrm, (size_t)d.rows * sizeof(double));
         rr = hbuf_get(&rs->hrr, (size_t)d.rows * sizeof(double));
@@ -593,10 +640,14 @@ static void run_set(run_state *rs, const set_spec *sp)
         w->ry = ry;
         w->rm = rm;
         w->rr = rr;
+        double t0 = now_s();
         verify_parallel(d.rows, d.D, rs->bk.threads, fill_x_range, w);
         verify_parallel(lnmod_mod_rows(&d), d.D + (d.scale_stride > d.shift_stride ? d.scale_stride : d.shift_stride),
                         rs->bk.threads, fill_mod_range, w);
+        double t1 = now_s();
+        rs->t_inputs += t1 - t0;
         int used = verify_parallel(d.rows, 3 * d.D, rs->bk.threads, ref_range, w);
+        rs->t_ref += now_s() - t1;
         for (int t = 0; t < used; t++)
             if (w->st[t] != LNMOD_OK) {
                 snprintf(skipbuf, sizeof skipbuf, "not run: the reference returned %s",
@@ -607,6 +658,7 @@ static void run_set(run_state *rs, const set_spec *sp)
 
     /* Device inputs: poisoned guard bands around each, then the data at its offset. */
     unsigned char *dx = NULL, *dsc = NULL, *dsh = NULL, *dy = NULL, *dm = NULL, *dr = NULL;
+    double tdev = now_s();
     if (!skip) {
         const size_t xb = 2 * GUARD + (size_t)(g.off.x + n) * xs;
         const size_t scb = 2 * GUARD + (size_t)(g.off.scale + nsc) * ms;
@@ -627,9 +679,10 @@ static void run_set(run_state *rs, const set_spec *sp)
             skip = "not run: copying the inputs to the device failed";
         }
     }
+    rs->t_device += now_s() - tdev;
     unsigned char *gy = NULL, *gm = NULL, *gr = NULL;
     if (!skip) {
-        gy = hbuf_get(&rs->hgy, ybytes);
+        gy = hbuf_get_xfer(&rs->bk, &rs->hgy, ybytes);
         gm = hbuf_get(&rs->hgm, sbytes);
         gr = hbuf_get(&rs->hgr, sbytes);
         if (!gy || !gm || !gr) skip = "not run: out of host memory";
@@ -651,6 +704,7 @@ static void run_set(run_state *rs, const set_spec *sp)
             continue;
         }
         /* Poison every output, guards included, before every launch. */
+        double tv = now_s();
         char err[512] = "";
         int ok = !dev_poison(&rs->bk, dy, ybytes) && !dev_poison(&rs->bk, dm, sbytes) &&
                  !dev_poison(&rs->bk, dr, sbytes);
@@ -666,10 +720,12 @@ static void run_set(run_state *rs, const set_spec *sp)
             ok = 0;
             snprintf(err, sizeof err, "copying the outputs back failed");
         }
+        double tc = now_s();
+        rs->t_device += tc - tv;
         if (!ok) {
             json_object_set_new(c, "pass", json_false());
             json_object_set_new(c, "error", json_string(err));
-            snprintf(line, sizeof line, "%-14s %-14s %-6s %6" PRId64 " %7" PRId64 " %10s %10s %10s  FAIL: %s",
+            snprintf(line, sizeof line, "%-14s %-14s %-6s %6" PRId64 " %7" PRId64 " %10s %10s %10s  FAIL: %.400s",
                      variant, dts, lnmod_layout_name(d.layout), d.D, d.rows, "-", "-", "-", err);
             record_case(rs, vi, c, 0, 0, line, NULL);
             continue;
@@ -697,6 +753,7 @@ static void run_set(run_state *rs, const set_spec *sp)
             verify_stats_merge(&sm, &w->sm[t]);
             verify_stats_merge(&sr, &w->sr[t]);
         }
+        rs->t_compare += now_s() - tc;
         int pass_y = verify_stats_pass(&sy);
         int pass_stats = !g.want_stats || (verify_stats_pass(&sm) && verify_stats_pass(&sr));
         int pass = pass_y && pass_stats && guard_ok;
@@ -820,7 +877,7 @@ static void run_sanitizers(run_state *rs, const char *logdir, json_t *verdicts, 
     struct timespec start;
     clock_gettime(CLOCK_MONOTONIC, &start);
     for (int t = 0; t < 4; t++) {
-        const char *argv[16 + 2 * MAX_VARIANTS];
+        const char *argv[20 + 2 * MAX_VARIANTS];
         int k = 0;
         argv[k++] = cs;
         argv[k++] = "--tool";
@@ -830,12 +887,14 @@ static void run_sanitizers(run_state *rs, const char *logdir, json_t *verdicts, 
         argv[k++] = self;
         argv[k++] = "verify";
         argv[k++] = "--grid";
-        argv[k++] = "quick";
+        /* The quick grid; a smoke run (the verifier's own tests) keeps its smoke grid. */
+        argv[k++] = !strcmp(o->grid, "smoke") ? "smoke" : "quick";
         argv[k++] = "--no-record";
         argv[k++] = "--seed";
         argv[k++] = seed;
         argv[k++] = "--threads";
         argv[k++] = thr;
+        if (o->cpu_model) argv[k++] = "--cpu-model"; /* plumbing tests without a GPU */
         for (int v = 0; v < rs->nvariants; v++) {
             argv[k++] = "--variant";
             argv[k++] = rs->variants[v];
@@ -1095,6 +1154,8 @@ int cmd_verify(int argc, char **argv)
                rs->v_failed[v], rs->v_not_run[v]);
     printf("total: %" PRId64 " cases, %" PRId64 " passed, %" PRId64 " failed, %" PRId64 " not run (%.1f s)\n",
            rs->ncases_done, rs->passed, rs->failed, rs->not_run, grid_seconds);
+    printf("time: inputs %.1f s, reference %.1f s, device %.1f s, comparison %.1f s\n", rs->t_inputs,
+           rs->t_ref, rs->t_device, rs->t_compare);
 
     /* The run folder, then the sanitizers (their logs go into it), then the record. */
     char cmdline[2048];
@@ -1130,13 +1191,15 @@ int cmd_verify(int argc, char **argv)
 
     json_t *verdicts = json_object(), *details = json_object();
     if (o.sanitizers) {
+        /* Logs go into the run folder, or a fresh temporary folder with --no-record. */
         char logdir[4400];
-        snprintf(logdir, sizeof logdir, "%s", dir[0] ? dir : "/tmp");
+        snprintf(logdir, sizeof logdir, "%s", dir[0] ? dir : "/tmp/adaload-sanitizers-XXXXXX");
+        if (!dir[0] && !mkdtemp(logdir)) snprintf(logdir, sizeof logdir, "/tmp");
         run_sanitizers(rs, logdir, verdicts, details);
+        if (!dir[0]) printf("sanitizer logs: %s\n", logdir);
     } else {
         for (int t = 0; t < 4; t++)
-            json_object_set_new(verdicts, san_tools[t], json_string(o.cpu_model ? "not run: cpu model"
-                                                                               : "not run: --sanitizers not given"));
+            json_object_set_new(verdicts, san_tools[t], json_string("not run: --sanitizers not given"));
     }
     int san_errors = 0;
     for (int t = 0; t < 4; t++)
@@ -1172,6 +1235,9 @@ int cmd_verify(int argc, char **argv)
         json_object_set_new(rec, "variants", vs);
         json_object_set_new(rec, "tolerances", verify_tol_json());
         json_object_set_new(rec, "elapsed_s", json_real(grid_seconds));
+        json_object_set_new(rec, "phase_seconds",
+                            json_pack("{s:f, s:f, s:f, s:f}", "inputs", rs->t_inputs, "reference",
+                                      rs->t_ref, "device", rs->t_device, "comparison", rs->t_compare));
         json_object_set_new(rec, "cases", rs->cases);
         rs->cases = NULL;
         json_object_set_new(rec, "sanitizers", verdicts);

@@ -2,8 +2,11 @@
 #
 #   verify_check                Criterion: tolerance table, pass condition (1-ULP-too-far,
 #                               NaN, Inf), statistics, guard bands, input generator
+#   results_run_folders         Criterion: testbed slug, run folder + meta.json (results.c)
 #   verify_model_smoke          the whole verifier on the fp32 CPU model: must pass (exit 0)
 #   verify_model_catches_<bug>  the same with a deliberately wrong model: must exit 1
+#   verify_sanitizer_plumbing   --sanitizers with a fake compute-sanitizer: clean, errors and
+#                               timeout verdicts and logs (harness/test_verify_sanitizers.cmake)
 #   kernel_gate_selftest        the gate passes a record for the kernel sources' hash and
 #                               fails after a kernel source edit (kernels/test_gate.cmake)
 #   gpu_verify_quick_<variant>  label gpu: the quick grid on the GPU; skipped (exit 77) by
@@ -18,6 +21,17 @@ target_link_libraries(test_verify PRIVATE ada_common lnmod_desc ada_reference
                       PkgConfig::CRITERION PkgConfig::JANSSON m)
 add_test(NAME verify_check COMMAND test_verify)
 
+# Run folders (results.c), shared with bench.
+add_executable(test_results test_results.c results.c cli.c sysinfo.c)
+target_include_directories(test_results PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR})
+target_compile_options(test_results PRIVATE ${ADALOAD_C_WARNINGS})
+target_compile_definitions(test_results PRIVATE _POSIX_C_SOURCE=200809L)
+target_link_libraries(test_results PRIVATE PkgConfig::CRITERION PkgConfig::JANSSON PkgConfig::OPENBLAS m)
+if(ADALOAD_HAVE_CUDA)
+  target_link_libraries(test_results PRIVATE CUDA::cudart_static)
+endif()
+add_test(NAME results_run_folders COMMAND test_results)
+
 # The verifier end to end without a GPU: the right model passes, each wrong one is caught.
 add_test(NAME verify_model_smoke
          COMMAND adaload verify --cpu-model --grid smoke --no-record --seed 12345 --threads 2)
@@ -26,6 +40,12 @@ foreach(bug onepass eps oob lazy)
            COMMAND sh -c "\"$1\" verify --cpu-model --grid smoke --no-record --seed 12345 --threads 2 --variant model_${bug} >/dev/null; test $? -eq 1"
                    sh $<TARGET_FILE:adaload>)
 endforeach()
+
+# --sanitizers: spawning compute-sanitizer, verdicts, logs, timeout (a fake sanitizer).
+add_test(NAME verify_sanitizer_plumbing
+         COMMAND ${CMAKE_COMMAND} -DADALOAD=$<TARGET_FILE:adaload>
+                 -DWORK=${CMAKE_CURRENT_BINARY_DIR}/verify_sanitizers
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/test_verify_sanitizers.cmake)
 
 # The gate's own test: it can pass, and it fails on an edited kernel source.
 add_test(NAME kernel_gate_selftest
