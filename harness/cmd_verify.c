@@ -10,7 +10,10 @@
  * once, the reference is computed once, then for each variant: y, mean and rstd and their
  * 256-byte guard bands before and after are poisoned (0xFF, a NaN), the kernel runs, the
  * guards must be untouched and every output element must pass verify_check.h's tolerance
- * table. Exit 0 when every case passed (and every sanitizer run was clean), 1 when any
+ * table. Inputs sit between NaN guard bands too (a stray read that is used shows up as a
+ * NaN), and every device buffer is allocated at exactly guards + data, so memcheck sees any
+ * access beyond the bands. A sticky CUDA error ends the GPU work: the remaining cases are
+ * recorded as not run. Exit 0 when every case passed (and every sanitizer run was clean), 1 when any
  * failed, 2 on bad usage, 77 when there is no GPU (no CUDA build or no device).
  *
  * Grids: smoke (the verifier's own tests), quick (D 1, 33, 1537, 5120; rows 1, 3, 1560),
@@ -19,8 +22,11 @@
  * combinations and the 3 layouts in every grid.
  *
  * --sanitizers re-runs this program under compute-sanitizer (memcheck, racecheck,
- * initcheck, synccheck; the four concurrently) over the quick grid with the same variants
- * and seed, logs each into the run folder and records "clean", "errors" or "not run: why".
+ * initcheck, synccheck; the four concurrently, each with a quarter of the CPU threads) over
+ * the quick grid with the same variants and seed, logs each into the run folder
+ * (sanitizer_<tool>.log) and records "clean", "errors" or "not run: <why>" (compute-sanitizer
+ * missing -- found via $ADALOAD_COMPUTE_SANITIZER, PATH or /usr/local/cuda/bin -- or a run
+ * longer than --sanitizer-timeout).
  * --cpu-model swaps the GPU for fp32 CPU models (verify_model.h): a self-test of the
  * verifier on machines without a GPU; its records say backend "cpu-model" and never gate.
  */
@@ -278,12 +284,14 @@ static void dev_free(backend *bk, hbuf *b)
     hbuf_free(b);
 }
 
-/* Grow-only device buffer; NULL when the device is out of memory. */
+/* Device buffer of exactly `bytes` (guards + data): never a larger leftover, so an access
+ * beyond the guard bands falls outside the allocation, where compute-sanitizer's memcheck
+ * reports it. NULL when the device is out of memory. */
 static void *dev_get(backend *bk, hbuf *b, size_t bytes)
 {
 #if ADALOAD_HAVE_CUDA
     if (!bk->model) {
-        if (b->cap < bytes) {
+        if (b->cap != bytes) {
             if (b->p) cudaFree(b->p);
             b->p = NULL;
             b->cap = 0;
@@ -298,6 +306,7 @@ static void *dev_get(backend *bk, hbuf *b, size_t bytes)
     }
 #endif
     (void)bk;
+    if (b->cap != bytes) hbuf_free(b); /* exact here too, so ASan sees a model's stray access */
     return hbuf_get(b, bytes);
 }
 
@@ -534,6 +543,14 @@ static void record_case(run_state *rs, int vi, json_t *c, int pass, int not_run,
     progress(rs, 0);
 }
 
+static void free_buffers(run_state *rs)
+{
+    hbuf *hb[] = {&rs->hx, &rs->hscale, &rs->hshift, &rs->hry, &rs->hrm, &rs->hrr, &rs->hgy, &rs->hgm, &rs->hgr};
+    for (size_t i = 0; i < sizeof hb / sizeof hb[0]; i++) hbuf_free(hb[i]);
+    hbuf *db[] = {&rs->dx, &rs->dscale, &rs->dshift, &rs->dy, &rs->dm, &rs->dr};
+    for (size_t i = 0; i < sizeof db / sizeof db[0]; i++) dev_free(&rs->bk, db[i]);
+}
+
 /* Free host memory in bytes (MemAvailable), or -1 when unknown. */
 static int64_t host_mem_available(void)
 {
@@ -563,6 +580,9 @@ static void run_set(run_state *rs, const set_spec *sp)
     verify_geom g;
     verify_pick_geometry(&d, sp->rows, sp->D, gh, &g);
     if (sp->huge) {
+        /* Start from empty pools: the biggest grid buffers (~13 GB host, ~10 GB device)
+         * would otherwise sit beside this case's ~30 GB. */
+        free_buffers(rs);
         d.rows_per_sample = HUGE_S;
         d.frame_len = HUGE_S;
         d.scale_stride = d.shift_stride = 6 * sp->D;
@@ -818,13 +838,7 @@ static void run_set(run_state *rs, const set_spec *sp)
         record_case(rs, vi, c, pass, 0, line, detail);
         detail[0] = '\0';
     }
-    if (sp->huge) {
-        /* Give the gigabytes back before anything else runs. */
-        hbuf *hb[] = {&rs->hx, &rs->hscale, &rs->hshift, &rs->hry, &rs->hrm, &rs->hrr, &rs->hgy, &rs->hgm, &rs->hgr};
-        for (size_t i = 0; i < sizeof hb / sizeof hb[0]; i++) hbuf_free(hb[i]);
-        hbuf *db[] = {&rs->dx, &rs->dscale, &rs->dshift, &rs->dy, &rs->dm, &rs->dr};
-        for (size_t i = 0; i < sizeof db / sizeof db[0]; i++) dev_free(&rs->bk, db[i]);
-    }
+    if (sp->huge) free_buffers(rs); /* give the gigabytes back before anything else runs */
 }
 
 /* ---- sanitizers -------------------------------------------------------------------------- */
@@ -1268,10 +1282,7 @@ int cmd_verify(int argc, char **argv)
     else printf("verify: all %" PRId64 " cases passed\n", rs->passed);
     if (io_failed && rc == ADA_EXIT_OK) rc = ADA_EXIT_FAIL;
 
-    hbuf *hb[] = {&rs->hx, &rs->hscale, &rs->hshift, &rs->hry, &rs->hrm, &rs->hrr, &rs->hgy, &rs->hgm, &rs->hgr};
-    for (size_t i = 0; i < sizeof hb / sizeof hb[0]; i++) hbuf_free(hb[i]);
-    hbuf *db[] = {&rs->dx, &rs->dscale, &rs->dshift, &rs->dy, &rs->dm, &rs->dr};
-    for (size_t i = 0; i < sizeof db / sizeof db[0]; i++) dev_free(&rs->bk, db[i]);
+    free_buffers(rs);
     free(sets);
     free(w);
     free(rs);

@@ -276,33 +276,35 @@ Test(inputs, modulation_gaps_are_nan)
 
 Test(inputs, geometry_validates_and_covers)
 {
-    /* Every layout x shape of the full grid gives a valid descriptor, and across the grid
-     * both frame_len kinds, all three strides and misaligned offsets occur. */
+    /* Every layout x shape of the full grid (and the large case's shape) with every pattern
+     * of the geometry bits (the low 15 bits of the case hash) gives a valid descriptor; and
+     * both frame_len kinds, all three strides, misaligned offsets, eps 1e-5 and the no-stats
+     * path all occur. */
     const int64_t Ds[] = {1, 7, 33, 127, 1000, 1536, 1537, 2048, 3072, 4096, 5119, 5120, 8192, 12288};
-    const int64_t Rs[] = {1, 3, 1560, 32760};
-    int frame_div = 0, frame_nodiv = 0, wide = 0, narrow = 0, odd = 0, off = 0, eps5 = 0, nostats = 0;
+    const int64_t Rs[] = {1, 3, 60, 1560, 32760, 524800};
+    int64_t frame_div = 0, frame_nodiv = 0, wide = 0, narrow = 0, odd = 0, off = 0, eps5 = 0, nostats = 0;
     for (int l = 0; l < 3; l++)
         for (int a = 0; a < 14; a++)
-            for (int b = 0; b < 4; b++) {
-                lnmod_desc d = lnmod_desc_default();
-                d.layout = (lnmod_layout)l;
-                verify_geom g;
-                uint64_t h = verify_hash(verify_hash(verify_hash(1, (uint64_t)l), (uint64_t)a), (uint64_t)b);
-                verify_pick_geometry(&d, Rs[b], Ds[a], h, &g);
-                cr_assert_eq(lnmod_desc_validate(&d), LNMOD_OK, "layout %d D %ld rows %ld", l,
-                             (long)Ds[a], (long)Rs[b]);
-                cr_expect_eq(d.rows % d.rows_per_sample, 0);
-                if (l == LNMOD_PER_FRAME && d.rows_per_sample > 2) {
-                    if (d.rows_per_sample % d.frame_len == 0) frame_div++;
-                    else frame_nodiv++;
+            for (int b = 0; b < 6; b++)
+                for (uint64_t bits = 0; bits < (1u << 15); bits += (b == 5 ? 97 : 1)) {
+                    lnmod_desc d = lnmod_desc_default();
+                    d.layout = (lnmod_layout)l;
+                    verify_geom g;
+                    verify_pick_geometry(&d, Rs[b], Ds[a], bits | (0xabcULL << 20), &g);
+                    if (lnmod_desc_validate(&d) != LNMOD_OK || d.rows % d.rows_per_sample != 0)
+                        cr_assert_fail("invalid: layout %d D %ld rows %ld bits %lx", l, (long)Ds[a],
+                                       (long)Rs[b], (unsigned long)bits);
+                    if (l == LNMOD_PER_FRAME && d.rows_per_sample > 2) {
+                        if (d.rows_per_sample % d.frame_len == 0) frame_div++;
+                        else frame_nodiv++;
+                    }
+                    if (d.scale_stride == 6 * d.D && d.D > 1) wide++;
+                    if (d.scale_stride == d.D) narrow++;
+                    if (d.scale_stride == 2 * d.D + 3) odd++;
+                    if (g.off.x || g.off.y) off++;
+                    if (d.eps == 1e-5) eps5++;
+                    if (!g.want_stats) nostats++;
                 }
-                if (d.scale_stride == 6 * d.D && d.D > 1) wide++;
-                if (d.scale_stride == d.D) narrow++;
-                if (d.scale_stride == 2 * d.D + 3) odd++;
-                if (g.off.x || g.off.y) off++;
-                if (d.eps == 1e-5) eps5++;
-                if (!g.want_stats) nostats++;
-            }
     cr_expect(frame_div > 0 && frame_nodiv > 0);
     cr_expect(wide > 0 && narrow > 0 && odd > 0);
     cr_expect(off > 0 && eps5 > 0 && nostats > 0);
