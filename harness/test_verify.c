@@ -12,6 +12,7 @@
 
 #include "ref_lnmod.h"
 #include "verify_check.h"
+#include "verify_half.h"
 #include "verify_inputs.h"
 
 /* A value just inside the allowance (99% of it, clear of the rounding of ref + allowance). */
@@ -308,4 +309,53 @@ Test(inputs, geometry_validates_and_covers)
     cr_expect(frame_div > 0 && frame_nodiv > 0);
     cr_expect(wide > 0 && narrow > 0 && odd > 0);
     cr_expect(off > 0 && eps5 > 0 && nostats > 0);
+}
+
+/* The verifier's inline conversions agree with the reference's, value by value: all 65536
+ * half patterns widened, and fp32 values of every magnitude (random bits) narrowed. */
+Test(half, widening_matches_reference_exhaustively)
+{
+    for (uint32_t h = 0; h < 65536; h++) {
+        float a = verify_f16_to_f32((uint16_t)h), b = ref_f16_to_f32((uint16_t)h);
+        if (isnan(b)) cr_expect(isnan(a), "f16 %04x", h);
+        else cr_expect(a == b && signbit(a) == signbit(b), "f16 %04x: %g vs %g", h, a, b);
+        float c = verify_bf16_to_f32((uint16_t)h), e = ref_bf16_to_f32((uint16_t)h);
+        if (isnan(e)) cr_expect(isnan(c), "bf16 %04x", h);
+        else cr_expect(c == e && signbit(c) == signbit(e), "bf16 %04x: %g vs %g", h, c, e);
+    }
+}
+
+Test(half, narrowing_round_trips_and_matches_reference)
+{
+    for (uint32_t h = 0; h < 65536; h++) {
+        float f = verify_f16_to_f32((uint16_t)h);
+        if (!isnan(f)) cr_expect_eq(verify_f32_to_f16(f), h, "f16 %04x round trip", h);
+        float g = verify_bf16_to_f32((uint16_t)h);
+        if (!isnan(g)) cr_expect_eq(verify_f32_to_bf16(g), h, "bf16 %04x round trip", h);
+    }
+    ada_rng r;
+    ada_rng_seed(&r, 2024);
+    int64_t bad16 = 0, badb = 0;
+    for (int i = 0; i < 2000000; i++) {
+        uint32_t u = (uint32_t)ada_rng_u64(&r);
+        /* Half of the draws near fp16's range (|x| in 2^-26 .. 2^17) to hit subnormals,
+         * ties and overflow; the rest anywhere. */
+        if (i & 1) u = (u & 0x807fffffu) | ((uint32_t)(101 + ada_rng_below(&r, 43)) << 23);
+        float f;
+        memcpy(&f, &u, 4);
+        if (isnan(f)) continue;
+        if (verify_f32_to_f16(f) != ref_f32_to_f16(f)) bad16++;
+        if (verify_f32_to_bf16(f) != ref_f32_to_bf16(f)) badb++;
+    }
+    cr_expect_eq(bad16, 0, "fp16 narrowing differs from the reference for %ld values", (long)bad16);
+    cr_expect_eq(badb, 0, "bf16 narrowing differs from the reference for %ld values", (long)badb);
+    /* Ties to even and overflow, by hand. */
+    cr_expect_eq(verify_f32_to_f16(65504.0f), 0x7bff);
+    cr_expect_eq(verify_f32_to_f16(65519.0f), 0x7bff);
+    cr_expect_eq(verify_f32_to_f16(65520.0f), 0x7c00);
+    cr_expect_eq(verify_f32_to_f16(1.0f + 0x1p-11f), 0x3c00, "tie goes to even");
+    cr_expect_eq(verify_f32_to_f16(1.0f + 3 * 0x1p-11f), 0x3c02, "tie goes to even (up)");
+    cr_expect_eq(verify_f32_to_f16(0x1p-25f), 0x0000, "half the smallest subnormal ties to 0");
+    cr_expect_eq(verify_f32_to_bf16(1.0f + 0x1p-8f), 0x3f80, "bf16 tie to even");
+    cr_expect_eq(verify_f32_to_bf16(3.4e38f), 0x7f80, "bf16 overflow to Inf");
 }
