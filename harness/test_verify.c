@@ -359,3 +359,48 @@ Test(half, narrowing_round_trips_and_matches_reference)
     cr_expect_eq(verify_f32_to_bf16(1.0f + 0x1p-8f), 0x3f80, "bf16 tie to even");
     cr_expect_eq(verify_f32_to_bf16(3.4e38f), 0x7f80, "bf16 overflow to Inf");
 }
+
+/* The comparison loop's fast path gives what verify_stats_add gives element by element:
+ * counts, failures (including ones below an earlier, larger failure), NaN, the worst element
+ * and the first failures. */
+Test(compare, fast_path_equals_elementwise)
+{
+    lnmod_desc d = lnmod_desc_default();
+    d.y_dtype = LNMOD_F32;
+    d.rows = 50;
+    d.D = 200;
+    d.rows_per_sample = 50;
+    d.scale_stride = d.shift_stride = 200;
+    const int64_t n = d.rows * d.D;
+    float *y = malloc((size_t)n * sizeof *y);
+    double *ref = malloc((size_t)n * sizeof *ref);
+    cr_assert(y && ref);
+    ada_rng r;
+    ada_rng_seed(&r, 5);
+    for (int64_t i = 0; i < n; i++) {
+        ref[i] = verify_gauss(&r) * (i % 7 == 0 ? 1e-3 : 1.0);
+        y[i] = (float)ref[i];
+    }
+    y[100] = (float)(ref[100] + 1.0);   /* a large failure first */
+    y[5000] = (float)(ref[5000] + 1e-3); /* then smaller ones, which must still count */
+    y[7001] = (float)(ref[7001] - 5e-4);
+    y[9000] = NAN;
+    verify_stats fast, slow;
+    verify_stats_init(&fast);
+    verify_stats_init(&slow);
+    verify_compare_y_rows(&d, 0, 20, y, ref, &fast); /* two calls, as threads would */
+    verify_compare_y_rows(&d, 20, 50, y, ref, &fast);
+    verify_tol t = verify_tol_y(LNMOD_F32);
+    for (int64_t i = 0; i < n; i++) verify_stats_add(&slow, i, y[i], ref[i], t.atol, t.rtol);
+    cr_expect_eq(fast.n, slow.n);
+    cr_expect_eq(fast.failed, 4);
+    cr_expect_eq(slow.failed, 4);
+    cr_expect_eq(fast.nonfinite, 1);
+    cr_expect_eq(fast.worst_index, slow.worst_index);
+    cr_expect_eq(fast.max_abs, slow.max_abs);
+    cr_expect_eq(fast.nfirst, 4);
+    for (int i = 0; i < 4; i++) cr_expect_eq(fast.first_index[i], slow.first_index[i]);
+    cr_expect(fabs(verify_stats_l2_rel(&fast) - verify_stats_l2_rel(&slow)) <= 1e-12);
+    free(y);
+    free(ref);
+}
