@@ -166,8 +166,9 @@ static int parse_opts(int argc, char **argv, vopts *o)
             o->variants[o->nvariants++] = v;
             i++;
         } else if (!strcmp(a, "--seed")) {
-            if (ada_parse_u64(v, &o->seed))
-                return ada_usage_error(CMD, "--seed needs an unsigned 64-bit integer, not '%s'", v);
+            /* Below 2^63 so the record stores it as a JSON integer, exactly. */
+            if (ada_parse_u64(v, &o->seed) || o->seed > (uint64_t)INT64_MAX)
+                return ada_usage_error(CMD, "--seed needs an integer in [0, 2^63), not '%s'", v);
             o->seed_given = 1;
             i++;
         } else if (!strcmp(a, "--threads")) {

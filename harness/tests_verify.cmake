@@ -5,6 +5,7 @@
 #   results_run_folders         Criterion: testbed slug, run folder + meta.json (results.c)
 #   verify_model_smoke          the whole verifier on the fp32 CPU model: must pass (exit 0)
 #   verify_model_catches_<bug>  the same with a deliberately wrong model: must exit 1
+#   verify_gate_usage_errors    bad options exit 2
 #   verify_sanitizer_plumbing   --sanitizers with a fake compute-sanitizer: clean, errors and
 #                               timeout verdicts and logs (harness/test_verify_sanitizers.cmake)
 #   kernel_gate_selftest        the gate passes a record for the kernel sources' hash and
@@ -40,6 +41,11 @@ foreach(bug onepass eps oob lazy)
            COMMAND sh -c "\"$1\" verify --cpu-model --grid smoke --no-record --seed 12345 --threads 2 --variant model_${bug} >/dev/null; test $? -eq 1"
                    sh $<TARGET_FILE:adaload>)
 endforeach()
+
+# Bad usage is exit 2, with a one-line message.
+add_test(NAME verify_gate_usage_errors
+         COMMAND sh -c "for a in '--grid huge' '--threads 0' '--seed -1' '--bogus' '--out x --no-record'; do \"$1\" verify $a 2>/dev/null; test $? -eq 2 || exit 1; done; \"$1\" gate --hash nothex 2>/dev/null; test $? -eq 2"
+                 sh $<TARGET_FILE:adaload>)
 
 # --sanitizers: spawning compute-sanitizer, verdicts, logs, timeout (a fake sanitizer).
 add_test(NAME verify_sanitizer_plumbing
