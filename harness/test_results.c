@@ -1,0 +1,83 @@
+/* test_results.c -- Criterion tests of the run folders (results.c): the testbed slug, a new
+ * run folder with its meta.json (git facts from the environment when the tree has no .git),
+ * two runs in the same second getting distinct folders, and refusal of bad arguments. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+#include <jansson.h>
+
+#include "cli.h"
+#include "results.h"
+
+static char root[256];
+
+static void make_root(void)
+{
+    snprintf(root, sizeof root, "/tmp/adaload_test_results_XXXXXX");
+    cr_assert_not_null(mkdtemp(root));
+}
+
+static void remove_root(void)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    cr_expect_eq(system(cmd), 0);
+}
+
+TestSuite(results, .init = make_root, .fini = remove_root);
+
+Test(results, testbed_is_a_slug)
+{
+    char tb[128];
+    cr_assert_eq(ada_results_testbed(tb, sizeof tb), 0);
+    cr_expect(strlen(tb) > 0);
+    for (const char *p = tb; *p; p++)
+        cr_expect((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-',
+                  "'%c' in testbed '%s'", *p, tb);
+    cr_expect(tb[0] != '-' && tb[strlen(tb) - 1] != '-');
+    char tiny[3];
+    cr_expect_eq(ada_results_testbed(tiny, sizeof tiny), -1, "too small a buffer is an error");
+}
+
+Test(results, new_run_writes_meta_from_env_without_git)
+{
+    setenv("ADALOAD_GIT_SHA", "0123456789abcdef0123456789abcdef01234567", 1);
+    setenv("ADALOAD_GIT_DIRTY", "1", 1);
+    char dir[1024], dir2[1024];
+    cr_assert_eq(ada_results_new_run(root, "nvidia-test", "adaload test --x", dir, sizeof dir), 0,
+                 "errno %d", errno);
+    cr_expect(strstr(dir, "/results/nvidia-test/") != NULL, "%s", dir);
+    cr_expect(strstr(dir, "_0123456") != NULL, "sha7 in the folder name: %s", dir);
+    char mp[1100];
+    snprintf(mp, sizeof mp, "%s/meta.json", dir);
+    json_error_t e;
+    json_t *m = json_load_file(mp, 0, &e);
+    cr_assert_not_null(m, "meta.json: %s", e.text);
+    cr_expect_str_eq(json_string_value(json_object_get(m, "git_sha")),
+                     "0123456789abcdef0123456789abcdef01234567");
+    cr_expect(json_is_true(json_object_get(m, "git_dirty")));
+    cr_expect_str_eq(json_string_value(json_object_get(m, "command_line")), "adaload test --x");
+    cr_expect(json_is_object(json_object_get(m, "sysinfo")));
+    cr_expect(json_is_string(json_object_get(m, "date")));
+    json_decref(m);
+    /* A second run right away gets its own folder: a run folder is never reused. */
+    cr_assert_eq(ada_results_new_run(root, "nvidia-test", "again", dir2, sizeof dir2), 0);
+    cr_expect_str_neq(dir, dir2);
+    unsetenv("ADALOAD_GIT_SHA");
+    unsetenv("ADALOAD_GIT_DIRTY");
+}
+
+Test(results, bad_arguments_fail_cleanly)
+{
+    char dir[1024];
+    cr_expect_eq(ada_results_new_run(root, "a/b", "", dir, sizeof dir), -1, "testbed with '/'");
+    cr_expect_eq(ada_results_new_run(root, "", "", dir, sizeof dir), -1, "empty testbed");
+    char small[8];
+    cr_expect_eq(ada_results_new_run(root, "tb", "", small, sizeof small), -1, "dir_out too small");
+    cr_expect_eq(ada_results_new_run("/proc/definitely/not/writable", "tb", "", dir, sizeof dir), -1);
+}

@@ -1,0 +1,77 @@
+# tests_verify.cmake -- tests of `adaload verify` and `adaload gate` (included by tests.cmake).
+#
+#   verify_check                Criterion: tolerance table, pass condition (1-ULP-too-far,
+#                               NaN, Inf), statistics, guard bands, input generator
+#   results_run_folders         Criterion: testbed slug, run folder + meta.json (results.c)
+#   verify_model_smoke          the whole verifier on the fp32 CPU model: must pass (exit 0)
+#   verify_model_catches_<bug>  the same with a deliberately wrong model: must exit 1
+#   verify_gate_usage_errors    bad options exit 2
+#   verify_sanitizer_plumbing   --sanitizers with a fake compute-sanitizer: clean, errors and
+#                               timeout verdicts and logs (harness/test_verify_sanitizers.cmake)
+#   kernel_gate_selftest        the gate passes a record for the kernel sources' hash and
+#                               fails after a kernel source edit (kernels/test_gate.cmake)
+#   gpu_verify_quick_<variant>  label gpu: the quick grid on the GPU; skipped (exit 77) by
+#                               name on machines without one
+#   kernel_gate                 CI's gate over the committed results/ (once a record exists)
+
+add_executable(test_verify test_verify.c verify_check.c verify_inputs.c)
+target_include_directories(test_verify PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_compile_options(test_verify PRIVATE ${ADALOAD_C_WARNINGS})
+target_compile_definitions(test_verify PRIVATE _POSIX_C_SOURCE=200809L)
+target_link_libraries(test_verify PRIVATE ada_common lnmod_desc ada_reference
+                      PkgConfig::CRITERION PkgConfig::JANSSON m)
+add_test(NAME verify_check COMMAND test_verify)
+
+# Run folders (results.c), shared with bench.
+add_executable(test_results test_results.c results.c cli.c sysinfo.c)
+target_include_directories(test_results PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR})
+target_compile_options(test_results PRIVATE ${ADALOAD_C_WARNINGS})
+target_compile_definitions(test_results PRIVATE _POSIX_C_SOURCE=200809L)
+target_link_libraries(test_results PRIVATE PkgConfig::CRITERION PkgConfig::JANSSON PkgConfig::OPENBLAS m)
+if(ADALOAD_HAVE_CUDA)
+  target_link_libraries(test_results PRIVATE CUDA::cudart_static)
+endif()
+add_test(NAME results_run_folders COMMAND test_results)
+
+# The verifier end to end without a GPU: the right model passes, each wrong one is caught.
+add_test(NAME verify_model_smoke
+         COMMAND adaload verify --cpu-model --grid smoke --no-record --seed 12345 --threads 2)
+foreach(bug onepass eps oob lazy)
+  add_test(NAME verify_model_catches_${bug}
+           COMMAND sh -c "\"$1\" verify --cpu-model --grid smoke --no-record --seed 12345 --threads 2 --variant model_${bug} >/dev/null; test $? -eq 1"
+                   sh $<TARGET_FILE:adaload>)
+endforeach()
+
+# Bad usage is exit 2, with a one-line message.
+add_test(NAME verify_gate_usage_errors
+         COMMAND sh -c "for a in '--grid huge' '--threads 0' '--seed -1' '--bogus' '--out x --no-record'; do \"$1\" verify $a 2>/dev/null; test $? -eq 2 || exit 1; done; \"$1\" gate --hash nothex 2>/dev/null; test $? -eq 2"
+                 sh $<TARGET_FILE:adaload>)
+
+# --sanitizers: spawning compute-sanitizer, verdicts, logs, timeout (a fake sanitizer).
+add_test(NAME verify_sanitizer_plumbing
+         COMMAND ${CMAKE_COMMAND} -DADALOAD=$<TARGET_FILE:adaload>
+                 -DWORK=${CMAKE_CURRENT_BINARY_DIR}/verify_sanitizers
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/test_verify_sanitizers.cmake)
+
+# The gate's own test: it can pass, and it fails on an edited kernel source.
+add_test(NAME kernel_gate_selftest
+         COMMAND ${CMAKE_COMMAND} -DADALOAD=$<TARGET_FILE:adaload>
+                 -DSRC=${PROJECT_SOURCE_DIR} -DWORK=${CMAKE_CURRENT_BINARY_DIR}/gate_selftest
+                 -DHASH=${ADALOAD_KERNEL_HASH}
+                 -P ${PROJECT_SOURCE_DIR}/kernels/test_gate.cmake)
+
+# GPU tests: the quick grid per shipped variant. Exit 77 (no CUDA build or no device) is
+# CTest's "skipped", reported by name.
+foreach(v naive row_per_warp dtile)
+  add_test(NAME gpu_verify_quick_${v}
+           COMMAND adaload verify --grid quick --variant ${v} --no-record)
+  set_tests_properties(gpu_verify_quick_${v} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77
+                       TIMEOUT 600)
+endforeach()
+
+# CI's gate over the committed records. Enabled once a record exists (the coordinator drops
+# this guard after the first GPU record lands).
+file(GLOB ADALOAD_VERIFY_RECORDS ${PROJECT_SOURCE_DIR}/results/*/*/verify.json)
+if(EXISTS ${PROJECT_SOURCE_DIR}/results AND ADALOAD_VERIFY_RECORDS)
+  add_test(NAME kernel_gate COMMAND adaload gate)
+endif()

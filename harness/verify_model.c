@@ -1,0 +1,119 @@
+/* verify_model.c -- fp32 CPU models of the LayerNorm-Modulate kernel, one right and four
+ * deliberately wrong (see verify_model.h). The right one follows the kernels' contract:
+ * rough fp32 mean m_hi, deviations d = x - m_hi, c = sum d, lo = c / D,
+ * M2 = sum d^2 - c^2 / D, rstd = 1/sqrt(M2/D + eps), xhat = ((x - m_hi) - lo) * rstd,
+ * y = fma(xhat, 1 + scale, shift) rounded once to y's dtype. Sums are pairwise over blocks of
+ * 32, like the GPU's tree reductions, so their error grows with log D. */
+#include "verify_model.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "ref_lnmod.h"
+
+enum { M_OK, M_ONEPASS, M_EPS, M_OOB, M_LAZY };
+
+const verify_model_info verify_models[] = {
+    {"model", "fp32 CPU model of the kernels' algorithm (must pass)"},
+    {"model_onepass", "wrong: E[x^2]-E[x]^2 variance with a plain fp32 mean"},
+    {"model_eps", "wrong: eps hard-coded to 1e-5"},
+    {"model_oob", "wrong: writes one element past the end of y"},
+    {"model_lazy", "wrong: leaves the last row of y unwritten"},
+    {NULL, NULL},
+};
+
+int verify_model_find(const char *name)
+{
+    for (int i = 0; verify_models[i].name; i++)
+        if (name && !strcmp(verify_models[i].name, name)) return i;
+    return -1;
+}
+
+/* Pairwise fp32 sum of v[0..n). */
+static float psum(const float *v, int64_t n)
+{
+    if (n <= 32) {
+        float s = 0.0f;
+        for (int64_t i = 0; i < n; i++) s += v[i];
+        return s;
+    }
+    int64_t h = n / 2;
+    return psum(v, h) + psum(v + h, n - h);
+}
+
+void verify_model_rows(int which, const lnmod_desc *d, int64_t r0, int64_t r1, const void *x,
+                       const void *scale, const void *shift, void *y, float *mean, float *rstd)
+{
+    const int64_t D = d->D;
+    const float eps = which == M_EPS ? 1e-5f : (float)d->eps;
+    float xs[32], tmp[32]; /* one chunk of 32 elements at a time */
+    for (int64_t r = r0; r < r1; r++) {
+        if (which == M_LAZY && r == d->rows - 1) continue;
+        const int64_t base = r * D;
+        /* Pass 1: rough mean (pairwise over chunks of 32 floats). */
+        float m_hi, lo, var;
+        {
+            float acc[64];
+            int na = 0;
+            float total = 0.0f;
+            for (int64_t j0 = 0; j0 < D; j0 += 32) {
+                int64_t n = D - j0 < 32 ? D - j0 : 32;
+                for (int64_t j = 0; j < n; j++) xs[j] = (float)ref_load(d->x_dtype, x, base + j0 + j);
+                float s = psum(xs, n);
+                acc[na++] = s;
+                if (na == 64) {
+                    total += psum(acc, na);
+                    na = 0;
+                }
+            }
+            total += psum(acc, na);
+            m_hi = total / (float)D;
+        }
+        if (which == M_ONEPASS) {
+            float acc2 = 0.0f;
+            for (int64_t j = 0; j < D; j++) {
+                float v = (float)ref_load(d->x_dtype, x, base + j);
+                acc2 += v * v;
+            }
+            lo = 0.0f;
+            var = acc2 / (float)D - m_hi * m_hi;
+            if (var < 0.0f) var = 0.0f;
+        } else {
+            float c = 0.0f, s2 = 0.0f;
+            float accc[64], accs[64];
+            int na = 0;
+            for (int64_t j0 = 0; j0 < D; j0 += 32) {
+                int64_t n = D - j0 < 32 ? D - j0 : 32;
+                for (int64_t j = 0; j < n; j++) {
+                    float dv = (float)ref_load(d->x_dtype, x, base + j0 + j) - m_hi;
+                    xs[j] = dv;
+                    tmp[j] = dv * dv;
+                }
+                accc[na] = psum(xs, n);
+                accs[na] = psum(tmp, n);
+                if (++na == 64) {
+                    c += psum(accc, na);
+                    s2 += psum(accs, na);
+                    na = 0;
+                }
+            }
+            c += psum(accc, na);
+            s2 += psum(accs, na);
+            lo = c / (float)D;
+            float M2 = s2 - c * lo;
+            var = M2 > 0.0f ? M2 / (float)D : 0.0f;
+        }
+        float rs = 1.0f / sqrtf(var + eps);
+        const int64_t k = lnmod_mod_index(d, r);
+        for (int64_t j = 0; j < D; j++) {
+            float xv = (float)ref_load(d->x_dtype, x, base + j);
+            float xh = ((xv - m_hi) - lo) * rs;
+            float a = 1.0f + (float)ref_load(d->mod_dtype, scale, k * d->scale_stride + j);
+            float b = (float)ref_load(d->mod_dtype, shift, k * d->shift_stride + j);
+            ref_store(d->y_dtype, y, base + j, (double)fmaf(xh, a, b));
+        }
+        if (mean) mean[r] = m_hi + lo;
+        if (rstd) rstd[r] = rs;
+        if (which == M_OOB && r == d->rows - 1) ref_store(d->y_dtype, y, base + D, 0.0);
+    }
+}
