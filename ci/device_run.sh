@@ -26,17 +26,18 @@ case "$mode" in
   full)
     log verify full;  $ada verify --grid full --sanitizers; echo "verify rc=$?"
     log bench wan;    $ada bench --set wan --with-peers; echo "bench rc=$?"
-    log regression check: normal vs slowed build
-    a=$(mktemp -d); b=$(mktemp -d)
-    $ada bench --set quick --variant dtile --no-cpu --out "$a" >/dev/null; echo "bench a rc=$?"
-    $ada bench --set quick --variant dtile --no-cpu --out "$a.2" >/dev/null 2>&1 || mkdir -p "$a.2"
-    build-device-slow/adaload bench --set quick --variant dtile --no-cpu --out "$b" >/dev/null; echo "bench b rc=$?"
-    $ada compare "$a" "$a.2"; echo "compare same-build rc=$? (want 0)"
-    $ada compare "$a" "$b"; echo "compare slowed rc=$? (want 1)"
-    mkdir -p results/regression-check; cp -r "$a" results/regression-check/normal; cp -r "$a.2" results/regression-check/normal-again; cp -r "$b" results/regression-check/slowed
+    log "regression check: normal build twice, then the slowed build (dtile does its work twice)"
+    rc_dir=results/regression-check/$(date -u +%Y-%m-%dT%H%M%SZ)
+    mkdir -p "$rc_dir"
+    f='^(lnmod_fwd/dtile|copy)/'
+    $ada bench --set quick --repetitions 9 --filter "$f" --out "$rc_dir/normal" >/dev/null; echo "bench normal rc=$?"
+    $ada bench --set quick --repetitions 9 --filter "$f" --out "$rc_dir/normal-again" >/dev/null; echo "bench normal-again rc=$?"
+    build-device-slow/adaload bench --set quick --repetitions 9 --filter "$f" --out "$rc_dir/slowed" >/dev/null; echo "bench slowed rc=$?"
+    $ada compare "$rc_dir/normal" "$rc_dir/normal-again" | tee "$rc_dir/compare-same.txt"; echo "compare same build rc=${PIPESTATUS[0]} (want 0)"
+    $ada compare "$rc_dir/normal" "$rc_dir/slowed" | tee "$rc_dir/compare-slowed.txt"; echo "compare slowed rc=${PIPESTATUS[0]} (want 1)"
     ;;
 esac
 find results -name meta.json | sort | comm -13 "$before" - | xargs -r -n1 dirname >"$out/new_runs.txt"
-[ -d results/regression-check ] && echo results/regression-check >>"$out/new_runs.txt"
+cp "$out/new_runs.txt" "$out/new_runs.list"
 tar czf "$out/results.tgz" -T "$out/new_runs.txt" 2>/dev/null
 log packed "$(wc -l <"$out/new_runs.txt")" run folders
