@@ -262,6 +262,27 @@ __device__ __forceinline__ void lnmod_store_n(T *p, const float *v)
 }
 
 // ---- reductions --------------------------------------------------------------------------
+// Sum of N values as a pairwise tree: short dependency chains, smaller rounding error.
+template <int N> __device__ __forceinline__ float lnmod_sum_n(const float *v)
+{
+    if constexpr (N == 1) {
+        return v[0];
+    } else {
+        return lnmod_sum_n<N / 2>(v) + lnmod_sum_n<N - N / 2>(v + N / 2);
+    }
+}
+__device__ __forceinline__ float lnmod_warp_max(float v)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+__device__ __forceinline__ float lnmod_warp_min(float v)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v = fminf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
 __device__ __forceinline__ float lnmod_warp_sum(float v)
 {
 #pragma unroll
@@ -277,7 +298,9 @@ __device__ __forceinline__ int64_t lnmod_warp_sum_i64(int64_t v)
 
 // Statistics of one part of a row (a warp's share), corrected two-pass form:
 //   hi = rough fp32 mean; d = x - hi (exact when x is near hi); c = sum d; lo = c / n;
-//   M2 = sum d^2 - c^2 / n.  The part's mean is hi + lo, kept as the unrounded pair.
+//   M2 = sum (d - lo)^2 (register-resident rows: a third pass over registers) or
+//   sum d^2 - c^2 / n (rows re-read from memory; hi is the value itself for a constant
+//   part so that M2 is exactly 0 there). The part's mean is hi + lo, kept as the pair.
 struct lnmod_part {
     float hi;
     float lo;

@@ -106,35 +106,46 @@ __device__ __forceinline__ void dtile_row(const uint4 (&xv)[dtile_cfg<TX, D>::VP
             for (int e = 0; e < VEC; e++) g[k][e] = 1.0f + g[k][e]; // folded once per m
     }
 
-    // Warp part, corrected two-pass from registers.
+    // Warp part from registers, corrected two-pass carried one step further:
+    //   hw = rough fp32 mean; c = sum (x - hw) -> lo_w = c / n_w (so hw + lo_w is the mean
+    //   to fp32 accuracy even when |mean| >> spread); M2_w = sum ((x - hw) - lo_w)^2.
+    // The third register pass costs one warp reduction, no memory. Unlike
+    // M2 = sum d^2 - c^2/n it cannot cancel: a constant row gives M2 = 0 exactly at any
+    // magnitude (x - hw is exact, and equals lo_w for every element).
     float f[VEC];
     float s = 0.0f;
 #pragma unroll
     for (int k = 0; k < VPT; k++) {
         lnmod_unpack_remat<TX>(xv[k], f);
-#pragma unroll
-        for (int e = 0; e < VEC; e++) s += f[e];
+        s += lnmod_sum_n<VEC>(f);
     }
     const float nwf = (float)C::PER_WARP;
     const float hw = lnmod_warp_sum(s) / nwf;
-    float c = 0.0f, s2 = 0.0f;
+    float c = 0.0f;
+#pragma unroll
+    for (int k = 0; k < VPT; k++) {
+        lnmod_unpack_remat<TX>(xv[k], f);
+#pragma unroll
+        for (int e = 0; e < VEC; e++) f[e] -= hw;
+        c += lnmod_sum_n<VEC>(f);
+    }
+    const float lw = lnmod_warp_sum(c) / nwf;
+    float s2 = 0.0f;
 #pragma unroll
     for (int k = 0; k < VPT; k++) {
         lnmod_unpack_remat<TX>(xv[k], f);
 #pragma unroll
         for (int e = 0; e < VEC; e++) {
-            float d = f[e] - hw;
-            c += d;
-            s2 = fmaf(d, d, s2);
+            float dd = (f[e] - hw) - lw;
+            s2 = fmaf(dd, dd, s2);
         }
     }
-    c = lnmod_warp_sum(c);
     s2 = lnmod_warp_sum(s2);
     if (lane == 0) {
         lnmod_part q;
         q.hi = hw;
-        q.lo = c / nwf;
-        q.m2 = s2 - c * c / nwf;
+        q.lo = lw;
+        q.m2 = s2;
         sp[warp] = q;
     }
     // The one barrier of the row. The buffer alternates with row parity: a warp can only
@@ -237,14 +248,21 @@ __global__ void __launch_bounds__(GEN_MAX_THREADS, 2) dtile_generic_kernel(lnmod
     for (int64_t r = r0; r < r1; r++, par ^= 1) {
         const TX *xr = x + r * D;
         float f[VEC];
-        float s = 0.0f;
+        float s = 0.0f, mn = INFINITY, mx = -INFINITY;
         for (int64_t v = tid; v < nv; v += T) {
             lnmod_load_n<TX, VEC, false>(xr + v * VEC, f);
+            s += lnmod_sum_n<VEC>(f);
 #pragma unroll
-            for (int e = 0; e < VEC; e++) s += f[e];
+            for (int e = 0; e < VEC; e++) {
+                mn = fminf(mn, f[e]);
+                mx = fmaxf(mx, f[e]);
+            }
         }
         s = lnmod_warp_sum(s);
-        const float hw = nw_i > 0 ? s / nwf : 0.0f;
+        mn = lnmod_warp_min(mn);
+        mx = lnmod_warp_max(mx);
+        // A constant part pivots on its value: d = 0, M2_w = 0 exactly at any magnitude.
+        const float hw = nw_i <= 0 ? 0.0f : (mn == mx ? mn : s / nwf);
         float c = 0.0f, s2 = 0.0f;
         for (int64_t v = tid; v < nv; v += T) {
             lnmod_load_n<TX, VEC, false>(xr + v * VEC, f);

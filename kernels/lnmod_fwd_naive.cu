@@ -2,7 +2,8 @@
 //
 // One 256-thread block per row (grid-stride over rows, so any row count works), scalar
 // loads and stores, three passes that each re-read x from global memory:
-//   pass 1  sum x              -> shared-memory tree -> hi = rough fp32 mean
+//   pass 1  sum, min, max of x -> shared-memory tree -> hi = rough fp32 mean (the value
+//           itself for a constant row, whose M2 is then exactly 0)
 //   pass 2  d = x - hi: sum d, sum d^2 -> tree       -> lo = c/D, M2 = sum d^2 - c^2/D
 //   pass 3  y = ((x - hi) - lo) * rstd * (1 + scale) + shift (one FMA, one rounding)
 // The modulation row is re-read for every token row.
@@ -18,26 +19,12 @@ using namespace lnmod_detail;
 
 constexpr int NAIVE_THREADS = 256;
 
-// Tree sum over the block in shared memory; every thread gets the result. The barrier at
-// the end lets the caller reuse buf for the next reduction.
-__device__ float naive_block_sum(float v, float *buf)
-{
-    buf[threadIdx.x] = v;
-    __syncthreads();
-    for (int s = NAIVE_THREADS / 2; s > 0; s >>= 1) {
-        if ((int)threadIdx.x < s) buf[threadIdx.x] += buf[threadIdx.x + s];
-        __syncthreads();
-    }
-    float r = buf[0];
-    __syncthreads();
-    return r;
-}
-
 template <typename TX, typename TM, typename TY>
 __global__ void __launch_bounds__(NAIVE_THREADS) naive_kernel(lnmod_kparams p)
 {
     __shared__ float buf[NAIVE_THREADS];
     __shared__ float buf2[NAIVE_THREADS];
+    __shared__ float buf3[NAIVE_THREADS];
     const TX *x = static_cast<const TX *>(p.x);
     const TM *scale = static_cast<const TM *>(p.scale);
     const TM *shift = static_cast<const TM *>(p.shift);
@@ -46,9 +33,32 @@ __global__ void __launch_bounds__(NAIVE_THREADS) naive_kernel(lnmod_kparams p)
     const float n = (float)D;
     for (int64_t r = blockIdx.x; r < p.rows; r += gridDim.x) {
         const TX *xr = x + r * D;
-        float s = 0.0f;
-        for (int64_t i = threadIdx.x; i < D; i += NAIVE_THREADS) s += dt<TX>::to_f(xr[i]);
-        const float hi = naive_block_sum(s, buf) / n;
+        float s = 0.0f, mn = INFINITY, mx = -INFINITY;
+        for (int64_t i = threadIdx.x; i < D; i += NAIVE_THREADS) {
+            float v = dt<TX>::to_f(xr[i]);
+            s += v;
+            mn = fminf(mn, v);
+            mx = fmaxf(mx, v);
+        }
+        // Sum, min and max in one tree (min/max: a constant row takes its value as the
+        // pivot, so d = 0 and M2 = 0 exactly at any magnitude).
+        buf[threadIdx.x] = s;
+        buf2[threadIdx.x] = mn;
+        buf3[threadIdx.x] = mx;
+        __syncthreads();
+        for (int k = NAIVE_THREADS / 2; k > 0; k >>= 1) {
+            if ((int)threadIdx.x < k) {
+                buf[threadIdx.x] += buf[threadIdx.x + k];
+                buf2[threadIdx.x] = fminf(buf2[threadIdx.x], buf2[threadIdx.x + k]);
+                buf3[threadIdx.x] = fmaxf(buf3[threadIdx.x], buf3[threadIdx.x + k]);
+            }
+            __syncthreads();
+        }
+        s = buf[0];
+        mn = buf2[0];
+        mx = buf3[0];
+        __syncthreads(); // the buffers are reused by the next reduction
+        const float hi = mn == mx ? mn : s / n;
 
         float c = 0.0f, s2 = 0.0f;
         for (int64_t i = threadIdx.x; i < D; i += NAIVE_THREADS) {
@@ -69,7 +79,7 @@ __global__ void __launch_bounds__(NAIVE_THREADS) naive_kernel(lnmod_kparams p)
         }
         c = buf[0];
         s2 = buf2[0];
-        __syncthreads(); // buf is reused by the next row's first reduction
+        __syncthreads(); // the buffers are reused by the next row's first reduction
         const float lo = c / n;
         const float rs = lnmod_rstd(s2 - c * c / n, n, p.eps);
         if (threadIdx.x == 0) {

@@ -6,7 +6,8 @@
 // passes 2 and 3 mostly hit L1/L2; holding it in registers is what dtile adds). When every
 // pointer is 16-byte aligned and D is a multiple of the vector width, loads and stores are
 // 128-bit (8 bf16/fp16 or 4 fp32 per lane); otherwise scalar, still coalesced.
-//   pass 1  sum x                     -> hi = rough fp32 mean
+//   pass 1  sum, min, max of x        -> hi = rough fp32 mean (the value itself for a
+//                                        constant row, so its M2 is exactly 0)
 //   pass 2  d = x - hi: sum d, sum d^2 -> lo = c/D, M2 = sum d^2 - c^2/D
 //   pass 3  y = ((x - hi) - lo) * rstd * (1 + scale) + shift (one FMA, one rounding)
 // The modulation row is re-read for every token row (from L1/L2 in the per-sample layout).
@@ -23,14 +24,6 @@ using namespace lnmod_detail;
 
 constexpr int RPW_WARPS = 8;
 constexpr int RPW_THREADS = RPW_WARPS * 32;
-
-template <int N> __device__ __forceinline__ float rpw_sum_n(const float *f)
-{
-    float s = 0.0f;
-#pragma unroll
-    for (int k = 0; k < N; k++) s += f[k];
-    return s;
-}
 
 // VEC: elements per access (the 16-byte width of x, or 1 for the scalar fallback).
 template <typename TX, typename TM, typename TY, int VEC>
@@ -49,12 +42,22 @@ __global__ void __launch_bounds__(RPW_THREADS) rpw_kernel(lnmod_kparams p)
          r += stride) {
         const TX *xr = x + r * D;
         float f[VEC];
-        float s = 0.0f;
+        float s = 0.0f, mn = INFINITY, mx = -INFINITY;
         for (int64_t v = lane; v < nv; v += 32) {
             lnmod_load_n<TX, VEC, false>(xr + v * VEC, f);
-            s += rpw_sum_n<VEC>(f);
+            s += lnmod_sum_n<VEC>(f);
+#pragma unroll
+            for (int k = 0; k < VEC; k++) {
+                mn = fminf(mn, f[k]);
+                mx = fmaxf(mx, f[k]);
+            }
         }
-        const float hi = lnmod_warp_sum(s) / n;
+        s = lnmod_warp_sum(s);
+        mn = lnmod_warp_min(mn);
+        mx = lnmod_warp_max(mx);
+        // A constant row takes its value as the pivot: d = 0 and M2 = 0 exactly, where
+        // sum d^2 - c^2/D would leave rounding noise (large at |x| ~ 1e15).
+        const float hi = mn == mx ? mn : s / n;
 
         float c = 0.0f, s2 = 0.0f;
         for (int64_t v = lane; v < nv; v += 32) {
