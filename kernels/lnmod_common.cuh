@@ -209,7 +209,9 @@ template <typename T> __device__ __forceinline__ void lnmod_unpack_remat(uint4 u
 __device__ __forceinline__ uint4 lnmod_ld_stream(const void *p)
 {
     uint4 v;
-    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+    // volatile: the compiler must keep the load where it is written (a prefetch issued
+    // ahead of the previous row's math), not sink it to its first use.
+    asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
         : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
         : "l"(p));
     return v;
