@@ -1,17 +1,48 @@
-// lnmod_registry.cu -- placeholder registry (filled by the kernels work).
+// lnmod_registry.cu -- the table of forward variants and lnmod_forward(), the one checked
+// entry point (API in lnmod.h).
+//
+// Registry order is naive, row_per_warp, dtile; names are keys of the benchmark history and
+// never change. lnmod_forward checks everything on the host before any CUDA call: the
+// descriptor (lnmod_desc_validate), NULL x/scale/shift/y, the variant name, supports();
+// then it launches, and maps a launch failure to LNMOD_ERR_CUDA. mean/rstd may be NULL.
 #include <string.h>
+
 #include "lnmod.h"
-extern "C" const lnmod_variant lnmod_variants[] = {{NULL, NULL, NULL, NULL, NULL}};
+#include "lnmod_variants.cuh"
+
+extern "C" const lnmod_variant lnmod_variants[] = {
+    {"naive",
+     "one block per row, scalar loads, 3 passes over x in global memory, shared-memory trees",
+     lnmod_fwd_naive_supports, lnmod_fwd_naive_launch, lnmod_fwd_naive_bytes},
+    {"row_per_warp",
+     "one warp per row, 8 rows per block, 128-bit loads when aligned, x re-read per pass, "
+     "warp shuffles",
+     lnmod_fwd_row_per_warp_supports, lnmod_fwd_row_per_warp_launch,
+     lnmod_fwd_row_per_warp_bytes},
+    {"dtile",
+     "D-tile fused: row in registers (exact fit, 128-bit), persistent CTAs over row chunks, "
+     "modulation kept on chip, next row prefetched, one barrier per row",
+     lnmod_fwd_dtile_supports, lnmod_fwd_dtile_launch, lnmod_fwd_dtile_bytes},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
 extern "C" const lnmod_variant *lnmod_find_variant(const char *name)
 {
+    if (!name) return NULL;
     for (const lnmod_variant *v = lnmod_variants; v->name; v++)
-        if (name && !strcmp(v->name, name)) return v;
+        if (!strcmp(v->name, name)) return v;
     return NULL;
 }
-extern "C" lnmod_status lnmod_forward(const char *variant, const lnmod_desc *d, const void *, const void *,
-                                      const void *, void *, float *, float *, cudaStream_t)
+
+extern "C" lnmod_status lnmod_forward(const char *variant, const lnmod_desc *d, const void *x,
+                                      const void *scale, const void *shift, void *y,
+                                      float *mean, float *rstd, cudaStream_t stream)
 {
     lnmod_status st = lnmod_desc_validate(d);
     if (st != LNMOD_OK) return st;
-    return lnmod_find_variant(variant) ? LNMOD_OK : LNMOD_ERR_UNKNOWN_VARIANT;
+    if (!x || !scale || !shift || !y) return LNMOD_ERR_NULL_POINTER;
+    const lnmod_variant *v = lnmod_find_variant(variant);
+    if (!v) return LNMOD_ERR_UNKNOWN_VARIANT;
+    if (!v->supports(d)) return LNMOD_ERR_UNSUPPORTED;
+    return v->launch(d, x, scale, shift, y, mean, rstd, stream);
 }
