@@ -84,7 +84,7 @@ static int parse_args(int argc, char **argv, options *o, plan_config *c)
         for (int k = 0; known[k]; k++) ok |= !strcmp(name, known[k]);
         if (!ok) return ada_usage_error("plan", "unknown option '%s' (try --help)", name), -1;
         if (eq) v = eq + 1;
-        else if (i + 1 < argc) v = argv[++i];
+        else if (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0) v = argv[++i];
         else return ada_usage_error("plan", "%s: missing value", name), -1;
         if (!*v) return ada_usage_error("plan", "%s: empty value", name), -1;
 
