@@ -1,0 +1,142 @@
+/* bench_planner.c -- CPU benchmarks of the planner (see bench_planner.h for what they time
+ * and report).
+ *
+ * The manifest is generated on first use into a temporary file that is unlinked at once and
+ * read back through /proc/self/fd/N, so nothing is left behind however the run ends. Every
+ * iteration reads and plans it from scratch (the page cache keeps the file in memory after
+ * the first read, as it would for a training job's manifest).
+ */
+#include "bench_planner.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench_shim.h"
+#include "cli.h"
+#include "manifest_gen.h"
+#include "planner.h"
+
+typedef struct {
+    int64_t samples;
+    plan_policy policy;
+    int fd;         /* the unlinked manifest, -1 until generated */
+    char path[64];  /* /proc/self/fd/N */
+    char name[96];
+} planner_case;
+
+/* Benchmarks are registered once per `adaload bench` process; arg pointers must outlive
+ * ada_bench_run, hence the static table. */
+static planner_case cases[4];
+static int ncases;
+/* Both policies of one size share one generated file. */
+static int shared_fd(int64_t samples)
+{
+    for (int i = 0; i < ncases; i++)
+        if (cases[i].samples == samples && cases[i].fd >= 0) return cases[i].fd;
+    return -1;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int ensure_manifest(planner_case *c)
+{
+    if (c->fd >= 0) return 0;
+    int fd = shared_fd(c->samples);
+    if (fd < 0) {
+        char tmp[] = "/tmp/adaload_bench_planner_XXXXXX";
+        fd = mkstemp(tmp);
+        if (fd < 0) return -1;
+        unlink(tmp);
+        FILE *f = fdopen(dup(fd), "w");
+        if (!f) {
+            close(fd);
+            return -1;
+        }
+        static char buf[1 << 20];
+        setvbuf(f, buf, _IOFBF, sizeof buf);
+        int rc = ada_gen_manifest(f, "default", c->samples, 7);
+        if (fclose(f) != 0 || rc != 0) {
+            close(fd);
+            return -1;
+        }
+    }
+    c->fd = fd;
+    snprintf(c->path, sizeof c->path, "/proc/self/fd/%d", fd);
+    return 0;
+}
+
+static void bm_planner(ada_bench_state *st, void *arg)
+{
+    planner_case *c = arg;
+    if (ensure_manifest(c)) {
+        ada_bench_skip(st, "cannot generate the manifest in /tmp");
+        return;
+    }
+    char model_path[4096];
+    snprintf(model_path, sizeof model_path, "%s/datasets/models/wan2.1-14b.json", ada_source_dir());
+    plan_model m;
+    plan_error err;
+    if (plan_model_load(model_path, &m, &err)) {
+        ada_bench_skip(st, err.msg);
+        return;
+    }
+    plan_config cfg;
+    plan_config_default(&cfg);
+    cfg.policy = c->policy;
+    double bytes = 0, secs = 0;
+    int64_t iters = 0;
+    while (ada_bench_keep_running(st)) {
+        double t0 = now_s();
+        plan_manifest *mf = NULL;
+        plan_result *r = NULL;
+        plan_status s = plan_manifest_read(c->path, &m, 0, &mf, &err);
+        if (!s) s = plan_build(mf, &m, &cfg, &r, &err);
+        double t = now_s() - t0;
+        if (s) {
+            plan_manifest_free(mf);
+            ada_bench_skip(st, err.msg);
+            return;
+        }
+        bytes = (double)(plan_manifest_bytes(mf) + r->peak_bytes);
+        plan_result_free(r);
+        plan_manifest_free(mf);
+        ada_bench_set_iteration_time(st, t);
+        secs += t;
+        iters++;
+    }
+    if (iters == 0) return;
+    ada_bench_counter(st, "samples", (double)c->samples);
+    ada_bench_counter(st, "seconds_per_10M", secs / (double)iters * 1e7 / (double)c->samples);
+    ada_bench_counter(st, "bytes_per_sample", bytes / (double)c->samples);
+}
+
+int ada_bench_register_planner(const char *set)
+{
+    int big = !strcmp(set, "wan") || !strcmp(set, "full");
+    if (!big && strcmp(set, "quick")) return 0;
+    const int64_t sizes[2] = {100000, 10000000};
+    int n = 0;
+    for (int s = 0; s < (big ? 2 : 1); s++) {
+        for (int p = 0; p < 2; p++) {
+            if (ncases >= (int)(sizeof cases / sizeof *cases)) return -1;
+            planner_case *c = &cases[ncases++];
+            c->samples = sizes[s];
+            c->policy = p ? PLAN_POLICY_DUAL : PLAN_POLICY_EQUAL_TOKEN;
+            c->fd = -1;
+            snprintf(c->name, sizeof c->name, "cpu/planner/%s/samples%lld", plan_policy_name(c->policy),
+                     (long long)c->samples);
+            /* 9 repetitions where cheap (compare's Mann-Whitney test wants >= 9), 5 at 10 M. */
+            if (ada_bench_register(c->name, bm_planner, c, s ? 5 : 9)) return -1;
+            n++;
+        }
+    }
+    return n;
+}

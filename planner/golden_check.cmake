@@ -1,0 +1,56 @@
+# golden_check.cmake -- CTest script: one golden case of the planner. Runs
+#   adaload plan --manifest M --policy P --assign A --summary-json OUT/NAME.json --plan-out OUT/NAME.plan
+# and compares the summary with golden/NAME.json byte for byte (a unified diff on failure)
+# and the plan's SHA-256 with golden/NAME.plan.sha256.
+# With the environment variable ADALOAD_UPDATE_GOLDENS=1 (planner/update_goldens.sh sets it)
+# it rewrites the golden files instead; a changed golden needs its reason in the commit.
+#   cmake -DADALOAD=adaload -DMANIFEST=datasets/tiny.csv -DPOLICY=dual -DASSIGN=random
+#         -DNAME=tiny-dual-random -DGOLDEN=planner/golden -DOUT=tmpdir -P golden_check.cmake
+file(MAKE_DIRECTORY ${OUT})
+set(sum ${OUT}/${NAME}.json)
+set(plan ${OUT}/${NAME}.plan)
+file(REMOVE ${sum} ${plan})
+execute_process(COMMAND ${ADALOAD} plan --manifest ${MANIFEST} --policy ${POLICY} --assign ${ASSIGN}
+                        --summary-json ${sum} --plan-out ${plan}
+                RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "adaload plan failed (exit ${rc}): ${err}")
+endif()
+file(SHA256 ${plan} digest)
+set(golden_sum ${GOLDEN}/${NAME}.json)
+set(golden_sha ${GOLDEN}/${NAME}.plan.sha256)
+
+if("$ENV{ADALOAD_UPDATE_GOLDENS}" STREQUAL "1")
+  file(COPY_FILE ${sum} ${golden_sum})
+  file(WRITE ${golden_sha} "${digest}\n")
+  message(STATUS "updated ${golden_sum} and ${golden_sha}")
+  return()
+endif()
+
+set(failed 0)
+if(NOT EXISTS ${golden_sum})
+  message(SEND_ERROR "no golden ${golden_sum} (planner/update_goldens.sh creates it)")
+  set(failed 1)
+else()
+  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files ${golden_sum} ${sum} RESULT_VARIABLE same)
+  if(NOT same EQUAL 0)
+    execute_process(COMMAND diff -u ${golden_sum} ${sum} OUTPUT_VARIABLE d)
+    message(SEND_ERROR "summary differs from ${golden_sum}:\n${d}")
+    set(failed 1)
+  endif()
+endif()
+if(NOT EXISTS ${golden_sha})
+  message(SEND_ERROR "no golden ${golden_sha}")
+  set(failed 1)
+else()
+  file(READ ${golden_sha} want)
+  string(STRIP "${want}" want)
+  if(NOT want STREQUAL digest)
+    message(SEND_ERROR "plan digest ${digest} differs from ${golden_sha} (${want}); the plan is kept in ${plan}")
+    set(failed 1)
+  endif()
+endif()
+if(failed)
+  message(FATAL_ERROR "golden ${NAME} failed")
+endif()
+file(REMOVE ${sum} ${plan})
