@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# ci/device_run.sh MODE -- run on a GPU machine after ci/device_bundle.sh built build-device/
-# (and build-device-slow/) here. Writes run folders under results/<gpu>/ and packs every new
+# ci/device_run.sh MODE -- run on a GPU machine after ci/device_bundle.sh built .devbundle/
+# here. Writes run folders under results/<gpu>/ and packs every new
 # run folder into $OUT/results.tgz (the device tool brings $OUT back).
 #   MODE quick  env, verify --grid quick for every variant, bench --set quick
 #   MODE full   env, verify --grid full --sanitizers (the CI gate's record), bench --set wan
@@ -9,11 +9,11 @@ set -uo pipefail
 mode=${1:-quick}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-set -a; . build-device/git.env; set +a
+set -a; . .devbundle/git.env; set +a
 export ADALOAD_ROOT=$root
 out=${OUT:-/tmp/adaload-out}
 mkdir -p "$out"
-ada=build-device/adaload
+ada=.devbundle/adaload
 log() { echo "== $(date -u +%H:%M:%S) $*"; }
 before=$(mktemp); find results -name meta.json 2>/dev/null | sort >"$before"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv
@@ -32,7 +32,7 @@ case "$mode" in
     f='^(lnmod_fwd/dtile|copy)/'
     $ada bench --set quick --repetitions 9 --filter "$f" --out "$rc_dir/normal" >/dev/null; echo "bench normal rc=$?"
     $ada bench --set quick --repetitions 9 --filter "$f" --out "$rc_dir/normal-again" >/dev/null; echo "bench normal-again rc=$?"
-    build-device-slow/adaload bench --set quick --repetitions 9 --filter "$f" --out "$rc_dir/slowed" >/dev/null; echo "bench slowed rc=$?"
+    .devbundle/adaload-slow bench --set quick --repetitions 9 --filter "$f" --out "$rc_dir/slowed" >/dev/null; echo "bench slowed rc=$?"
     $ada compare "$rc_dir/normal" "$rc_dir/normal-again" | tee "$rc_dir/compare-same.txt"; echo "compare same build rc=${PIPESTATUS[0]} (want 0)"
     $ada compare "$rc_dir/normal" "$rc_dir/slowed" | tee "$rc_dir/compare-slowed.txt"; echo "compare slowed rc=${PIPESTATUS[0]} (want 1)"
     ;;
