@@ -78,7 +78,7 @@ __device__ __forceinline__ void dtile_load_row(uint4 (&v)[dtile_cfg<TX, D>::VPT]
 // One row from registers: statistics, merge, output. sp is the parity buffer of this row.
 template <typename TX, typename TM, typename TY, int D>
 __device__ __forceinline__ void dtile_row(const uint4 (&xv)[dtile_cfg<TX, D>::VPT], int64_t r,
-                                          lnmod_part *sp, int64_t &cur_m,
+                                          lnmod_part *sp, int64_t &m_end,
                                           float (&g)[dtile_cfg<TX, D>::VPT][dt<TX>::VEC],
                                           float (&b)[dtile_cfg<TX, D>::VPT][dt<TX>::VEC],
                                           const lnmod_kparams &p)
@@ -90,9 +90,11 @@ __device__ __forceinline__ void dtile_row(const uint4 (&xv)[dtile_cfg<TX, D>::VP
     // Modulation: reload only when the row's modulation row changes (uniform in the CTA).
     // The loads are issued here and consumed only after the statistics, so their latency
     // hides behind the reductions.
-    const int64_t m = lnmod_mod_row(p, r);
-    if (m != cur_m) {
-        cur_m = m;
+    // m_end is the first row past the current modulation row's run, so the 64-bit
+    // divisions of m(r) happen once per run, not once per row.
+    if (r >= m_end) {
+        int64_t m;
+        lnmod_mod_run(p, r, &m, &m_end);
         const TM *sc = static_cast<const TM *>(p.scale) + m * p.scale_stride + tid * VEC;
         const TM *sh = static_cast<const TM *>(p.shift) + m * p.shift_stride + tid * VEC;
 #pragma unroll
@@ -200,16 +202,16 @@ __global__ void __launch_bounds__(dtile_cfg<TX, D>::THREADS, dtile_cfg<TX, D>::M
 
     uint4 xa[C::VPT], xb[C::VPT];
     float g[C::VPT][C::VEC], b[C::VPT][C::VEC];
-    int64_t cur_m = -1;
+    int64_t m_end = r0; // forces the first load
     dtile_load_row<TX, D>(xa, x, r0);
     // Unrolled by two so the two register sets keep fixed names (no copies): while row r
     // is reduced from one set, row r+1 is already loading into the other.
     for (int64_t r = r0;;) {
         if (r + 1 < r1) dtile_load_row<TX, D>(xb, x, r + 1);
-        dtile_row<TX, TM, TY, D>(xa, r, sp[0], cur_m, g, b, p);
+        dtile_row<TX, TM, TY, D>(xa, r, sp[0], m_end, g, b, p);
         if (++r >= r1) break;
         if (r + 1 < r1) dtile_load_row<TX, D>(xa, x, r + 1);
-        dtile_row<TX, TM, TY, D>(xb, r, sp[1], cur_m, g, b, p);
+        dtile_row<TX, TM, TY, D>(xb, r, sp[1], m_end, g, b, p);
         if (++r >= r1) break;
     }
 }
