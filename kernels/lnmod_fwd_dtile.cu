@@ -132,17 +132,18 @@ __device__ __forceinline__ void dtile_row(const uint4 (&xv)[dtile_cfg<TX, D>::VP
         c += lnmod_sum_n<VEC>(f);
     }
     const float lw = lnmod_warp_sum(c) / nwf;
-    float s2 = 0.0f;
+    // Four accumulators: a 4x shorter FMA dependency chain, same instruction count.
+    float q[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
     for (int k = 0; k < VPT; k++) {
         lnmod_unpack_remat<TX>(xv[k], f);
 #pragma unroll
         for (int e = 0; e < VEC; e++) {
             float dd = (f[e] - hw) - lw;
-            s2 = fmaf(dd, dd, s2);
+            q[e & 3] = fmaf(dd, dd, q[e & 3]);
         }
     }
-    s2 = lnmod_warp_sum(s2);
+    const float s2 = lnmod_warp_sum((q[0] + q[1]) + (q[2] + q[3]));
     if (lane == 0) {
         lnmod_part q;
         q.hi = hw;
