@@ -2,7 +2,8 @@
 //
 // Private to kernels/*.cu (C++/CUDA only, never included from C). It holds:
 //   * lnmod_kparams: the launch parameters every kernel receives (pointers + the descriptor's
-//     sizes, already checked by lnmod_forward), and lnmod_mod_row(): the modulation row m(r);
+//     sizes, already checked by lnmod_forward), lnmod_mod_row(): the modulation row m(r),
+//     and lnmod_mod_run(): m(r) with the end of its run of rows (host-callable too);
 //   * dtype traits: scalar load/store of f32/f16/bf16 as fp32 with round-to-nearest-even
 //     stores, and 16-byte vector unpack/pack (8 bf16/fp16 or 4 fp32 per uint4);
 //   * memory instructions: streaming 128-bit loads (ld.global.nc.L1::no_allocate) for x,
@@ -68,18 +69,41 @@ static inline lnmod_kparams lnmod_make_params(const lnmod_desc *d, const void *x
 }
 
 // m(r): the modulation row of token row r (same map as lnmod_mod_index in lnmod_desc.h).
-__device__ __forceinline__ int64_t lnmod_mod_row(const lnmod_kparams &p, int64_t r)
+__host__ __device__ __forceinline__ int64_t lnmod_mod_row(const lnmod_kparams &p, int64_t r)
 {
     if (p.layout == LNMOD_PER_TOKEN) return r;
     if (p.layout == LNMOD_PER_FRAME) return (r / p.S) * p.F + (r % p.S) / p.L;
     return r / p.S;
 }
 
+// The modulation row of token row r and the end of its run: rows r .. *end-1 all use
+// modulation row *m (per-token: one row; per-sample: to the end of the sample; per-frame:
+// to the end of the frame, or of the sample for its last, shorter frame).
+__host__ __device__ __forceinline__ void lnmod_mod_run(const lnmod_kparams &p, int64_t r,
+                                                       int64_t *m, int64_t *end)
+{
+    if (p.layout == LNMOD_PER_TOKEN) {
+        *m = r;
+        *end = r + 1;
+        return;
+    }
+    const int64_t s = r / p.S, i = r - s * p.S;
+    if (p.layout == LNMOD_PER_FRAME) {
+        const int64_t j = i / p.L;
+        const int64_t fe = (j + 1) * p.L;
+        *m = s * p.F + j;
+        *end = s * p.S + (fe < p.S ? fe : p.S);
+        return;
+    }
+    *m = s;
+    *end = (s + 1) * p.S;
+}
+
 // Rows [*r0, *r1) of CTA b out of G: contiguous chunks whose sizes differ by at most one
 // (so a CTA stays inside one sample for long and keeps its modulation row on chip).
 // Written without b*rows, which could overflow for huge row counts.
-__device__ __forceinline__ void lnmod_chunk(int64_t rows, int64_t b, int64_t G, int64_t *r0,
-                                            int64_t *r1)
+__host__ __device__ __forceinline__ void lnmod_chunk(int64_t rows, int64_t b, int64_t G,
+                                                     int64_t *r0, int64_t *r1)
 {
     int64_t q = rows / G, rem = rows % G;
     *r0 = b * q + (b < rem ? b : rem);
