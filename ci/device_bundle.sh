@@ -4,8 +4,10 @@
 #   adaload        Release build for sm_90 (build-device/)
 #   adaload-slow   the same with ADALOAD_SLOW_VARIANT=ON (build-device-slow/), for the
 #                  regression check of `adaload compare` (skipped with --no-slow)
-#   lib/           the shared libraries adaload loads beyond glibc/libstdc++ (found through
-#                  RPATH $ORIGIN/lib, so child processes such as python3 keep their own)
+#   lib.tar.xz     the shared libraries adaload loads beyond glibc/libstdc++, compressed to
+#                  fit the device tool's 64 MiB carry limit; device_run.sh unpacks them into
+#                  lib/ (found through RPATH $ORIGIN/lib, so python3 keeps its own)
+#   adaload-<tag>  extra experiment builds: EXTRA_BUILDS="tag:cmake-args;..." (optional)
 #   git.env        ADALOAD_GIT_SHA / ADALOAD_GIT_DIRTY: the device copy of the tree has no .git
 # Then, on the GPU machine with .devbundle carried: ci/device_run.sh quick|full.
 set -euo pipefail
@@ -14,6 +16,8 @@ export PATH=/usr/local/cuda/bin:$PATH
 archs=${CUDA_ARCHS:-90}
 builds=(device device-slow)
 [ "${1:-}" = "--no-slow" ] && builds=(device)
+IFS=';' read -r -a extra_builds <<<"${EXTRA_BUILDS:-}"
+for e in "${extra_builds[@]}"; do [ -n "$e" ] && builds+=("exp-${e%%:*}"); done
 bundle=$root/.devbundle
 rm -rf "$bundle"
 mkdir -p "$bundle/lib"
@@ -21,11 +25,15 @@ for variant in "${builds[@]}"; do
   bdir=$root/build-$variant
   extra=()
   [ "$variant" = device-slow ] && extra=(-DADALOAD_SLOW_VARIANT=ON)
+  for e in "${extra_builds[@]}"; do
+    [ "exp-${e%%:*}" = "$variant" ] && read -r -a extra <<<"${e#*:}"
+  done
   cmake -S "$root" -B "$bdir" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$archs" \
     '-DCMAKE_BUILD_RPATH=$ORIGIN/lib' "${extra[@]}" >"$bdir.configure.log" 2>&1 \
     || { cat "$bdir.configure.log"; exit 1; }
   cmake --build "$bdir" --target adaload -j "$(nproc)"
   name=adaload; [ "$variant" = device-slow ] && name=adaload-slow
+  case "$variant" in exp-*) name=adaload-${variant#exp-} ;; esac
   strip -o "$bundle/$name" "$bdir/adaload"
   ldd "$bdir/adaload" | awk '/=>/ {print $3}' | while read -r lib; do
     case "$(basename "$lib")" in
@@ -37,4 +45,5 @@ done
 { echo "ADALOAD_GIT_SHA=$(git -C "$root" rev-parse HEAD)"
   if [ -n "$(git -C "$root" status --porcelain --untracked-files=no)" ]; then echo "ADALOAD_GIT_DIRTY=1"; else echo "ADALOAD_GIT_DIRTY=0"; fi
 } >"$bundle/git.env"
+tar -C "$bundle" -cJf "$bundle/lib.tar.xz" lib && rm -rf "$bundle/lib"
 du -sh "$bundle"

@@ -10,6 +10,7 @@ mode=${1:-quick}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 set -a; . .devbundle/git.env; set +a
+[ -d .devbundle/lib ] || tar -C .devbundle -xJf .devbundle/lib.tar.xz
 export ADALOAD_ROOT=$root
 out=${OUT:-/tmp/adaload-out}
 mkdir -p "$out"
