@@ -240,6 +240,20 @@ __device__ __forceinline__ uint4 lnmod_ld_stream(const void *p)
         : "l"(p));
     return v;
 }
+// Asynchronous 16-byte global -> shared copies (cp.async.cg: through L2 only, not L1), for
+// the staged row prefetch of dtile. Each thread copies and later reads back only its own
+// 16-byte slots, so cp.async.wait_group alone makes the data visible: no barrier needed.
+__device__ __forceinline__ void lnmod_cp_async16(void *smem, const void *gmem)
+{
+    const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
+}
+__device__ __forceinline__ void lnmod_cp_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+// Waits until at most N of this thread's committed copy groups are still in flight.
+template <int N> __device__ __forceinline__ void lnmod_cp_wait()
+{
+    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
 // Modulation (and re-read x in the generic paths): read-only data cache.
 __device__ __forceinline__ uint4 lnmod_ld_cached(const void *p)
 {

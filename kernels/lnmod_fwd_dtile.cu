@@ -15,9 +15,12 @@
 //     keeps (1 + scale) and shift of the current modulation row in registers as fp32,
 //     reloading only when m(r) changes (per-sample: about once per chunk; per-frame: once
 //     per frame; per-token: every row).
-//   * Software pipeline: the next row's x is loaded into a second register set before the
-//     current row is reduced, so each CTA always has a row in flight. x loads are
-//     ld.global.nc.L1::no_allocate (evict-first), y stores st.global.cs.
+//   * Staged prefetch: x rows stream into a ring of NSTAGE row buffers in shared memory with
+//     cp.async (16-byte, L2 only), NSTAGE-1 rows ahead of the row being computed, so each
+//     CTA keeps several rows in flight without spending registers on them (a register
+//     double buffer held only one row per CTA: 82% of copy bandwidth at D = 5120). Each
+//     thread copies and reads back only its own 16-byte slots: no barrier for the ring.
+//     y stores are st.global.cs (streaming).
 // Generic path (any other D, misaligned pointers, odd strides): a persistent block per row
 // with runtime D, 128-bit accesses when alignment allows and scalar ones otherwise, x
 // re-read from L1/L2 for each of the three passes, the same per-warp statistics and merge.
@@ -33,6 +36,11 @@
 // same results, about twice the time.
 #include "lnmod_common.cuh"
 #include "lnmod_variants.cuh"
+
+// Row buffers in the shared-memory ring (rows in flight per CTA = NSTAGE - 1).
+#ifndef LNMOD_DTILE_STAGES
+#define LNMOD_DTILE_STAGES 4
+#endif
 
 namespace {
 
@@ -52,27 +60,28 @@ template <typename TX, int D> struct dtile_cfg {
     static constexpr int THREADS = D / (VEC * VPT);
     static constexpr int NW = THREADS / 32;
     static constexpr int PER_WARP = 32 * VPT * VEC; // elements of a row one warp owns
-    // Registers a thread needs: the two packed row buffers, (1 + scale) and shift as fp32,
-    // and ~40 for addresses, loop state and temporaries. MIN_BLOCKS asks ptxas to fit that
-    // many CTAs per SM (65536 registers), so enough rows stay in flight per SM.
-    // The register file is split among the SM's 4 schedulers (16384 registers each), so
-    // count whole warps per scheduler.
-    static constexpr int EST_REGS = 2 * VPT * (int)(16 / 4) + 2 * VPT * VEC + 40;
-    static constexpr int MB = 4 * (16384 / (32 * EST_REGS)) / NW;
-    static constexpr int MIN_BLOCKS = MB < 1 ? 1 : (MB > 8 ? 8 : MB);
+    static constexpr int NSTAGE = LNMOD_DTILE_STAGES;
+    static constexpr int SMEM = NSTAGE * D * (int)sizeof(TX); // the ring of row buffers
+    // Registers a thread needs: one packed row (VPT uint4), (1 + scale) and shift as fp32
+    // (2*VPT*VEC), and ~40 for addresses, loop state and temporaries. MIN_BLOCKS asks
+    // ptxas to fit that many CTAs per SM (65536 registers, 2048 threads).
+    static constexpr int EST_REGS = VPT * 4 + 2 * VPT * VEC + 40;
+    static constexpr int MB = 65536 / (EST_REGS * THREADS);
+    static constexpr int MB_T = 2048 / THREADS;
+    static constexpr int MIN_BLOCKS = MB < 1 ? 1 : (MB > MB_T ? MB_T : MB);
     static_assert(THREADS * VPT * VEC == D, "exact fit");
     static_assert(THREADS % 32 == 0 && THREADS >= 32 && THREADS <= 512, "whole warps");
 };
 
-// Issue the VPT 128-bit loads of row r (all before any use).
+// Start copying row r of x into ring slot `slot` (this thread's VPT 16-byte vectors).
 template <typename TX, int D>
-__device__ __forceinline__ void dtile_load_row(uint4 (&v)[dtile_cfg<TX, D>::VPT], const TX *x,
-                                               int64_t r)
+__device__ __forceinline__ void dtile_issue_row(uint4 *ring, int slot, const TX *x, int64_t r)
 {
     using C = dtile_cfg<TX, D>;
     const TX *xr = x + r * (int64_t)D + (int64_t)threadIdx.x * C::VEC;
+    uint4 *dst = ring + (int64_t)slot * C::VPT * C::THREADS + threadIdx.x;
 #pragma unroll
-    for (int k = 0; k < C::VPT; k++) v[k] = lnmod_ld_stream(xr + k * C::THREADS * C::VEC);
+    for (int k = 0; k < C::VPT; k++) lnmod_cp_async16(dst + k * C::THREADS, xr + k * C::THREADS * C::VEC);
 }
 
 // One row from registers: statistics, merge, output. sp is the parity buffer of this row.
@@ -195,25 +204,37 @@ __global__ void __launch_bounds__(dtile_cfg<TX, D>::THREADS, dtile_cfg<TX, D>::M
     dtile_kernel(lnmod_kparams p)
 {
     using C = dtile_cfg<TX, D>;
+    constexpr int NS = C::NSTAGE;
+    extern __shared__ uint4 dtile_ring[]; // [NS][VPT][THREADS]
     __shared__ lnmod_part sp[2][C::NW];
     const TX *x = static_cast<const TX *>(p.x);
     int64_t r0, r1;
     lnmod_chunk(p.rows, blockIdx.x, gridDim.x, &r0, &r1);
     if (r0 >= r1) return; // uniform: the whole CTA has no rows
 
-    uint4 xa[C::VPT], xb[C::VPT];
+    // Prologue: rows r0 .. r0+NS-2 into slots 0 .. NS-2, one commit group per row (empty
+    // groups past the chunk keep the group count, and so the wait below, uniform).
+#pragma unroll
+    for (int s = 0; s < NS - 1; s++) {
+        if (r0 + s < r1) dtile_issue_row<TX, D>(dtile_ring, s, x, r0 + s);
+        lnmod_cp_commit();
+    }
     float g[C::VPT][C::VEC], b[C::VPT][C::VEC];
-    int64_t m_end = r0; // forces the first load
-    dtile_load_row<TX, D>(xa, x, r0);
-    // Unrolled by two so the two register sets keep fixed names (no copies): while row r
-    // is reduced from one set, row r+1 is already loading into the other.
-    for (int64_t r = r0;;) {
-        if (r + 1 < r1) dtile_load_row<TX, D>(xb, x, r + 1);
-        dtile_row<TX, TM, TY, D>(xa, r, sp[0], m_end, g, b, p);
-        if (++r >= r1) break;
-        if (r + 1 < r1) dtile_load_row<TX, D>(xa, x, r + 1);
-        dtile_row<TX, TM, TY, D>(xb, r, sp[1], m_end, g, b, p);
-        if (++r >= r1) break;
+    int64_t m_end = r0; // forces the first modulation load
+    int slot = 0;       // ring slot of row r: (r - r0) % NS
+    for (int64_t r = r0; r < r1; r++) {
+        lnmod_cp_wait<NS - 2>(); // row r's group has landed (NS-2 younger ones may fly)
+        uint4 xv[C::VPT];
+        const uint4 *src = dtile_ring + (int64_t)slot * C::VPT * C::THREADS + threadIdx.x;
+#pragma unroll
+        for (int k = 0; k < C::VPT; k++) xv[k] = src[k * C::THREADS];
+        // Refill the slot row r-1 used (its values were consumed by row r-1's stores)
+        // with row r+NS-1.
+        const int prev = slot == 0 ? NS - 1 : slot - 1;
+        if (r + NS - 1 < r1) dtile_issue_row<TX, D>(dtile_ring, prev, x, r + NS - 1);
+        lnmod_cp_commit();
+        dtile_row<TX, TM, TY, D>(xv, r, sp[(r - r0) & 1], m_end, g, b, p);
+        slot = slot + 1 == NS ? 0 : slot + 1;
     }
 }
 
@@ -312,12 +333,13 @@ __global__ void __launch_bounds__(GEN_MAX_THREADS, 2) dtile_generic_kernel(lnmod
 }
 
 // Persistent grid size: resident CTAs per SM times SMs, never more than the rows.
-template <typename K> lnmod_status dtile_grid(K kernel, int threads, int64_t rows, int *grid)
+template <typename K>
+lnmod_status dtile_grid(K kernel, int threads, size_t smem, int64_t rows, int *grid)
 {
     int sms = 1, per_sm = 0;
     lnmod_status st = lnmod_sm_count(&sms);
     if (st != LNMOD_OK) return st;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0) !=
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem) !=
         cudaSuccess)
         return LNMOD_ERR_CUDA;
     if (per_sm < 1) per_sm = 1;
@@ -338,10 +360,14 @@ lnmod_status dtile_run(const lnmod_kparams &p, cudaStream_t stream)
 {
     using C = dtile_cfg<TX, D>;
     int grid = 0;
-    lnmod_status st = dtile_grid(dtile_kernel<TX, TM, TY, D>, C::THREADS, p.rows, &grid);
+    // The ring may exceed the 48 KB default of dynamic shared memory (fp32 rows, D = 8192).
+    if (cudaFuncSetAttribute(dtile_kernel<TX, TM, TY, D>,
+                             cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM) != cudaSuccess)
+        return LNMOD_ERR_CUDA;
+    lnmod_status st = dtile_grid(dtile_kernel<TX, TM, TY, D>, C::THREADS, C::SMEM, p.rows, &grid);
     if (st != LNMOD_OK) return st;
     for (int i = 0; i < DTILE_REPEAT; i++) {
-        dtile_kernel<TX, TM, TY, D><<<grid, C::THREADS, 0, stream>>>(p);
+        dtile_kernel<TX, TM, TY, D><<<grid, C::THREADS, C::SMEM, stream>>>(p);
         st = lnmod_launch_status();
         if (st != LNMOD_OK) return st;
     }
@@ -357,7 +383,7 @@ lnmod_status dtile_run_generic(const lnmod_kparams &p, cudaStream_t stream)
     if (t < 32) t = 32;
     if (t > GEN_MAX_THREADS) t = GEN_MAX_THREADS;
     int grid = 0;
-    lnmod_status st = dtile_grid(dtile_generic_kernel<TX, TM, TY, VEC>, (int)t, p.rows, &grid);
+    lnmod_status st = dtile_grid(dtile_generic_kernel<TX, TM, TY, VEC>, (int)t, 0, p.rows, &grid);
     if (st != LNMOD_OK) return st;
     for (int i = 0; i < DTILE_REPEAT; i++) {
         dtile_generic_kernel<TX, TM, TY, VEC><<<grid, (unsigned)t, 0, stream>>>(p);
