@@ -59,10 +59,10 @@ template <typename TX, int D> struct dtile_cfg {
     // no better than 4 on the H200: in-flight bytes are no longer the limit).
     static constexpr int NSTAGE = 4;
     static constexpr int SMEM = NSTAGE * D * (int)sizeof(TX); // the ring of row buffers
-    // Registers a thread needs: one packed row (VPT uint4), (1 + scale) and shift as fp32
-    // (2*VPT*VEC), and ~40 for addresses, loop state and temporaries. MIN_BLOCKS asks
+    // Registers a thread needs: the row as fp32 (VPT*VEC), (1 + scale) and shift as fp32
+    // (2*VPT*VEC), and ~48 for addresses, loop state and temporaries. MIN_BLOCKS asks
     // ptxas to fit that many CTAs per SM (65536 registers, 2048 threads).
-    static constexpr int EST_REGS = VPT * 4 + 2 * VPT * VEC + 40;
+    static constexpr int EST_REGS = 3 * VPT * VEC + 48;
     static constexpr int MB = 65536 / (EST_REGS * THREADS);
     static constexpr int MB_T = 2048 / THREADS;
     static constexpr int MIN_BLOCKS = MB < 1 ? 1 : (MB > MB_T ? MB_T : MB);
@@ -115,37 +115,36 @@ __device__ __forceinline__ void dtile_row(const uint4 (&xv)[dtile_cfg<TX, D>::VP
     }
 
     // Warp part from registers, corrected two-pass carried one step further:
-    //   hw = rough fp32 mean; c = sum (x - hw) -> lo_w = c / n_w (so hw + lo_w is the mean
-    //   to fp32 accuracy even when |mean| >> spread); M2_w = sum ((x - hw) - lo_w)^2.
-    // The third register pass costs one warp reduction, no memory. Unlike
-    // M2 = sum d^2 - c^2/n it cannot cancel: a constant row gives M2 = 0 exactly at any
-    // magnitude (x - hw is exact, and equals lo_w for every element).
-    float f[VEC];
+    //   hw = rough fp32 mean; d = x - hw (exact for x near hw); c = sum d -> lo_w = c / n_w
+    //   (so hw + lo_w is the mean to fp32 accuracy even when |mean| >> spread);
+    //   M2_w = sum (d - lo_w)^2, which cannot cancel: a constant row gives M2 = 0 exactly.
+    // The row is widened to fp32 once and overwritten by d: each later pass costs one or two
+    // operations per element (bf16 at device-memory speed is issue-bound, so every
+    // operation per element counts; re-widening per pass cost 3 of ~14.5).
+    float v[VPT][VEC];
     float s = 0.0f;
 #pragma unroll
     for (int k = 0; k < VPT; k++) {
-        lnmod_unpack_remat<TX>(xv[k], f);
-        s += lnmod_sum_n<VEC>(f);
+        dt<TX>::unpack(xv[k], v[k]);
+        s += lnmod_sum_n<VEC>(v[k]);
     }
     const float nwf = (float)C::PER_WARP;
     const float hw = lnmod_warp_sum(s) / nwf;
     float c = 0.0f;
 #pragma unroll
     for (int k = 0; k < VPT; k++) {
-        lnmod_unpack_remat<TX>(xv[k], f);
 #pragma unroll
-        for (int e = 0; e < VEC; e++) f[e] -= hw;
-        c += lnmod_sum_n<VEC>(f);
+        for (int e = 0; e < VEC; e++) v[k][e] -= hw;
+        c += lnmod_sum_n<VEC>(v[k]);
     }
     const float lw = lnmod_warp_sum(c) / nwf;
     // Four accumulators: a 4x shorter FMA dependency chain, same instruction count.
     float q[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
     for (int k = 0; k < VPT; k++) {
-        lnmod_unpack_remat<TX>(xv[k], f);
 #pragma unroll
         for (int e = 0; e < VEC; e++) {
-            float dd = (f[e] - hw) - lw;
+            float dd = v[k][e] - lw;
             q[e & 3] = fmaf(dd, dd, q[e & 3]);
         }
     }
@@ -185,13 +184,15 @@ __device__ __forceinline__ void dtile_row(const uint4 (&xv)[dtile_cfg<TX, D>::VP
         if (p.rstd) p.rstd[r] = rs;
     }
 
+    // x - mean = d - L with L = (hi - hw) + lo (hi - hw is exact when both are near the
+    // mean), and xhat = (d - L) * rs = fma(d, rs, -L * rs): two FMAs per element with g, b.
+    const float nlr = -((hi - hw) + lo) * rs;
     TY *yr = static_cast<TY *>(p.y) + r * (int64_t)D + (int64_t)tid * VEC;
 #pragma unroll
     for (int k = 0; k < VPT; k++) {
         float o[VEC];
-        lnmod_unpack_remat<TX>(xv[k], f);
 #pragma unroll
-        for (int e = 0; e < VEC; e++) o[e] = fmaf(((f[e] - hi) - lo) * rs, g[k][e], b[k][e]);
+        for (int e = 0; e < VEC; e++) o[e] = fmaf(fmaf(v[k][e], rs, nlr), g[k][e], b[k][e]);
         lnmod_store_n<TY, VEC>(yr + k * C::THREADS * VEC, o);
     }
 }
