@@ -3,8 +3,11 @@
 # here. Writes run folders under results/<gpu>/ and packs every new
 # run folder into $OUT/results.tgz (the device tool brings $OUT back).
 #   MODE quick  env, verify --grid quick for every variant, bench --set quick
-#   MODE full   env, verify --grid full --sanitizers (the CI gate's record), bench --set wan
-#               --with-peers, and the slowed build's quick bench compared against a normal one
+#   MODE verify env, verify --grid full --sanitizers (the CI gate's record)
+#   MODE bench  bench --set wan (every shape), bench --set wan --with-peers on the shapes of
+#               the speed bar (rows >= 32,760), and the regression check: the slowed build's
+#               dtile against two runs of the normal build (adaload compare)
+# (two calls, each inside the device tool's 10-minute limit)
 set -uo pipefail
 mode=${1:-quick}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,9 +27,13 @@ case "$mode" in
     log verify quick; $ada verify --grid quick; echo "verify rc=$?"
     log bench quick;  $ada bench --set quick --with-peers; echo "bench rc=$?"
     ;;
-  full)
+  verify)
     log verify full;  $ada verify --grid full --sanitizers; echo "verify rc=$?"
-    log bench wan;    $ada bench --set wan --with-peers; echo "bench rc=$?"
+    ;;
+  bench)
+    log bench wan;    $ada bench --set wan; echo "bench rc=$?"
+    log bench wan bar shapes with peers
+    $ada bench --set wan --with-peers --filter 'rows(32760|75600)$'; echo "bench peers rc=$?"
     log "regression check: normal build twice, then the slowed build (dtile does its work twice)"
     rc_dir=results/regression-check/$(date -u +%Y-%m-%dT%H%M%SZ)
     mkdir -p "$rc_dir"
@@ -39,6 +46,7 @@ case "$mode" in
     ;;
 esac
 find results -name meta.json | sort | comm -13 "$before" - | xargs -r -n1 dirname >"$out/new_runs.txt"
+[ -n "${rc_dir:-}" ] && echo "$rc_dir" >>"$out/new_runs.txt"
 cp "$out/new_runs.txt" "$out/new_runs.list"
 tar czf "$out/results.tgz" -T "$out/new_runs.txt" 2>/dev/null
 log packed "$(wc -l <"$out/new_runs.txt")" run folders
