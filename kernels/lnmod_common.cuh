@@ -9,6 +9,7 @@
 //   * memory instructions: streaming 128-bit loads (ld.global.nc.L1::no_allocate) for x,
 //     read-only cached loads for modulation, streaming stores (st.global.cs) for y;
 //   * warp butterfly sums, and the corrected two-pass statistics with Chan's merge;
+//   * the three passes over a row re-read from memory (lnmod_pass_sum/_dev/_out);
 //   * lnmod_dispatch_dtypes(): maps the runtime dtype triple to template types;
 //   * lnmod_chunk(): the contiguous row range of one CTA of a persistent grid.
 // Every element offset is int64_t: rows*D exceeds 2^31 at real sizes.
@@ -417,6 +418,69 @@ template <typename Fn> lnmod_status lnmod_dispatch_dtypes(const lnmod_desc *d, F
 static inline lnmod_status lnmod_launch_status(void)
 {
     return cudaGetLastError() == cudaSuccess ? LNMOD_OK : LNMOD_ERR_CUDA;
+}
+
+// ---- passes over a row re-read from memory -----------------------------------------------
+// The three passes of the paths that do not hold the row on chip (naive, row_per_warp,
+// dtile's generic path). The calling thread walks vectors v = v0, v0 + step, ... < nv of VEC
+// elements of row xr (VEC = 1: scalar), and the caller reduces the partial results.
+
+// Pass 1: sum, min and max (min == max over the whole row marks a constant row, which then
+// pivots on its own value so that d = 0 and M2 = 0 exactly at any magnitude).
+template <typename TX, int VEC>
+__device__ __forceinline__ void lnmod_pass_sum(const TX *xr, int64_t v0, int64_t step,
+                                               int64_t nv, float *s, float *mn, float *mx)
+{
+    float f[VEC], a = 0.0f, lo = INFINITY, hi = -INFINITY;
+    for (int64_t v = v0; v < nv; v += step) {
+        lnmod_load_n<TX, VEC, false>(xr + v * VEC, f);
+        a += lnmod_sum_n<VEC>(f);
+#pragma unroll
+        for (int e = 0; e < VEC; e++) {
+            lo = fminf(lo, f[e]);
+            hi = fmaxf(hi, f[e]);
+        }
+    }
+    *s = a;
+    *mn = lo;
+    *mx = hi;
+}
+
+// Pass 2: c = sum d and s2 = sum d^2 with d = x - pivot (exact for x near the pivot).
+template <typename TX, int VEC>
+__device__ __forceinline__ void lnmod_pass_dev(const TX *xr, int64_t v0, int64_t step,
+                                               int64_t nv, float pivot, float *c, float *s2)
+{
+    float f[VEC], a = 0.0f, q = 0.0f;
+    for (int64_t v = v0; v < nv; v += step) {
+        lnmod_load_n<TX, VEC, false>(xr + v * VEC, f);
+#pragma unroll
+        for (int e = 0; e < VEC; e++) {
+            float d = f[e] - pivot;
+            a += d;
+            q = fmaf(d, d, q);
+        }
+    }
+    *c = a;
+    *s2 = q;
+}
+
+// Pass 3: y = ((x - hi) - lo) * rs * (1 + scale) + shift for one row (sc, sh: its
+// modulation row), one rounding at the store.
+template <typename TX, typename TM, typename TY, int VEC>
+__device__ __forceinline__ void lnmod_pass_out(const TX *xr, const TM *sc, const TM *sh, TY *yr,
+                                               int64_t v0, int64_t step, int64_t nv, float hi,
+                                               float lo, float rs)
+{
+    for (int64_t v = v0; v < nv; v += step) {
+        float f[VEC], g[VEC], b[VEC], o[VEC];
+        lnmod_load_n<TX, VEC, false>(xr + v * VEC, f);
+        lnmod_load_n<TM, VEC, false>(sc + v * VEC, g);
+        lnmod_load_n<TM, VEC, false>(sh + v * VEC, b);
+#pragma unroll
+        for (int e = 0; e < VEC; e++) o[e] = fmaf(((f[e] - hi) - lo) * rs, 1.0f + g[e], b[e]);
+        lnmod_store_n<TY, VEC>(yr + v * VEC, o);
+    }
 }
 
 // SMs of the current device (queried per call: cheap, thread-safe, no global state).

@@ -272,32 +272,15 @@ __global__ void __launch_bounds__(GEN_MAX_THREADS, 2) dtile_generic_kernel(lnmod
     int par = 0;
     for (int64_t r = r0; r < r1; r++, par ^= 1) {
         const TX *xr = x + r * D;
-        float f[VEC];
-        float s = 0.0f, mn = INFINITY, mx = -INFINITY;
-        for (int64_t v = tid; v < nv; v += T) {
-            lnmod_load_n<TX, VEC, false>(xr + v * VEC, f);
-            s += lnmod_sum_n<VEC>(f);
-#pragma unroll
-            for (int e = 0; e < VEC; e++) {
-                mn = fminf(mn, f[e]);
-                mx = fmaxf(mx, f[e]);
-            }
-        }
+        float s, mn, mx;
+        lnmod_pass_sum<TX, VEC>(xr, tid, T, nv, &s, &mn, &mx);
         s = lnmod_warp_sum(s);
         mn = lnmod_warp_min(mn);
         mx = lnmod_warp_max(mx);
         // A constant part pivots on its value: d = 0, M2_w = 0 exactly at any magnitude.
         const float hw = nw_i <= 0 ? 0.0f : (mn == mx ? mn : s / nwf);
-        float c = 0.0f, s2 = 0.0f;
-        for (int64_t v = tid; v < nv; v += T) {
-            lnmod_load_n<TX, VEC, false>(xr + v * VEC, f);
-#pragma unroll
-            for (int e = 0; e < VEC; e++) {
-                float d = f[e] - hw;
-                c += d;
-                s2 = fmaf(d, d, s2);
-            }
-        }
+        float c, s2;
+        lnmod_pass_dev<TX, VEC>(xr, tid, T, nv, hw, &c, &s2);
         c = lnmod_warp_sum(c);
         s2 = lnmod_warp_sum(s2);
         if (lane == 0) {
@@ -320,16 +303,7 @@ __global__ void __launch_bounds__(GEN_MAX_THREADS, 2) dtile_generic_kernel(lnmod
         const TM *sc = scale + m * p.scale_stride;
         const TM *sh = shift + m * p.shift_stride;
         TY *yr = y + r * D;
-        for (int64_t v = tid; v < nv; v += T) {
-            float g[VEC], bb[VEC], o[VEC];
-            lnmod_load_n<TX, VEC, false>(xr + v * VEC, f);
-            lnmod_load_n<TM, VEC, false>(sc + v * VEC, g);
-            lnmod_load_n<TM, VEC, false>(sh + v * VEC, bb);
-#pragma unroll
-            for (int e = 0; e < VEC; e++)
-                o[e] = fmaf(((f[e] - hi) - lo) * rs, 1.0f + g[e], bb[e]);
-            lnmod_store_n<TY, VEC>(yr + v * VEC, o);
-        }
+        lnmod_pass_out<TX, TM, TY, VEC>(xr, sc, sh, yr, tid, T, nv, hi, lo, rs);
     }
 }
 

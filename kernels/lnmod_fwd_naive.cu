@@ -33,13 +33,8 @@ __global__ void __launch_bounds__(NAIVE_THREADS) naive_kernel(lnmod_kparams p)
     const float n = (float)D;
     for (int64_t r = blockIdx.x; r < p.rows; r += gridDim.x) {
         const TX *xr = x + r * D;
-        float s = 0.0f, mn = INFINITY, mx = -INFINITY;
-        for (int64_t i = threadIdx.x; i < D; i += NAIVE_THREADS) {
-            float v = dt<TX>::to_f(xr[i]);
-            s += v;
-            mn = fminf(mn, v);
-            mx = fmaxf(mx, v);
-        }
+        float s, mn, mx;
+        lnmod_pass_sum<TX, 1>(xr, threadIdx.x, NAIVE_THREADS, D, &s, &mn, &mx);
         // Sum, min and max in one tree (min/max: a constant row takes its value as the
         // pivot, so d = 0 and M2 = 0 exactly at any magnitude).
         buf[threadIdx.x] = s;
@@ -60,12 +55,8 @@ __global__ void __launch_bounds__(NAIVE_THREADS) naive_kernel(lnmod_kparams p)
         __syncthreads(); // the buffers are reused by the next reduction
         const float hi = mn == mx ? mn : s / n;
 
-        float c = 0.0f, s2 = 0.0f;
-        for (int64_t i = threadIdx.x; i < D; i += NAIVE_THREADS) {
-            float d = dt<TX>::to_f(xr[i]) - hi;
-            c += d;
-            s2 = fmaf(d, d, s2);
-        }
+        float c, s2;
+        lnmod_pass_dev<TX, 1>(xr, threadIdx.x, NAIVE_THREADS, D, hi, &c, &s2);
         // Two sums through two buffers: one tree, one set of barriers.
         buf[threadIdx.x] = c;
         buf2[threadIdx.x] = s2;
@@ -91,11 +82,7 @@ __global__ void __launch_bounds__(NAIVE_THREADS) naive_kernel(lnmod_kparams p)
         const TM *sc = scale + m * p.scale_stride;
         const TM *sh = shift + m * p.shift_stride;
         TY *yr = y + r * D;
-        for (int64_t i = threadIdx.x; i < D; i += NAIVE_THREADS) {
-            float xh = ((dt<TX>::to_f(xr[i]) - hi) - lo) * rs;
-            float g = 1.0f + dt<TM>::to_f(sc[i]);
-            yr[i] = dt<TY>::from_f(fmaf(xh, g, dt<TM>::to_f(sh[i])));
-        }
+        lnmod_pass_out<TX, TM, TY, 1>(xr, sc, sh, yr, threadIdx.x, NAIVE_THREADS, D, hi, lo, rs);
     }
 }
 

@@ -41,17 +41,8 @@ __global__ void __launch_bounds__(RPW_THREADS) rpw_kernel(lnmod_kparams p)
     for (int64_t r = (int64_t)blockIdx.x * RPW_WARPS + (threadIdx.x >> 5); r < p.rows;
          r += stride) {
         const TX *xr = x + r * D;
-        float f[VEC];
-        float s = 0.0f, mn = INFINITY, mx = -INFINITY;
-        for (int64_t v = lane; v < nv; v += 32) {
-            lnmod_load_n<TX, VEC, false>(xr + v * VEC, f);
-            s += lnmod_sum_n<VEC>(f);
-#pragma unroll
-            for (int k = 0; k < VEC; k++) {
-                mn = fminf(mn, f[k]);
-                mx = fmaxf(mx, f[k]);
-            }
-        }
+        float s, mn, mx;
+        lnmod_pass_sum<TX, VEC>(xr, lane, 32, nv, &s, &mn, &mx);
         s = lnmod_warp_sum(s);
         mn = lnmod_warp_min(mn);
         mx = lnmod_warp_max(mx);
@@ -59,16 +50,8 @@ __global__ void __launch_bounds__(RPW_THREADS) rpw_kernel(lnmod_kparams p)
         // sum d^2 - c^2/D would leave rounding noise (large at |x| ~ 1e15).
         const float hi = mn == mx ? mn : s / n;
 
-        float c = 0.0f, s2 = 0.0f;
-        for (int64_t v = lane; v < nv; v += 32) {
-            lnmod_load_n<TX, VEC, false>(xr + v * VEC, f);
-#pragma unroll
-            for (int k = 0; k < VEC; k++) {
-                float d = f[k] - hi;
-                c += d;
-                s2 = fmaf(d, d, s2);
-            }
-        }
+        float c, s2;
+        lnmod_pass_dev<TX, VEC>(xr, lane, 32, nv, hi, &c, &s2);
         c = lnmod_warp_sum(c);
         s2 = lnmod_warp_sum(s2);
         const float lo = c / n;
@@ -82,16 +65,7 @@ __global__ void __launch_bounds__(RPW_THREADS) rpw_kernel(lnmod_kparams p)
         const TM *sc = scale + m * p.scale_stride;
         const TM *sh = shift + m * p.shift_stride;
         TY *yr = y + r * D;
-        for (int64_t v = lane; v < nv; v += 32) {
-            float g[VEC], b[VEC], o[VEC];
-            lnmod_load_n<TX, VEC, false>(xr + v * VEC, f);
-            lnmod_load_n<TM, VEC, false>(sc + v * VEC, g);
-            lnmod_load_n<TM, VEC, false>(sh + v * VEC, b);
-#pragma unroll
-            for (int k = 0; k < VEC; k++)
-                o[k] = fmaf(((f[k] - hi) - lo) * rs, 1.0f + g[k], b[k]);
-            lnmod_store_n<TY, VEC>(yr + v * VEC, o);
-        }
+        lnmod_pass_out<TX, TM, TY, VEC>(xr, sc, sh, yr, lane, 32, nv, hi, lo, rs);
     }
 }
 
