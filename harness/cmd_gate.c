@@ -179,7 +179,7 @@ int cmd_gate(int argc, char **argv)
                         passed++;
                         if (!pass_path[0]) snprintf(pass_path, sizeof pass_path, "%s", path);
                     } else {
-                        ada_msg(CMD, "%s: record for this hash does not pass: %s", path, msg);
+                        ada_msg(CMD, "%s: same kernel sources, not counted: %s", path, msg);
                     }
                 }
             }
