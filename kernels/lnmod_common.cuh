@@ -6,8 +6,8 @@
 //     and lnmod_mod_run(): m(r) with the end of its run of rows (host-callable too);
 //   * dtype traits: scalar load/store of f32/f16/bf16 as fp32 with round-to-nearest-even
 //     stores, and 16-byte vector unpack/pack (8 bf16/fp16 or 4 fp32 per uint4);
-//   * memory instructions: streaming 128-bit loads (ld.global.nc.L1::no_allocate) for x,
-//     read-only cached loads for modulation, streaming stores (st.global.cs) for y;
+//   * memory instructions: cp.async 16-byte copies into shared memory (dtile's row ring),
+//     read-only cached loads, streaming stores (st.global.cs) for y;
 //   * warp butterfly sums, and the corrected two-pass statistics with Chan's merge;
 //   * the three passes over a row re-read from memory (lnmod_pass_sum/_dev/_out);
 //   * lnmod_dispatch_dtypes(): maps the runtime dtype triple to template types;
@@ -202,45 +202,7 @@ template <> struct dt<__half> {
     }
 };
 
-// Unpack for rows held in registers across passes. The compiler would otherwise compute
-// each converted value once and keep it live through all three passes (2x the registers of
-// the packed row, then spills); an opaque asm per use makes it re-convert (one ALU op per
-// element per pass: free in a memory-bound kernel) and keeps only the packed row live.
-template <typename T> __device__ __forceinline__ void lnmod_unpack_remat(uint4 u, float *o)
-{
-    if constexpr (sizeof(T) == 4) {
-        dt<T>::unpack(u, o);
-    } else {
-        const uint32_t w[4] = {u.x, u.y, u.z, u.w};
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            if constexpr (std::is_same<T, __half>::value) {
-                asm volatile("{\n\t.reg .f16 l, h;\n\tmov.b32 {l, h}, %2;\n\t"
-                             "cvt.f32.f16 %0, l;\n\tcvt.f32.f16 %1, h;\n\t}"
-                             : "=f"(o[2 * i]), "=f"(o[2 * i + 1])
-                             : "r"(w[i]));
-            } else {
-                asm volatile("{\n\tshl.b32 %0, %2, 16;\n\tand.b32 %1, %2, 0xffff0000;\n\t}"
-                             : "=f"(o[2 * i]), "=f"(o[2 * i + 1])
-                             : "r"(w[i]));
-            }
-        }
-    }
-}
-
 // ---- memory instructions -----------------------------------------------------------------
-// x is read exactly once per element by dtile: evict-first, no L1 allocation, so L1/L2 keep
-// the modulation rows that other CTAs of the same sample re-read.
-__device__ __forceinline__ uint4 lnmod_ld_stream(const void *p)
-{
-    uint4 v;
-    // volatile: the compiler must keep the load where it is written (a prefetch issued
-    // ahead of the previous row's math), not sink it to its first use.
-    asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-        : "l"(p));
-    return v;
-}
 // Asynchronous 16-byte global -> shared copies (cp.async.cg: through L2 only, not L1), for
 // the staged row prefetch of dtile. Each thread copies and later reads back only its own
 // 16-byte slots, so cp.async.wait_group alone makes the data visible: no barrier needed.
@@ -267,8 +229,8 @@ __device__ __forceinline__ void lnmod_st_stream(void *p, uint4 v)
 }
 
 // N consecutive elements of T at p (N*sizeof(T) a multiple of 16 and p 16-byte aligned, or
-// N == 1) widened to fp32. STREAM picks the evict-first load.
-template <typename T, int N, bool STREAM>
+// N == 1) widened to fp32, through the read-only data cache.
+template <typename T, int N>
 __device__ __forceinline__ void lnmod_load_n(const T *p, float *o)
 {
     if constexpr (N == 1) {
@@ -280,7 +242,7 @@ __device__ __forceinline__ void lnmod_load_n(const T *p, float *o)
 #pragma unroll
         for (int w = 0; w < W; w++) {
             const uint4 *q = reinterpret_cast<const uint4 *>(p) + w;
-            uint4 u = STREAM ? lnmod_ld_stream(q) : lnmod_ld_cached(q);
+            uint4 u = lnmod_ld_cached(q);
             dt<T>::unpack(u, o + w * E);
         }
     }
@@ -433,7 +395,7 @@ __device__ __forceinline__ void lnmod_pass_sum(const TX *xr, int64_t v0, int64_t
 {
     float f[VEC], a = 0.0f, lo = INFINITY, hi = -INFINITY;
     for (int64_t v = v0; v < nv; v += step) {
-        lnmod_load_n<TX, VEC, false>(xr + v * VEC, f);
+        lnmod_load_n<TX, VEC>(xr + v * VEC, f);
         a += lnmod_sum_n<VEC>(f);
 #pragma unroll
         for (int e = 0; e < VEC; e++) {
@@ -453,7 +415,7 @@ __device__ __forceinline__ void lnmod_pass_dev(const TX *xr, int64_t v0, int64_t
 {
     float f[VEC], a = 0.0f, q = 0.0f;
     for (int64_t v = v0; v < nv; v += step) {
-        lnmod_load_n<TX, VEC, false>(xr + v * VEC, f);
+        lnmod_load_n<TX, VEC>(xr + v * VEC, f);
 #pragma unroll
         for (int e = 0; e < VEC; e++) {
             float d = f[e] - pivot;
@@ -474,9 +436,9 @@ __device__ __forceinline__ void lnmod_pass_out(const TX *xr, const TM *sc, const
 {
     for (int64_t v = v0; v < nv; v += step) {
         float f[VEC], g[VEC], b[VEC], o[VEC];
-        lnmod_load_n<TX, VEC, false>(xr + v * VEC, f);
-        lnmod_load_n<TM, VEC, false>(sc + v * VEC, g);
-        lnmod_load_n<TM, VEC, false>(sh + v * VEC, b);
+        lnmod_load_n<TX, VEC>(xr + v * VEC, f);
+        lnmod_load_n<TM, VEC>(sc + v * VEC, g);
+        lnmod_load_n<TM, VEC>(sh + v * VEC, b);
 #pragma unroll
         for (int e = 0; e < VEC; e++) o[e] = fmaf(((f[e] - hi) - lo) * rs, 1.0f + g[e], b[e]);
         lnmod_store_n<TY, VEC>(yr + v * VEC, o);

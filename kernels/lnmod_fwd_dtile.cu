@@ -105,8 +105,8 @@ __device__ __forceinline__ void dtile_row(const uint4 (&xv)[dtile_cfg<TX, D>::VP
         const TM *sh = static_cast<const TM *>(p.shift) + m * p.shift_stride + tid * VEC;
 #pragma unroll
         for (int k = 0; k < VPT; k++) {
-            lnmod_load_n<TM, VEC, false>(sc + k * C::THREADS * VEC, g[k]);
-            lnmod_load_n<TM, VEC, false>(sh + k * C::THREADS * VEC, b[k]);
+            lnmod_load_n<TM, VEC>(sc + k * C::THREADS * VEC, g[k]);
+            lnmod_load_n<TM, VEC>(sh + k * C::THREADS * VEC, b[k]);
         }
 #pragma unroll
         for (int k = 0; k < VPT; k++)
