@@ -21,28 +21,13 @@
 #include <criterion/criterion.h>
 #include <jansson.h>
 
+#include "test_tmpdir.h"
+
 extern char **environ;
 
-static char tmpdir[64];
 
-/* Each test's scratch folder goes when the test ends (rm -rf: the run folder is a tree). */
-static void remove_tmp(void)
-{
-    if (!tmpdir[0]) return;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", tmpdir);
-    tmpdir[0] = '\0';
-}
-
-static void make_tmp(void)
-{
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/adaload-test-bench-XXXXXX");
-    cr_assert_not_null(mkdtemp(tmpdir));
-}
-
-TestSuite(bench_cli, .fini = remove_tmp);
-TestSuite(report_cli, .fini = remove_tmp);
+TestSuite(bench_cli, .fini = test_tmp_remove);
+TestSuite(report_cli, .fini = test_tmp_remove);
 
 /* Runs adaload with args, stdout to out_path; returns the exit status. */
 static int run_adaload(char *const args[], const char *out_path)
@@ -101,10 +86,10 @@ static void check_custom(json_t *arr, const char *unit)
 
 Test(bench_cli, quick_set_writes_a_complete_run_folder, .timeout = 600)
 {
-    make_tmp();
+    test_tmp_make("bench");
     char out[128], log[128];
-    snprintf(out, sizeof out, "%s/run", tmpdir);
-    snprintf(log, sizeof log, "%s/stdout.txt", tmpdir);
+    snprintf(out, sizeof out, "%s/run", test_tmpdir);
+    snprintf(log, sizeof log, "%s/stdout.txt", test_tmpdir);
     char *args[] = {"bench", "--set", "quick", "--out", out, NULL};
     int rc = run_adaload(args, log);
     const char *text = slurp(log);
@@ -159,9 +144,9 @@ Test(bench_cli, quick_set_writes_a_complete_run_folder, .timeout = 600)
 
 Test(bench_cli, bad_usage_exits_2)
 {
-    make_tmp();
+    test_tmp_make("bench");
     char log[128];
-    snprintf(log, sizeof log, "%s/stdout.txt", tmpdir);
+    snprintf(log, sizeof log, "%s/stdout.txt", test_tmpdir);
     char *a1[] = {"bench", "--set", "nope", NULL};
     cr_assert_eq(run_adaload(a1, log), 2);
     char *a2[] = {"bench", "--repetitions", "0", NULL};
@@ -176,9 +161,9 @@ Test(bench_cli, bad_usage_exits_2)
 
 Test(bench_cli, list_shapes_wan)
 {
-    make_tmp();
+    test_tmp_make("bench");
     char log[128];
-    snprintf(log, sizeof log, "%s/shapes.json", tmpdir);
+    snprintf(log, sizeof log, "%s/shapes.json", test_tmpdir);
     char *a[] = {"bench", "--list-shapes", "--set", "wan", NULL};
     cr_assert_eq(run_adaload(a, log), 0);
     json_error_t e;
@@ -220,9 +205,9 @@ static void gb_entry(FILE *f, const char *name, double us, double bps, double pc
 
 Test(report_cli, table_from_synthetic_run)
 {
-    make_tmp();
+    test_tmp_make("bench");
     char p[256];
-    snprintf(p, sizeof p, "%s/bench.json", tmpdir);
+    snprintf(p, sizeof p, "%s/bench.json", test_tmpdir);
     FILE *f = fopen(p, "w");
     fprintf(f, "{\"context\": {}, \"benchmarks\": [\n");
     gb_entry(f, "copy/bytes1000", 40, 25e9, 100, 1);
@@ -232,19 +217,19 @@ Test(report_cli, table_from_synthetic_run)
     gb_entry(f, "lnmod_fwd/dtile/f32-f32-f32/sample/D1536/rows75600", 300, 3.5e12, 80.0, 0);
     fprintf(f, "]}\n");
     fclose(f);
-    snprintf(p, sizeof p, "%s/peers.json", tmpdir);
+    snprintf(p, sizeof p, "%s/peers.json", test_tmpdir);
     f = fopen(p, "w");
     fprintf(f, "{\"context\": {}, \"benchmarks\": [\n");
     gb_entry(f, "lnmod_fwd/torch_compile/bf16-f32-bf16/sample/D5120/rows32760", 250, 1.6e12, 37, 1);
     gb_entry(f, "lnmod_fwd/torch_eager/bf16-f32-bf16/sample/D5120/rows32760", 800, 0.5e12, 12, 0);
     fprintf(f, "]}\n");
     fclose(f);
-    snprintf(p, sizeof p, "%s/meta.json", tmpdir);
+    snprintf(p, sizeof p, "%s/meta.json", test_tmpdir);
     write_file(p, "{\"machine\": {\"cuda\": {\"devices\": [{\"name\": \"NVIDIA H200\"}]}}}\n");
 
     char log[128];
-    snprintf(log, sizeof log, "%s/report.md", tmpdir);
-    char *a[] = {"report", tmpdir, NULL};
+    snprintf(log, sizeof log, "%s/report.md", test_tmpdir);
+    char *a[] = {"report", test_tmpdir, NULL};
     cr_assert_eq(run_adaload(a, log), 0);
     const char *text = slurp(log);
     cr_assert_not_null(strstr(text, "NVIDIA H200"), "%s", text);
@@ -258,7 +243,7 @@ Test(report_cli, table_from_synthetic_run)
     cr_assert_not_null(strstr(text, "| f32-f32-f32/sample/D1536/rows75600 | dtile | 300.0 | 3.50 | 80.0% | — | — |"),
                        "%s", text);
 
-    char *b[] = {"report", tmpdir, "--variant", "naive", NULL};
+    char *b[] = {"report", test_tmpdir, "--variant", "naive", NULL};
     cr_assert_eq(run_adaload(b, log), 0);
     text = slurp(log);
     cr_assert_null(strstr(text, "| dtile |"), "%s", text);

@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <criterion/criterion.h>
+
+#include "test_tmpdir.h"
 #include <criterion/redirect.h>
 
 #include "ada_rng.h"
@@ -140,25 +142,8 @@ static void write_gbench(const char *path, const char *name, double base, int n)
     fclose(f);
 }
 
-static char tmpdir[64];
 
-/* Each test's scratch folder goes when the test ends (rm -rf: the run folder is a tree). */
-static void remove_tmp(void)
-{
-    if (!tmpdir[0]) return;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", tmpdir);
-    tmpdir[0] = '\0';
-}
-
-static void make_tmp(void)
-{
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/adaload-test-compare-XXXXXX");
-    cr_assert_not_null(mkdtemp(tmpdir));
-}
-
-TestSuite(compare_cmd, .fini = remove_tmp);
+TestSuite(compare_cmd, .fini = test_tmp_remove);
 
 /* Everything the test printed so far (stdout redirected by Criterion). */
 static char *captured(void)
@@ -186,10 +171,10 @@ static int compare(const char *a, const char *b)
 
 Test(compare_cmd, same_is_exit_0, .init = cr_redirect_stdout)
 {
-    make_tmp();
+    test_tmp_make("compare");
     char a[128], b[128];
-    snprintf(a, sizeof a, "%s/a.json", tmpdir);
-    snprintf(b, sizeof b, "%s/b.json", tmpdir);
+    snprintf(a, sizeof a, "%s/a.json", test_tmpdir);
+    snprintf(b, sizeof b, "%s/b.json", test_tmpdir);
     write_gbench(a, "lnmod_fwd/dtile/x", 100, 9);
     write_gbench(b, "lnmod_fwd/dtile/x", 100, 9);
     cr_assert_eq(compare(a, b), ADA_EXIT_OK);
@@ -202,10 +187,10 @@ Test(compare_cmd, same_is_exit_0, .init = cr_redirect_stdout)
 
 Test(compare_cmd, twice_slower_is_exit_1_and_finite, .init = cr_redirect_stdout)
 {
-    make_tmp();
+    test_tmp_make("compare");
     char a[128], b[128];
-    snprintf(a, sizeof a, "%s/a.json", tmpdir);
-    snprintf(b, sizeof b, "%s/b.json", tmpdir);
+    snprintf(a, sizeof a, "%s/a.json", test_tmpdir);
+    snprintf(b, sizeof b, "%s/b.json", test_tmpdir);
     write_gbench(a, "lnmod_fwd/dtile/x", 100, 9);
     write_gbench(b, "lnmod_fwd/dtile/x", 200, 9);
     cr_assert_eq(compare(a, b), ADA_EXIT_FAIL);
@@ -221,10 +206,10 @@ Test(compare_cmd, twice_slower_is_exit_1_and_finite, .init = cr_redirect_stdout)
 
 Test(compare_cmd, bad_input_is_usage_error)
 {
-    make_tmp();
+    test_tmp_make("compare");
     char a[128], b[128];
-    snprintf(a, sizeof a, "%s/a.json", tmpdir);
-    snprintf(b, sizeof b, "%s/missing.json", tmpdir);
+    snprintf(a, sizeof a, "%s/a.json", test_tmpdir);
+    snprintf(b, sizeof b, "%s/missing.json", test_tmpdir);
     write_gbench(a, "n", 100, 3);
     cr_assert_eq(compare(a, b), ADA_EXIT_USAGE);
     FILE *f = fopen(b, "w");
