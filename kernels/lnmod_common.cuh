@@ -7,7 +7,7 @@
 //   * dtype traits: scalar load/store of f32/f16/bf16 as fp32 with round-to-nearest-even
 //     stores, and 16-byte vector unpack/pack (8 bf16/fp16 or 4 fp32 per uint4);
 //   * memory instructions: cp.async 16-byte copies into shared memory (dtile's row ring),
-//     read-only cached loads, streaming stores (st.global.cs) for y;
+//     read-only cached loads, 16-byte stores for y, re-reads of a thread's ring slot;
 //   * warp butterfly sums, and the corrected two-pass statistics with Chan's merge;
 //   * the three passes over a row re-read from memory (lnmod_pass_sum/_dev/_out);
 //   * lnmod_dispatch_dtypes(): maps the runtime dtype triple to template types;
@@ -222,10 +222,21 @@ __device__ __forceinline__ uint4 lnmod_ld_cached(const void *p)
 {
     return __ldg(reinterpret_cast<const uint4 *>(p));
 }
-// y is never re-read: streaming store (st.global.cs).
-__device__ __forceinline__ void lnmod_st_stream(void *p, uint4 v)
+// y: a plain 16-byte store (write-back through L2). st.global.cs (evict-first) measured
+// 0.5-1.5 points of copy bandwidth slower for dtile on the H200 (kernels/NOTES.md).
+__device__ __forceinline__ void lnmod_st_vec(void *p, uint4 v)
 {
-    __stcs(reinterpret_cast<uint4 *>(p), v);
+    *reinterpret_cast<uint4 *>(p) = v;
+}
+// This thread's 16 bytes at shared-memory address p, read again (volatile: the compiler
+// may not reuse an earlier read of the same slot, which would keep it live in registers).
+__device__ __forceinline__ uint4 lnmod_lds16(const uint4 *p)
+{
+    uint4 u;
+    asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(u.x), "=r"(u.y), "=r"(u.z), "=r"(u.w)
+                 : "r"((unsigned)__cvta_generic_to_shared(p)));
+    return u;
 }
 
 // N consecutive elements of T at p (N*sizeof(T) a multiple of 16 and p 16-byte aligned, or
@@ -260,7 +271,7 @@ __device__ __forceinline__ void lnmod_store_n(T *p, const float *v)
         constexpr int E = 16 / (int)sizeof(T);
 #pragma unroll
         for (int w = 0; w < W; w++)
-            lnmod_st_stream(reinterpret_cast<uint4 *>(p) + w, dt<T>::pack(v + w * E));
+            lnmod_st_vec(reinterpret_cast<uint4 *>(p) + w, dt<T>::pack(v + w * E));
     }
 }
 
@@ -292,6 +303,15 @@ __device__ __forceinline__ float lnmod_warp_sum(float v)
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
     return v;
 }
+// Two independent warp sums in one butterfly (their shuffles overlap).
+__device__ __forceinline__ void lnmod_warp_sum2(float &a, float &b)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        a += __shfl_xor_sync(0xffffffffu, a, o);
+        b += __shfl_xor_sync(0xffffffffu, b, o);
+    }
+}
 __device__ __forceinline__ int64_t lnmod_warp_sum_i64(int64_t v)
 {
 #pragma unroll
@@ -299,11 +319,13 @@ __device__ __forceinline__ int64_t lnmod_warp_sum_i64(int64_t v)
     return v;
 }
 
-// Statistics of one part of a row (a warp's share), corrected two-pass form:
-//   hi = rough fp32 mean; d = x - hi (exact when x is near hi); c = sum d; lo = c / n;
-//   M2 = sum (d - lo)^2 (register-resident rows: a third pass over registers) or
-//   sum d^2 - c^2 / n (rows re-read from memory; hi is the value itself for a constant
-//   part so that M2 is exactly 0 there). The part's mean is hi + lo, kept as the pair.
+// Statistics of one part of a row (a warp's share) around a pivot hi:
+//   d = x - hi (exact when x is near hi); c = sum d; lo = c / n; M2 = sum d^2 - c^2 / n.
+//   dtile (row in registers) takes hi = the mean of 32 of the part's elements and repeats
+//   the pass around hi + lo when hi was far from the mean; the paths that re-read the row
+//   from memory take hi = a rough mean from a first pass, or the value itself for a
+//   constant part, so that M2 is exactly 0 there. The part's mean is hi + lo, kept as the
+//   pair.
 struct lnmod_part {
     float hi;
     float lo;

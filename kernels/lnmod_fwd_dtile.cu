@@ -5,12 +5,14 @@
 // aligned, modulation rows at 16-byte multiples):
 //   * A row is split into 16-byte vectors (8 bf16/fp16 or 4 fp32). THREADS threads own a
 //     row, VPT vectors each, THREADS*VPT*VEC == D exactly: no masked lane, every x/y access
-//     a coalesced 128-bit LDG/STG. Thread t owns vectors t, t+THREADS, ... (so a warp's
-//     k-th load covers 512 contiguous bytes).
-//   * The row is read from the ring into registers in its storage dtype (packed) and
-//     converted on use; the statistics passes run from registers: warp butterflies, then ONE cross-warp
-//     merge through shared memory (Chan's formula), double-buffered by row parity so one
-//     __syncthreads per row is enough.
+//     a coalesced 128-bit access. Thread t owns vectors t, t+THREADS, ... (so a warp's
+//     k-th load covers 512 contiguous bytes). 16-bit rows of D = 1536 are owned by ONE
+//     warp (no block barrier at all).
+//   * The row is widened to fp32 once; the statistics take one pass over registers around
+//     a per-warp pivot (with a rare second pass when the pivot was far from the mean, see
+//     dtile_row), warp butterflies, then ONE cross-warp merge through shared memory
+//     (Chan's formula), double-buffered by row parity so one __syncthreads per row is
+//     enough.
 //   * Persistent grid (CTAs = occupancy * SMs); CTA b takes rows b, b+G, b+2G, ... and
 //     keeps (1 + scale) and shift of the current modulation row in registers as fp32,
 //     reloading only when m(r) changes (per-sample: about once per sample; per-frame: once
@@ -20,7 +22,7 @@
 //     CTA keeps several rows in flight without spending registers on them (a register
 //     double buffer held only one row per CTA: 82% of copy bandwidth at D = 5120). Each
 //     thread copies and reads back only its own 16-byte slots: no barrier for the ring.
-//     y stores are st.global.cs (streaming).
+//     y stores are plain 128-bit stores.
 // Generic path (any other D, misaligned pointers, odd strides): a persistent block per row
 // with runtime D, 128-bit accesses when alignment allows and scalar ones otherwise, x
 // re-read from L1/L2 for each of the three passes, the same per-warp statistics and merge.
@@ -41,11 +43,14 @@ namespace {
 
 using namespace lnmod_detail;
 
-// Vectors per thread for each specialized D (the same for 8- and 4-element vectors: fp32
-// rows simply use twice the threads). Chosen so THREADS is a multiple of 32 in [64, 512]
-// and the double-buffered row plus the fp32 modulation fit in registers without spills.
-constexpr int dtile_vpt(int D, int /*VEC*/)
+// Vectors per thread for each specialized D. fp32 rows (VEC 4): 3 at D = 1536/3072, 5 at
+// 5120, else 4. 16-bit rows (VEC 8), measured on the H200 (kernels/NOTES.md, version 5):
+// D = 1536 takes 6, so ONE warp owns a row (no block barrier: 85% -> 100% of copy), and
+// D = 5120 takes 4 (160 threads: +1 point over 5). THREADS is a whole number of warps.
+constexpr int dtile_vpt(int D, int VEC)
 {
+    if (VEC == 8 && D == 1536) return 6;
+    if (VEC == 8 && D == 5120) return 4;
     return (D == 1536 || D == 3072) ? 3 : D == 5120 ? 5 : 4;
 }
 
@@ -56,16 +61,18 @@ template <typename TX, int D> struct dtile_cfg {
     static constexpr int NW = THREADS / 32;
     static constexpr int PER_WARP = 32 * VPT * VEC; // elements of a row one warp owns
     // Row buffers in the shared-memory ring: NSTAGE - 1 rows in flight per CTA (6 measured
-    // no better than 4 on the H200: in-flight bytes are no longer the limit).
+    // no better than 4, 3 worse, on the H200).
     static constexpr int NSTAGE = 4;
     static constexpr int SMEM = NSTAGE * D * (int)sizeof(TX); // the ring of row buffers
     // Registers a thread needs: the row as fp32 (VPT*VEC), (1 + scale) and shift as fp32
-    // (2*VPT*VEC), and ~48 for addresses, loop state and temporaries. MIN_BLOCKS asks
-    // ptxas to fit that many CTAs per SM (65536 registers, 2048 threads).
-    static constexpr int EST_REGS = 3 * VPT * VEC + 48;
+    // (2*VPT*VEC), and 48-80 for addresses, loop state and temporaries. MIN_BLOCKS asks
+    // ptxas to fit that many CTAs per SM (65536 registers, 2048 threads); 16-bit rows at
+    // D = 3072 ask for 5 instead of 4 (94 registers, no spill: +1 point, measured).
+    static constexpr int EST_REGS = 3 * VPT * VEC + (VPT * VEC > 40 ? 80 : 48);
     static constexpr int MB = 65536 / (EST_REGS * THREADS);
     static constexpr int MB_T = 2048 / THREADS;
-    static constexpr int MIN_BLOCKS = MB < 1 ? 1 : (MB > MB_T ? MB_T : MB);
+    static constexpr int MB_FIT = MB < 1 ? 1 : (MB > MB_T ? MB_T : MB);
+    static constexpr int MIN_BLOCKS = (VEC == 8 && D == 3072) ? 5 : MB_FIT;
     static_assert(THREADS * VPT * VEC == D, "exact fit");
     static_assert(THREADS % 32 == 0 && THREADS >= 32 && THREADS <= 512, "whole warps");
 };
@@ -81,10 +88,13 @@ __device__ __forceinline__ void dtile_issue_row(uint4 *ring, int slot, const TX 
     for (int k = 0; k < C::VPT; k++) lnmod_cp_async16(dst + k * C::THREADS, xr + k * C::THREADS * C::VEC);
 }
 
-// One row from registers: statistics, merge, output. sp is the parity buffer of this row.
+// One row: statistics, merge, output. xv: this thread's vectors of the row, read from its
+// ring slot xsrc (still intact during the row: the slot is refilled only at the next row);
+// sp: the parity buffer of this row.
 template <typename TX, typename TM, typename TY, int D>
-__device__ __forceinline__ void dtile_row(const uint4 (&xv)[dtile_cfg<TX, D>::VPT], int64_t r,
-                                          lnmod_part *sp, int64_t &m_end,
+__device__ __forceinline__ void dtile_row(const uint4 (&xv)[dtile_cfg<TX, D>::VPT],
+                                          const uint4 *xsrc, int64_t r, lnmod_part *sp,
+                                          int64_t &m_end,
                                           float (&g)[dtile_cfg<TX, D>::VPT][dt<TX>::VEC],
                                           float (&b)[dtile_cfg<TX, D>::VPT][dt<TX>::VEC],
                                           const lnmod_kparams &p)
@@ -95,7 +105,8 @@ __device__ __forceinline__ void dtile_row(const uint4 (&xv)[dtile_cfg<TX, D>::VP
 
     // Modulation: reload only when the row's modulation row changes (uniform in the CTA).
     // The loads are issued here and consumed only after the statistics, so their latency
-    // hides behind the reductions.
+    // hides behind the reductions. (Re-reading them from L1 at each row instead, to free
+    // the registers, measured 8-25 points slower.)
     // m_end is the first row past the current modulation row's run, so the 64-bit
     // divisions of m(r) happen once per run, not once per row.
     if (r >= m_end) {
@@ -114,54 +125,76 @@ __device__ __forceinline__ void dtile_row(const uint4 (&xv)[dtile_cfg<TX, D>::VP
             for (int e = 0; e < VEC; e++) g[k][e] = 1.0f + g[k][e]; // folded once per m
     }
 
-    // Warp part from registers, corrected two-pass carried one step further:
-    //   hw = rough fp32 mean; d = x - hw (exact for x near hw); c = sum d -> lo_w = c / n_w
-    //   (so hw + lo_w is the mean to fp32 accuracy even when |mean| >> spread);
-    //   M2_w = sum (d - lo_w)^2, which cannot cancel: a constant row gives M2 = 0 exactly.
-    // The row is widened to fp32 once and overwritten by d: each later pass costs one or two
-    // operations per element (bf16 at device-memory speed is issue-bound, so every
-    // operation per element counts; re-widening per pass cost 3 of ~14.5).
+    // The warp's part of the statistics, one pass over registers around a pivot:
+    //   hw = mean of one element per lane (a constant row gives hw = its value exactly:
+    //   sums of equal values double exactly); d = x - hw (exact for x near hw);
+    //   c = sum d, q = sum d^2; lo_w = c / n_w; M2_w = q - c * lo_w.
+    // The subtraction loses about q / M2_w = 1 + n_w (mean - hw)^2 / M2_w ulps; when the
+    // pivot is far from the warp's mean (n_w (mean - hw)^2 > ~8 M2_w: an outlier among the
+    // 32 samples, or a large mean with a tiny spread; rare on real rows) the warp repeats
+    // the pass from the ring around hw + lo_w, where the loss is ~1 ulp.
+    // A constant row: d = 0, M2 = 0 exactly, at any magnitude.
+    // (This replaced three passes -- rough mean, c, sum (d - lo)^2 -- with one: 2 operations
+    // and one butterfly fewer per element and row, +2-4 points of copy bandwidth.)
+    constexpr float inv_nw = 1.0f / (float)C::PER_WARP;
     float v[VPT][VEC];
-    float s = 0.0f;
 #pragma unroll
-    for (int k = 0; k < VPT; k++) {
-        dt<TX>::unpack(xv[k], v[k]);
-        s += lnmod_sum_n<VEC>(v[k]);
-    }
-    const float nwf = (float)C::PER_WARP;
-    const float hw = lnmod_warp_sum(s) / nwf;
-    float c = 0.0f;
+    for (int k = 0; k < VPT; k++) dt<TX>::unpack(xv[k], v[k]);
+    float hw = lnmod_warp_sum(v[0][0]) * (1.0f / 32.0f);
+    float cs[4] = {0.0f, 0.0f, 0.0f, 0.0f}, qs[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
     for (int k = 0; k < VPT; k++) {
 #pragma unroll
-        for (int e = 0; e < VEC; e++) v[k][e] -= hw;
-        c += lnmod_sum_n<VEC>(v[k]);
-    }
-    const float lw = lnmod_warp_sum(c) / nwf;
-    // Four accumulators: a 4x shorter FMA dependency chain, same instruction count.
-    float q[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-#pragma unroll
-    for (int k = 0; k < VPT; k++) {
-#pragma unroll
-        for (int e = 0; e < VEC; e++) {
-            float dd = v[k][e] - lw;
-            q[e & 3] = fmaf(dd, dd, q[e & 3]);
+        for (int e = 0; e < VEC; e++) { // four accumulators: short dependency chains
+            const float d = v[k][e] - hw;
+            v[k][e] = d;
+            cs[e & 3] += d;
+            qs[e & 3] = fmaf(d, d, qs[e & 3]);
         }
     }
-    const float s2 = lnmod_warp_sum((q[0] + q[1]) + (q[2] + q[3]));
+    float c = (cs[0] + cs[1]) + (cs[2] + cs[3]);
+    float q = (qs[0] + qs[1]) + (qs[2] + qs[3]);
+    lnmod_warp_sum2(c, q);
+    float lw = c * inv_nw;
+    if (c * lw > 0.888f * q) { // warp-uniform: n_w (mean - hw)^2 > ~7.9 M2_w
+        const float h2 = hw + lw;
+        float c2 = 0.0f, q2 = 0.0f;
+#pragma unroll
+        for (int k = 0; k < VPT; k++) {
+            float w[VEC];
+            dt<TX>::unpack(lnmod_lds16(xsrc + k * C::THREADS), w);
+#pragma unroll
+            for (int e = 0; e < VEC; e++) {
+                const float d = w[e] - h2;
+                v[k][e] = d;
+                c2 += d;
+                q2 = fmaf(d, d, q2);
+            }
+        }
+        lnmod_warp_sum2(c2, q2);
+        hw = h2;
+        c = c2;
+        q = q2;
+        lw = c * inv_nw;
+    }
+    const float s2 = fmaxf(fmaf(-c, lw, q), 0.0f);
+    const float nwf = (float)C::PER_WARP;
     if (lane == 0) {
-        lnmod_part q;
-        q.hi = hw;
-        q.lo = lw;
-        q.m2 = s2;
-        sp[warp] = q;
+        lnmod_part part;
+        part.hi = hw;
+        part.lo = lw;
+        part.m2 = s2;
+        sp[warp] = part;
     }
     // The one barrier of the row. The buffer alternates with row parity: a warp can only
     // overwrite this buffer two rows later, after every warp passed the next row's barrier,
     // i.e. after every warp finished reading it here.
-    __syncthreads();
+    if constexpr (NW > 1)
+        __syncthreads();
+    else
+        __syncwarp(); // one warp per row: the warp's own lanes are all that meet here
 
-    // Chan's merge of NW equal-sized parts around warp 0's rough mean.
+    // Chan's merge of NW equal-sized parts around warp 0's pivot.
     lnmod_part part[NW];
 #pragma unroll
     for (int w = 0; w < NW; w++) part[w] = sp[w];
@@ -234,7 +267,7 @@ __global__ void __launch_bounds__(dtile_cfg<TX, D>::THREADS, dtile_cfg<TX, D>::M
         const int prev = slot == 0 ? NS - 1 : slot - 1;
         if (r + (NS - 1) * RS < r1) dtile_issue_row<TX, D>(dtile_ring, prev, x, r + (NS - 1) * RS);
         lnmod_cp_commit();
-        dtile_row<TX, TM, TY, D>(xv, r, sp[i & 1], m_end, g, b, p);
+        dtile_row<TX, TM, TY, D>(xv, src, r, sp[i & 1], m_end, g, b, p);
         slot = slot + 1 == NS ? 0 : slot + 1;
     }
 }
