@@ -5,10 +5,10 @@
  * own files in (verify.json, bench.json, ...). Nothing here edits an existing folder: when
  * two runs start in the same second the second one gets a "-2" suffix instead.
  *
- * Git facts come from `git -C <root>` when <root>/.git exists (a directory, or a file in a
- * worktree). The device machine receives a copy of the tree without .git, so there the
- * caller exports ADALOAD_GIT_SHA (and ADALOAD_GIT_DIRTY=0/1); without either, the sha is
- * "unknown" and the folder suffix "nogit".
+ * Git facts come from ADALOAD_GIT_SHA (and ADALOAD_GIT_DIRTY=0/1) when the caller exports
+ * them (ci/device_run.sh does: the device machine's copy of the tree has no .git, or a .git
+ * of an older commit), else from `git -C <root>` when <root>/.git exists (a directory, or a
+ * file in a worktree); without either, the sha is "unknown" and the folder suffix "nogit".
  */
 #include "results.h"
 
@@ -130,6 +130,18 @@ static void git_info(const char *root, git_facts *g)
     strcpy(g->sha, "unknown");
     g->dirty = -1;
     g->source = "none";
+    /* An explicit ADALOAD_GIT_SHA wins: the device machine's copy of the tree may carry a
+     * .git of an older commit (the one its session started from), whose HEAD and status
+     * would name the wrong code. */
+    const char *e = getenv("ADALOAD_GIT_SHA");
+    if (e && strlen(e) >= 7) {
+        snprintf(g->sha, sizeof g->sha, "%.63s", e);
+        g->source = "env";
+        const char *dty = getenv("ADALOAD_GIT_DIRTY");
+        if (dty && (!strcmp(dty, "1") || !strcmp(dty, "true"))) g->dirty = 1;
+        else if (dty && (!strcmp(dty, "0") || !strcmp(dty, "false"))) g->dirty = 0;
+        return;
+    }
     char dotgit[4200];
     snprintf(dotgit, sizeof dotgit, "%s/.git", root);
     struct stat st;
@@ -143,16 +155,7 @@ static void git_info(const char *root, git_facts *g)
             if (git_line(root, "status --porcelain --untracked-files=no", first, sizeof first,
                          &any) == 0)
                 g->dirty = any;
-            return;
         }
-    }
-    const char *e = getenv("ADALOAD_GIT_SHA");
-    if (e && strlen(e) >= 7) {
-        snprintf(g->sha, sizeof g->sha, "%.63s", e);
-        g->source = "env";
-        const char *dty = getenv("ADALOAD_GIT_DIRTY");
-        if (dty && (!strcmp(dty, "1") || !strcmp(dty, "true"))) g->dirty = 1;
-        else if (dty && (!strcmp(dty, "0") || !strcmp(dty, "false"))) g->dirty = 0;
     }
 }
 

@@ -72,6 +72,45 @@ Test(results, new_run_writes_meta_from_env_without_git)
     unsetenv("ADALOAD_GIT_DIRTY");
 }
 
+/* The device machine's copy of the tree can hold a .git of an older commit: an exported
+ * ADALOAD_GIT_SHA must win over what git says there. */
+Test(results, exported_sha_wins_over_a_git_checkout)
+{
+    char repo[1100], cmd[3400];
+    snprintf(repo, sizeof repo, "%s/repo", root);
+    snprintf(cmd, sizeof cmd,
+             "git init -q '%s' && git -C '%s' -c user.name=t -c user.email=t@t "
+             "commit -q --allow-empty -m old >/dev/null 2>&1",
+             repo, repo);
+    if (system(cmd) != 0) cr_skip_test("git is not usable here");
+    setenv("ADALOAD_GIT_SHA", "fedcba9876543210fedcba9876543210fedcba98", 1);
+    setenv("ADALOAD_GIT_DIRTY", "0", 1);
+    char dir[1400];
+    cr_assert_eq(ada_results_new_run(repo, "nvidia-test", "x", dir, sizeof dir), 0);
+    cr_expect(strstr(dir, "_fedcba9") != NULL, "the exported sha names the folder: %s", dir);
+    char mp[1500];
+    snprintf(mp, sizeof mp, "%s/meta.json", dir);
+    json_error_t e;
+    json_t *m = json_load_file(mp, 0, &e);
+    cr_assert_not_null(m, "meta.json: %s", e.text);
+    cr_expect_str_eq(json_string_value(json_object_get(m, "git_sha")),
+                     "fedcba9876543210fedcba9876543210fedcba98");
+    cr_expect_str_eq(json_string_value(json_object_get(m, "git_source")), "env");
+    cr_expect(json_is_false(json_object_get(m, "git_dirty")));
+    json_decref(m);
+    unsetenv("ADALOAD_GIT_SHA");
+    unsetenv("ADALOAD_GIT_DIRTY");
+    /* Without the variable the checkout's own HEAD is used. */
+    cr_assert_eq(ada_results_new_run(repo, "nvidia-test", "y", dir, sizeof dir), 0);
+    snprintf(mp, sizeof mp, "%s/meta.json", dir);
+    m = json_load_file(mp, 0, &e);
+    cr_assert_not_null(m, "meta.json: %s", e.text);
+    cr_expect_str_eq(json_string_value(json_object_get(m, "git_source")), "git");
+    cr_expect_str_neq(json_string_value(json_object_get(m, "git_sha")),
+                      "fedcba9876543210fedcba9876543210fedcba98");
+    json_decref(m);
+}
+
 Test(results, bad_arguments_fail_cleanly)
 {
     char dir[1024];
