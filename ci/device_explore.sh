@@ -13,14 +13,7 @@
 #      $OUT/ncu.txt.
 # Then, here: tar xzf explore.tgz; .devbundle/adaload compare exp-1-base exp-1-<tag>.
 set -uo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root"
-set -a; . .devbundle/git.env; set +a
-[ -d .devbundle/lib ] || tar -C .devbundle -xJf .devbundle/lib.tar.xz
-export ADALOAD_ROOT=$root
-out=${OUT:-/tmp/adaload-out}
-mkdir -p "$out"
-log() { echo "== $(date -u +%H:%M:%S) $*"; }
+. "$(dirname "$0")/device_env.sh"
 filter=${EXPLORE_FILTER:-'^lnmod_fwd/dtile/(bf16-f32-bf16/sample/D(1536|3072|5120)|f32-f32-f32/sample/D1536)/rows(32760|75600)$'}
 for z in .devbundle/adaload-*.xz; do [ -e "$z" ] && xz -d "$z" && chmod +x "${z%.xz}"; done
 tags=(base)

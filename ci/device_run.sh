@@ -10,15 +10,8 @@
 # (two calls, each inside the device tool's 10-minute limit)
 set -uo pipefail
 mode=${1:-quick}
-root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root"
-set -a; . .devbundle/git.env; set +a
-[ -d .devbundle/lib ] || tar -C .devbundle -xJf .devbundle/lib.tar.xz
-export ADALOAD_ROOT=$root
-out=${OUT:-/tmp/adaload-out}
-mkdir -p "$out"
+. "$(dirname "$0")/device_env.sh"
 ada=.devbundle/adaload
-log() { echo "== $(date -u +%H:%M:%S) $*"; }
 before=$(mktemp); find results -name meta.json 2>/dev/null | sort >"$before"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv
 log env;       $ada env

@@ -44,6 +44,17 @@ Test(results, testbed_is_a_slug)
     cr_expect_eq(ada_results_testbed(tiny, sizeof tiny), -1, "too small a buffer is an error");
 }
 
+/* meta.json of run folder dir, parsed (fails the test when it cannot be read). */
+static json_t *load_meta(const char *dir)
+{
+    char mp[1500];
+    snprintf(mp, sizeof mp, "%s/meta.json", dir);
+    json_error_t e;
+    json_t *m = json_load_file(mp, 0, &e);
+    cr_assert_not_null(m, "%s: %s", mp, e.text);
+    return m;
+}
+
 Test(results, new_run_writes_meta_from_env_without_git)
 {
     setenv("ADALOAD_GIT_SHA", "0123456789abcdef0123456789abcdef01234567", 1);
@@ -53,11 +64,7 @@ Test(results, new_run_writes_meta_from_env_without_git)
                  "errno %d", errno);
     cr_expect(strstr(dir, "/results/nvidia-test/") != NULL, "%s", dir);
     cr_expect(strstr(dir, "_0123456") != NULL, "sha7 in the folder name: %s", dir);
-    char mp[1100];
-    snprintf(mp, sizeof mp, "%s/meta.json", dir);
-    json_error_t e;
-    json_t *m = json_load_file(mp, 0, &e);
-    cr_assert_not_null(m, "meta.json: %s", e.text);
+    json_t *m = load_meta(dir);
     cr_expect_str_eq(json_string_value(json_object_get(m, "git_sha")),
                      "0123456789abcdef0123456789abcdef01234567");
     cr_expect(json_is_true(json_object_get(m, "git_dirty")));
@@ -88,11 +95,7 @@ Test(results, exported_sha_wins_over_a_git_checkout)
     char dir[1400];
     cr_assert_eq(ada_results_new_run(repo, "nvidia-test", "x", dir, sizeof dir), 0);
     cr_expect(strstr(dir, "_fedcba9") != NULL, "the exported sha names the folder: %s", dir);
-    char mp[1500];
-    snprintf(mp, sizeof mp, "%s/meta.json", dir);
-    json_error_t e;
-    json_t *m = json_load_file(mp, 0, &e);
-    cr_assert_not_null(m, "meta.json: %s", e.text);
+    json_t *m = load_meta(dir);
     cr_expect_str_eq(json_string_value(json_object_get(m, "git_sha")),
                      "fedcba9876543210fedcba9876543210fedcba98");
     cr_expect_str_eq(json_string_value(json_object_get(m, "git_source")), "env");
@@ -102,9 +105,7 @@ Test(results, exported_sha_wins_over_a_git_checkout)
     unsetenv("ADALOAD_GIT_DIRTY");
     /* Without the variable the checkout's own HEAD is used. */
     cr_assert_eq(ada_results_new_run(repo, "nvidia-test", "y", dir, sizeof dir), 0);
-    snprintf(mp, sizeof mp, "%s/meta.json", dir);
-    m = json_load_file(mp, 0, &e);
-    cr_assert_not_null(m, "meta.json: %s", e.text);
+    m = load_meta(dir);
     cr_expect_str_eq(json_string_value(json_object_get(m, "git_source")), "git");
     cr_expect_str_neq(json_string_value(json_object_get(m, "git_sha")),
                       "fedcba9876543210fedcba9876543210fedcba98");

@@ -9,7 +9,8 @@
 //   * memory instructions: cp.async 16-byte copies into shared memory (dtile's row ring),
 //     read-only cached loads, 16-byte stores for y, re-reads of a thread's ring slot;
 //   * warp butterfly sums, and the corrected two-pass statistics with Chan's merge;
-//   * the three passes over a row re-read from memory (lnmod_pass_sum/_dev/_out);
+//   * the three passes over a row re-read from memory (lnmod_pass_sum/_dev/_out) and the
+//     end of such a row (lnmod_row_out: mean/rstd, then pass 3);
 //   * lnmod_dispatch_dtypes(): maps the runtime dtype triple to template types;
 //   * lnmod_chunk(): the contiguous row range of one CTA of a persistent grid.
 // Every element offset is int64_t: rows*D exceeds 2^31 at real sizes.
@@ -465,6 +466,25 @@ __device__ __forceinline__ void lnmod_pass_out(const TX *xr, const TM *sc, const
         for (int e = 0; e < VEC; e++) o[e] = fmaf(((f[e] - hi) - lo) * rs, 1.0f + g[e], b[e]);
         lnmod_store_n<TY, VEC>(yr + v * VEC, o);
     }
+}
+
+// The end of row r for the paths that re-read it: mean and rstd stored by the one thread
+// for which `writer` holds (when the caller asked for them), then pass 3 with the row's
+// modulation row m(r).
+template <typename TX, typename TM, typename TY, int VEC>
+__device__ __forceinline__ void lnmod_row_out(const lnmod_kparams &p, int64_t r, bool writer,
+                                              int64_t v0, int64_t step, int64_t nv, float hi,
+                                              float lo, float rs)
+{
+    if (writer) {
+        if (p.mean) p.mean[r] = hi + lo;
+        if (p.rstd) p.rstd[r] = rs;
+    }
+    const int64_t m = lnmod_mod_row(p, r);
+    lnmod_pass_out<TX, TM, TY, VEC>(static_cast<const TX *>(p.x) + r * p.D,
+                                    static_cast<const TM *>(p.scale) + m * p.scale_stride,
+                                    static_cast<const TM *>(p.shift) + m * p.shift_stride,
+                                    static_cast<TY *>(p.y) + r * p.D, v0, step, nv, hi, lo, rs);
 }
 
 // SMs of the current device (queried per call: cheap, thread-safe, no global state).

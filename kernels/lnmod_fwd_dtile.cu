@@ -283,9 +283,6 @@ __global__ void __launch_bounds__(GEN_MAX_THREADS, 2) dtile_generic_kernel(lnmod
     __shared__ lnmod_part sp[2][GEN_MAX_WARPS];
     __shared__ float sn[GEN_MAX_WARPS];
     const TX *x = static_cast<const TX *>(p.x);
-    const TM *scale = static_cast<const TM *>(p.scale);
-    const TM *shift = static_cast<const TM *>(p.shift);
-    TY *y = static_cast<TY *>(p.y);
     const int T = blockDim.x, NW = T >> 5;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int64_t D = p.D, nv = D / VEC;
@@ -327,16 +324,7 @@ __global__ void __launch_bounds__(GEN_MAX_THREADS, 2) dtile_generic_kernel(lnmod
         float hi, lo, m2;
         lnmod_merge_parts(sp[par], sn, NW, n, &hi, &lo, &m2);
         const float rs = lnmod_rstd(m2, n, p.eps);
-        if (tid == 0) {
-            if (p.mean) p.mean[r] = hi + lo;
-            if (p.rstd) p.rstd[r] = rs;
-        }
-
-        const int64_t m = lnmod_mod_row(p, r);
-        const TM *sc = scale + m * p.scale_stride;
-        const TM *sh = shift + m * p.shift_stride;
-        TY *yr = y + r * D;
-        lnmod_pass_out<TX, TM, TY, VEC>(xr, sc, sh, yr, tid, T, nv, hi, lo, rs);
+        lnmod_row_out<TX, TM, TY, VEC>(p, r, tid == 0, tid, T, nv, hi, lo, rs);
     }
 }
 

@@ -26,9 +26,6 @@ __global__ void __launch_bounds__(NAIVE_THREADS) naive_kernel(lnmod_kparams p)
     __shared__ float buf2[NAIVE_THREADS];
     __shared__ float buf3[NAIVE_THREADS];
     const TX *x = static_cast<const TX *>(p.x);
-    const TM *scale = static_cast<const TM *>(p.scale);
-    const TM *shift = static_cast<const TM *>(p.shift);
-    TY *y = static_cast<TY *>(p.y);
     const int64_t D = p.D;
     const float n = (float)D;
     for (int64_t r = blockIdx.x; r < p.rows; r += gridDim.x) {
@@ -73,16 +70,8 @@ __global__ void __launch_bounds__(NAIVE_THREADS) naive_kernel(lnmod_kparams p)
         __syncthreads(); // the buffers are reused by the next row's first reduction
         const float lo = c / n;
         const float rs = lnmod_rstd(s2 - c * c / n, n, p.eps);
-        if (threadIdx.x == 0) {
-            if (p.mean) p.mean[r] = hi + lo;
-            if (p.rstd) p.rstd[r] = rs;
-        }
-
-        const int64_t m = lnmod_mod_row(p, r);
-        const TM *sc = scale + m * p.scale_stride;
-        const TM *sh = shift + m * p.shift_stride;
-        TY *yr = y + r * D;
-        lnmod_pass_out<TX, TM, TY, 1>(xr, sc, sh, yr, threadIdx.x, NAIVE_THREADS, D, hi, lo, rs);
+        lnmod_row_out<TX, TM, TY, 1>(p, r, threadIdx.x == 0, threadIdx.x, NAIVE_THREADS, D, hi,
+                                     lo, rs);
     }
 }
 

@@ -30,9 +30,6 @@ template <typename TX, typename TM, typename TY, int VEC>
 __global__ void __launch_bounds__(RPW_THREADS) rpw_kernel(lnmod_kparams p)
 {
     const TX *x = static_cast<const TX *>(p.x);
-    const TM *scale = static_cast<const TM *>(p.scale);
-    const TM *shift = static_cast<const TM *>(p.shift);
-    TY *y = static_cast<TY *>(p.y);
     const int lane = threadIdx.x & 31;
     const int64_t D = p.D;
     const int64_t nv = D / VEC; // VEC divides D (checked by the launcher when VEC > 1)
@@ -56,16 +53,7 @@ __global__ void __launch_bounds__(RPW_THREADS) rpw_kernel(lnmod_kparams p)
         s2 = lnmod_warp_sum(s2);
         const float lo = c / n;
         const float rs = lnmod_rstd(s2 - c * c / n, n, p.eps);
-        if (lane == 0) {
-            if (p.mean) p.mean[r] = hi + lo;
-            if (p.rstd) p.rstd[r] = rs;
-        }
-
-        const int64_t m = lnmod_mod_row(p, r);
-        const TM *sc = scale + m * p.scale_stride;
-        const TM *sh = shift + m * p.shift_stride;
-        TY *yr = y + r * D;
-        lnmod_pass_out<TX, TM, TY, VEC>(xr, sc, sh, yr, lane, 32, nv, hi, lo, rs);
+        lnmod_row_out<TX, TM, TY, VEC>(p, r, lane == 0, lane, 32, nv, hi, lo, rs);
     }
 }
 

@@ -21,8 +21,8 @@ extern "C" const lnmod_variant lnmod_variants[] = {
      lnmod_fwd_row_per_warp_bytes},
     {"dtile",
      "D-tile fused: exact-fit 128-bit tiles, rows staged 3 ahead through a cp.async ring, "
-     "statistics from registers, one barrier per row, modulation kept on chip, strided "
-     "persistent grid",
+     "one-pass pivot statistics from registers, at most one barrier per row, modulation "
+     "kept on chip, strided persistent grid",
      lnmod_fwd_dtile_supports, lnmod_fwd_dtile_launch, lnmod_fwd_dtile_bytes},
     {NULL, NULL, NULL, NULL, NULL},
 };
