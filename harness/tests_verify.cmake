@@ -36,6 +36,9 @@ add_test(NAME results_run_folders COMMAND test_results)
 # The verifier end to end without a GPU: the right model passes, each wrong one is caught.
 add_test(NAME verify_model_smoke
          COMMAND adaload verify --cpu-model --grid smoke --no-record --seed 12345 --threads 2)
+add_test(NAME verify_model_pivot_smoke
+         COMMAND adaload verify --cpu-model --grid smoke --no-record --seed 12345 --threads 2
+                 --variant model_pivot)
 foreach(bug onepass eps oob lazy)
   add_test(NAME verify_model_catches_${bug}
            COMMAND sh -c "\"$1\" verify --cpu-model --grid smoke --no-record --seed 12345 --threads 2 --variant model_${bug} >/dev/null; test $? -eq 1"

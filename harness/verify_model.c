@@ -3,15 +3,18 @@
  * rough fp32 mean m_hi, deviations d = x - m_hi, c = sum d, lo = c / D,
  * M2 = sum d^2 - c^2 / D, rstd = 1/sqrt(M2/D + eps), xhat = ((x - m_hi) - lo) * rstd,
  * y = fma(xhat, 1 + scale, shift) rounded once to y's dtype. Sums are pairwise over blocks of
- * 32, like the GPU's tree reductions, so their error grows with log D. */
+ * 32, like the GPU's tree reductions, so their error grows with log D. model_pivot follows
+ * dtile's specialized path instead (one-pass statistics around a per-part pivot, see
+ * pivot_row). */
 #include "verify_model.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ref_lnmod.h"
 
-enum { M_OK, M_ONEPASS, M_EPS, M_OOB, M_LAZY };
+enum { M_OK, M_ONEPASS, M_EPS, M_OOB, M_LAZY, M_PIVOT };
 
 const verify_model_info verify_models[] = {
     {"model", "fp32 CPU model of the kernels' algorithm (must pass)"},
@@ -19,6 +22,7 @@ const verify_model_info verify_models[] = {
     {"model_eps", "wrong: eps hard-coded to 1e-5"},
     {"model_oob", "wrong: writes one element past the end of y"},
     {"model_lazy", "wrong: leaves the last row of y unwritten"},
+    {"model_pivot", "fp32 CPU model of dtile's one-pass pivot statistics (must pass)"},
     {NULL, NULL},
 };
 
@@ -41,12 +45,99 @@ static float psum(const float *v, int64_t n)
     return psum(v, h) + psum(v + h, n - h);
 }
 
+/* dtile's statistics (kernels/lnmod_fwd_dtile.cu, dtile_row) on one row xr[0..D): parts of
+ * PIVOT_PART consecutive elements stand for the warps' shares. Each part pivots on the mean
+ * of 32 of its elements (its first element when it has fewer than 32), sums d = x - pivot
+ * and d^2 in one pass, and repeats the pass around pivot + c/n when the pivot was far from
+ * the part's mean (c*lo > 0.888 q); the parts merge by Chan's formula around part 0's pivot.
+ * Outputs y = fma(fma(d, rs, -L*rs), 1 + scale, shift) with L = (hi - pivot) + lo, and the
+ * mean hi + lo and rstd. parts: scratch of 4 floats per part. */
+enum { PIVOT_PART = 64 };
+
+static void pivot_row(int64_t D, const float *xr, const float *g, const float *b, float eps,
+                      float *parts, float *out, float *mean, float *rstd)
+{
+    const int64_t np = (D + PIVOT_PART - 1) / PIVOT_PART;
+    float *hw = parts, *lw = parts + np, *m2w = parts + 2 * np, *nw = parts + 3 * np;
+    for (int64_t w = 0; w < np; w++) {
+        const float *x = xr + w * PIVOT_PART;
+        const int64_t n = D - w * PIVOT_PART < PIVOT_PART ? D - w * PIVOT_PART : PIVOT_PART;
+        float piv = x[0];
+        if (n >= 32) {
+            float smp[32];
+            for (int j = 0; j < 32; j++) smp[j] = x[j * (n / 32)];
+            piv = psum(smp, 32) * (1.0f / 32.0f);
+        }
+        float dv[PIVOT_PART], d2[PIVOT_PART];
+        for (int64_t j = 0; j < n; j++) {
+            dv[j] = x[j] - piv;
+            d2[j] = dv[j] * dv[j];
+        }
+        float c = psum(dv, n), q = psum(d2, n), lo = c / (float)n;
+        if (c * lo > 0.888f * q) {
+            piv += lo;
+            for (int64_t j = 0; j < n; j++) {
+                dv[j] = x[j] - piv;
+                d2[j] = dv[j] * dv[j];
+            }
+            c = psum(dv, n);
+            q = psum(d2, n);
+            lo = c / (float)n;
+        }
+        hw[w] = piv;
+        lw[w] = lo;
+        m2w[w] = fmaxf(fmaf(-c, lo, q), 0.0f);
+        nw[w] = (float)n;
+    }
+    const float hi = hw[0];
+    float acc = 0.0f;
+    for (int64_t w = 0; w < np; w++) acc = fmaf(nw[w], (hw[w] - hi) + lw[w], acc);
+    const float lo = acc / (float)D;
+    float m2 = 0.0f;
+    for (int64_t w = 0; w < np; w++) {
+        const float e = ((hw[w] - hi) + lw[w]) - lo;
+        m2 += m2w[w] + nw[w] * e * e;
+    }
+    const float var = fmaxf(m2 / (float)D, 0.0f);
+    const float rs = 1.0f / sqrtf(var + eps);
+    for (int64_t j = 0; j < D; j++) {
+        const int64_t w = j / PIVOT_PART;
+        const float nlr = -((hi - hw[w]) + lo) * rs;
+        out[j] = fmaf(fmaf(xr[j] - hw[w], rs, nlr), g[j], b[j]);
+    }
+    *mean = hi + lo;
+    *rstd = rs;
+}
+
 void verify_model_rows(int which, const lnmod_desc *d, int64_t r0, int64_t r1, const void *x,
                        const void *scale, const void *shift, void *y, float *mean, float *rstd)
 {
     const int64_t D = d->D;
     const float eps = which == M_EPS ? 1e-5f : (float)d->eps;
     float xs[32], tmp[32]; /* one chunk of 32 elements at a time */
+    if (which == M_PIVOT) {
+        /* Row scratch: x, 1 + scale, shift, y as fp32, and 4 floats per part. Without memory
+         * the rows stay unwritten (NaN-poisoned by the verifier: the case fails, loudly). */
+        const int64_t np = (D + PIVOT_PART - 1) / PIVOT_PART;
+        float *buf = malloc((size_t)(4 * D + 4 * np) * sizeof *buf);
+        if (!buf) return;
+        float *xr = buf, *g = buf + D, *b = buf + 2 * D, *out = buf + 3 * D, *parts = buf + 4 * D;
+        for (int64_t r = r0; r < r1; r++) {
+            const int64_t k = lnmod_mod_index(d, r);
+            for (int64_t j = 0; j < D; j++) {
+                xr[j] = (float)ref_load(d->x_dtype, x, r * D + j);
+                g[j] = 1.0f + (float)ref_load(d->mod_dtype, scale, k * d->scale_stride + j);
+                b[j] = (float)ref_load(d->mod_dtype, shift, k * d->shift_stride + j);
+            }
+            float mu, rs;
+            pivot_row(D, xr, g, b, eps, parts, out, &mu, &rs);
+            for (int64_t j = 0; j < D; j++) ref_store(d->y_dtype, y, r * D + j, (double)out[j]);
+            if (mean) mean[r] = mu;
+            if (rstd) rstd[r] = rs;
+        }
+        free(buf);
+        return;
+    }
     for (int64_t r = r0; r < r1; r++) {
         if (which == M_LAZY && r == d->rows - 1) continue;
         const int64_t base = r * D;

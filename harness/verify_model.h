@@ -9,6 +9,7 @@
  *   model_eps      eps hard-coded to 1e-5: fails on constant rows (rstd, y when eps matters)
  *   model_oob      writes one element past the end of y: fails the guard band
  *   model_lazy     leaves the last row of y unwritten: fails on the NaN poison
+ *   model_pivot    dtile's one-pass pivot statistics in fp32 (must pass, like model)
  *
  * Pointers are host memory laid out as the device buffers would be (same offsets).
  */
