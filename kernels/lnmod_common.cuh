@@ -223,8 +223,8 @@ __device__ __forceinline__ uint4 lnmod_ld_cached(const void *p)
 {
     return __ldg(reinterpret_cast<const uint4 *>(p));
 }
-// y: a plain 16-byte store (write-back through L2). st.global.cs (evict-first) measured
-// 0.5-1.5 points of copy bandwidth slower for dtile on the H200 (kernels/NOTES.md).
+// y: a plain 16-byte store (write-back through L2). st.global.cs (evict-first) measured up
+// to 1.5 points of copy bandwidth slower for dtile on the H200 (kernels/NOTES.md).
 __device__ __forceinline__ void lnmod_st_vec(void *p, uint4 v)
 {
     *reinterpret_cast<uint4 *>(p) = v;

@@ -25,7 +25,8 @@
 //     y stores are plain 128-bit stores.
 // Generic path (any other D, misaligned pointers, odd strides): a persistent block per row
 // with runtime D, 128-bit accesses when alignment allows and scalar ones otherwise, x
-// re-read from L1/L2 for each of the three passes, the same per-warp statistics and merge.
+// re-read from L1/L2 for each of the three passes (rough mean with min/max, then c and
+// sum d^2 around it; a constant part pivots on its own value), and the same merge.
 //
 // Bytes it moves: specialized: rows*D*(sizeof(x) + sizeof(y)) from/to device memory, plus
 // modulation rows read once per CTA and run of rows sharing them (from L2 after the first
@@ -46,7 +47,7 @@ using namespace lnmod_detail;
 // Vectors per thread for each specialized D. fp32 rows (VEC 4): 3 at D = 1536/3072, 5 at
 // 5120, else 4. 16-bit rows (VEC 8), measured on the H200 (kernels/NOTES.md, version 5):
 // D = 1536 takes 6, so ONE warp owns a row (no block barrier: 85% -> 100% of copy), and
-// D = 5120 takes 4 (160 threads: +1 point over 5). THREADS is a whole number of warps.
+// D = 5120 takes 4 (160 threads: +0.6 points over 5). THREADS is a whole number of warps.
 constexpr int dtile_vpt(int D, int VEC)
 {
     if (VEC == 8 && D == 1536) return 6;
@@ -61,7 +62,8 @@ template <typename TX, int D> struct dtile_cfg {
     static constexpr int NW = THREADS / 32;
     static constexpr int PER_WARP = 32 * VPT * VEC; // elements of a row one warp owns
     // Row buffers in the shared-memory ring: NSTAGE - 1 rows in flight per CTA (6 measured
-    // no better than 4, 3 worse, on the H200).
+    // no better than 4 on the H200; 3 was timed only with the modulation re-read from L1,
+    // where it helped by leaving room for more CTAs).
     static constexpr int NSTAGE = 4;
     static constexpr int SMEM = NSTAGE * D * (int)sizeof(TX); // the ring of row buffers
     // Registers a thread needs: the row as fp32 (VPT*VEC), (1 + scale) and shift as fp32
@@ -135,7 +137,7 @@ __device__ __forceinline__ void dtile_row(const uint4 (&xv)[dtile_cfg<TX, D>::VP
     // the pass from the ring around hw + lo_w, where the loss is ~1 ulp.
     // A constant row: d = 0, M2 = 0 exactly, at any magnitude.
     // (This replaced three passes -- rough mean, c, sum (d - lo)^2 -- with one: 2 operations
-    // and one butterfly fewer per element and row, +2-4 points of copy bandwidth.)
+    // per element and one butterfly per row fewer, +1-3 points of copy bandwidth.)
     constexpr float inv_nw = 1.0f / (float)C::PER_WARP;
     float v[VPT][VEC];
 #pragma unroll
