@@ -174,3 +174,13 @@ int64_t lnmod_fwd_min_bytes(const lnmod_desc *d, int want_stats)
     if (want_stats) b += 8 * d->rows;
     return b;
 }
+
+int64_t lnmod_fwd_reread_bytes(const lnmod_desc *d, int want_stats)
+{
+    const int64_t n = d->rows * d->D;
+    int64_t b = n * (3 * (int64_t)lnmod_dtype_size(d->x_dtype) +
+                     (int64_t)lnmod_dtype_size(d->y_dtype));
+    b += 2 * n * (int64_t)lnmod_dtype_size(d->mod_dtype);
+    if (want_stats) b += 8 * d->rows;
+    return b;
+}

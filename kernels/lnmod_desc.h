@@ -120,6 +120,11 @@ static inline int64_t lnmod_mod_index(const lnmod_desc *d, int64_t r)
  * plus 4 bytes each for mean and rstd per row when want_stats is non-zero. */
 int64_t lnmod_fwd_min_bytes(const lnmod_desc *d, int want_stats);
 
+/* The bytes a forward moves when it reads x three times (statistics, deviations, output)
+ * and reads the modulation row again for every row (naive, row_per_warp, dtile's generic
+ * path), plus 8 bytes per row for mean and rstd when want_stats is non-zero. */
+int64_t lnmod_fwd_reread_bytes(const lnmod_desc *d, int want_stats);
+
 #ifdef __cplusplus
 }
 #endif

@@ -432,11 +432,6 @@ int64_t lnmod_fwd_dtile_bytes(const lnmod_desc *d, int want_stats)
     // Assumes aligned pointers (the usual case): the specialized sizes move the floor (the
     // per-CTA modulation reloads depend on the device and are not counted); the generic
     // path re-reads x and the modulation per row.
-    if (dtile_special_d(d->D)) return lnmod_fwd_min_bytes(d, want_stats);
-    const int64_t n = d->rows * d->D;
-    int64_t b = n * (3 * (int64_t)lnmod_dtype_size(d->x_dtype) +
-                     (int64_t)lnmod_dtype_size(d->y_dtype));
-    b += 2 * n * (int64_t)lnmod_dtype_size(d->mod_dtype);
-    if (want_stats) b += 8 * d->rows;
-    return b;
+    return dtile_special_d(d->D) ? lnmod_fwd_min_bytes(d, want_stats)
+                                 : lnmod_fwd_reread_bytes(d, want_stats);
 }

@@ -258,6 +258,17 @@ Test(min_bytes, wan_cases)
     cr_assert_eq(lnmod_fwd_min_bytes(&d, 0), INT64_C(1341849600) + 40960);
 }
 
+/* Re-read paths, same Wan 14B row: x three times (3 * 335,462,400), y once (335,462,400) and
+ * scale + shift per row (2 * 32,760 * 5120 * 4 = 1,341,849,600): 2,683,699,200 B; with
+ * mean and rstd + 262,080. */
+Test(min_bytes, reread_wan_case)
+{
+    lnmod_desc d = wan14b();
+    d.rows = 32760;
+    cr_assert_eq(lnmod_fwd_reread_bytes(&d, 0), INT64_C(2683699200));
+    cr_assert_eq(lnmod_fwd_reread_bytes(&d, 1), INT64_C(2683961280));
+}
+
 Test(names, dtype)
 {
     static const struct { const char *s; lnmod_dtype t; } good[] = {
