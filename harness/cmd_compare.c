@@ -14,9 +14,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bench_json.h"
 #include "bench_stats.h"
 #include "cli.h"
+#include "cli_opts.h"
+#include "run_bench.h"
 #include "commands.h"
 
 static void usage(FILE *f)
@@ -47,26 +48,18 @@ int cmd_compare(int argc, char **argv)
     const char *paths[2] = {NULL, NULL};
     int npaths = 0;
     double threshold_pct = 5.0, alpha = 0.05;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return ADA_EXIT_OK;
-        } else if (!strcmp(a, "--threshold")) {
-            if (i + 1 >= argc || ada_parse_double(argv[++i], &threshold_pct) || threshold_pct < 0 ||
-                threshold_pct >= 100)
-                return ada_usage_error("compare", "--threshold: needs a percentage in [0, 100)");
-        } else if (!strcmp(a, "--alpha")) {
-            if (i + 1 >= argc || ada_parse_double(argv[++i], &alpha) || alpha <= 0 || alpha >= 1)
-                return ada_usage_error("compare", "--alpha: needs a number in (0, 1)");
-        } else if (!strncmp(a, "--", 2)) {
-            return ada_usage_error("compare", "unknown option '%s' (adaload compare --help)", a);
-        } else if (npaths < 2) {
-            paths[npaths++] = a;
-        } else {
-            return ada_usage_error("compare", "unexpected argument '%s': give exactly two runs", a);
-        }
+    const cli_opt opts[] = {
+        {.name = "--threshold", .kind = CLI_KIND_F64, .dst = &threshold_pct, .flo = 0, .fhi = 99.999999,
+         .what = "a percentage in [0, 100)", .meta = "PCT", .help = "percent (default 5)"},
+        {.name = "--alpha", .kind = CLI_KIND_F64, .dst = &alpha, .flo = 0, .fhi = 0.999999999, .flo_open = 1,
+         .what = "a number in (0, 1)", .meta = "A", .help = "significance level in (0, 1) (default 0.05)"},
+        CLI_END};
+    int r = cli_parse("compare", opts, argc, argv, paths, 2, &npaths);
+    if (r == CLI_HELP) {
+        usage(stdout);
+        return ADA_EXIT_OK;
     }
+    if (r != CLI_OK) return ADA_EXIT_USAGE;
     if (npaths != 2) return ada_usage_error("compare", "give two runs (folders or JSON files)");
 
     ada_bench_set s[2] = {{0}, {0}};

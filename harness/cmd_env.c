@@ -4,21 +4,23 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_opts.h"
 #include "commands.h"
+#include "run_sysinfo.h"
 
 int cmd_env(int argc, char **argv)
 {
     int as_json = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: adaload env [--json]\n"
-                   "  CUDA devices (name, SMs, L2, memory, clocks, driver and runtime versions)\n"
-                   "  or \"no CUDA device\"; OpenBLAS config and core; library versions; build.\n");
-            return ADA_EXIT_OK;
-        }
-        if (!strcmp(argv[i], "--json")) as_json = 1;
-        else return ada_usage_error("env", "unknown option '%s' (try --help)", argv[i]);
+    const cli_opt opts[] = {CLI_FLAG("--json", &as_json, "the same facts as one JSON object"), CLI_END};
+    int r = cli_parse("env", opts, argc, argv, NULL, 0, NULL);
+    if (r == CLI_HELP) {
+        printf("usage: adaload env [--json]\n"
+               "  CUDA devices (name, SMs, L2, memory, clocks, driver and runtime versions)\n"
+               "  or \"no CUDA device\"; OpenBLAS config and core; library versions; build.\n");
+        cli_print_options(stdout, opts);
+        return ADA_EXIT_OK;
     }
+    if (r != CLI_OK) return ADA_EXIT_USAGE;
     json_t *info = ada_sysinfo();
     if (as_json) {
         json_dumpf(info, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9));

@@ -14,6 +14,7 @@
  * 1 an output could not be written or memory ran out.
  */
 #include <errno.h>
+#include <float.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,35 +22,18 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_opts.h"
 #include "commands.h"
 #include "planner.h"
 
 #define GIB 1073741824.0
 
-static void help(void)
+static void help(const cli_opt *opts)
 {
-    printf(
-        "usage: adaload plan [options]\n"
-        "  Plans per-GPU batches for a manifest of samples and simulates an epoch.\n\n"
-        "  --manifest FILE       CSV with a header: width,height,frames (id, fps, weight optional)\n"
-        "                        default: datasets/default.csv\n"
-        "  --model NAME          wan2.1-14b (default), wan2.1-1.3b, wan2.2-5b (datasets/models/)\n"
-        "  --model-file FILE     any other model, same JSON format\n"
-        "  --gpus N              data-parallel ranks (default 16)\n"
-        "  --gpu-mem-gib X       memory per GPU in GiB (default 141, an H200)\n"
-        "  --mem-tokens N        M_mem in tokens, instead of the memory model\n"
-        "  --tok-budget N        equal-token's M_tok (default: the longest sample's tokens)\n"
-        "  --comp-budget X       dual's M_comp (default: the longest sample's S^p)\n"
-        "  --policy P            equal-token | dual (default) | both (side by side, no files)\n"
-        "  --assign A            random (default) | same-bucket\n"
-        "  --p P|auto            exponent of the compute constraint, in (0, 3] (default auto)\n"
-        "  --seed N              seed of the shuffles and draws (default 0)\n"
-        "  --flops X             sustained FLOP/s per GPU of the FLOP model (default 4e14)\n"
-        "  --profile FILE        measured cost: CSV tokens,seconds, fitted by least squares\n"
-        "  --oversize error|drop a sample over the memory budget: an error (default) or dropped\n"
-        "  --summary-json FILE   the summary as canonical JSON\n"
-        "  --plan-out FILE       the plan: one JSON line per step, sample ids per rank\n"
-        "exit: 0 ok, 1 an output could not be written, 2 bad usage or bad input\n");
+    printf("usage: adaload plan [options]\n"
+           "  Plans per-GPU batches for a manifest of samples and simulates an epoch.\n\n");
+    cli_print_options(stdout, opts);
+    printf("exit: 0 ok, 1 an output could not be written, 2 bad usage or bad input\n");
 }
 
 typedef struct {
@@ -62,85 +46,80 @@ static int exit_of(plan_status st)
     return (st == PLAN_ERR_WRITE || st == PLAN_ERR_NOMEM) ? ADA_EXIT_FAIL : ADA_EXIT_USAGE;
 }
 
-/* Parses "--name value" and "--name=value" into (name, value); returns -1 for a usage error. */
+/* One of names[] (NULL-ended) for option name's value v: its index, or -1 after the
+ * message "NAME V: EXPECTED". */
+static int pick(const char *name, const char *v, const char *const *names, const char *expected)
+{
+    for (int k = 0; names[k]; k++)
+        if (!strcmp(v, names[k])) return k;
+    ada_usage_error("plan", "%s %s: %s", name, v, expected);
+    return -1;
+}
+
+/* 0, 1 for --help (after printing it), -1 for a usage error (message printed). Adding an
+ * option is one line in opts[] (cli_opts.h) plus, for a value that needs more than a range
+ * check, a few lines after cli_parse. */
 static int parse_args(int argc, char **argv, options *o, plan_config *c)
 {
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) return 1;
-        if (strncmp(a, "--", 2) != 0)
-            return ada_usage_error("plan", "unexpected argument '%s' (try --help)", a), -1;
-        char name[64];
-        const char *v = NULL, *eq = strchr(a, '=');
-        size_t n = eq ? (size_t)(eq - a) : strlen(a);
-        if (n >= sizeof name) return ada_usage_error("plan", "unknown option '%s' (try --help)", a), -1;
-        memcpy(name, a, n);
-        name[n] = '\0';
-        static const char *const known[] = {"--manifest", "--model", "--model-file", "--gpus", "--gpu-mem-gib",
-                                            "--mem-tokens", "--tok-budget", "--comp-budget", "--policy",
-                                            "--assign", "--p", "--seed", "--flops", "--profile", "--oversize",
-                                            "--summary-json", "--plan-out", NULL};
-        int ok = 0;
-        for (int k = 0; known[k]; k++) ok |= !strcmp(name, known[k]);
-        if (!ok) return ada_usage_error("plan", "unknown option '%s' (try --help)", name), -1;
-        if (eq) v = eq + 1;
-        else if (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0) v = argv[++i];
-        else return ada_usage_error("plan", "%s: missing value", name), -1;
-        if (!*v) return ada_usage_error("plan", "%s: empty value", name), -1;
-
-        int64_t x;
+    const char *policy = NULL, *assign = NULL, *p = NULL, *oversize = NULL;
+    double gib = 0;
+    int gib_given = 0;
+    const cli_opt opts[] = {
+        CLI_STR("--manifest", &o->manifest, "FILE", "CSV with a header: width,height,frames (id, fps, weight optional); default: datasets/default.csv"),
+        CLI_STR("--model", &o->model, "NAME", "wan2.1-14b (default), wan2.1-1.3b, wan2.2-5b (datasets/models/)"),
+        CLI_STR("--model-file", &o->model_file, "FILE", "any other model, same JSON format"),
+        CLI_I64("--gpus", &c->gpus, 1, 1000000, "N", "data-parallel ranks (default 16)"),
+        {.name = "--gpu-mem-gib", .kind = CLI_KIND_F64, .dst = &gib, .flo = 0, .fhi = 1e6, .flo_open = 1,
+         .given = &gib_given, .meta = "X", .help = "memory per GPU in GiB (default 141, an H200)"},
+        {.name = "--mem-tokens", .kind = CLI_KIND_I64, .dst = &c->mem_tokens, .ilo = 1, .ihi = INT64_MAX / 4,
+         .what = "a positive whole number", .meta = "N", .help = "M_mem in tokens, instead of the memory model"},
+        {.name = "--tok-budget", .kind = CLI_KIND_I64, .dst = &c->tok_budget, .ilo = 1, .ihi = INT64_MAX / 4,
+         .what = "a positive whole number", .meta = "N", .help = "equal-token's M_tok (default: the longest sample's tokens)"},
+        {.name = "--comp-budget", .kind = CLI_KIND_F64, .dst = &c->comp_budget, .flo = 0, .fhi = DBL_MAX,
+         .flo_open = 1, .what = "a positive number", .meta = "X", .help = "dual's M_comp (default: the longest sample's S^p)"},
+        CLI_STR("--policy", &policy, "P", "equal-token | dual (default) | both (side by side, no files)"),
+        CLI_STR("--assign", &assign, "A", "random (default) | same-bucket"),
+        CLI_STR("--p", &p, "P|auto", "exponent of the compute constraint, in (0, 3] (default auto)"),
+        {.name = "--seed", .kind = CLI_KIND_U64, .dst = &c->seed, .ihi = INT64_MAX,
+         .what = "a whole number in [0, 2^63)", .meta = "N", .help = "seed of the shuffles and draws (default 0; decimal)"},
+        {.name = "--flops", .kind = CLI_KIND_F64, .dst = &c->flops, .flo = 0, .fhi = DBL_MAX, .flo_open = 1,
+         .what = "a positive number (FLOP/s)", .meta = "X", .help = "sustained FLOP/s per GPU of the FLOP model (default 4e14)"},
+        CLI_STR("--profile", &o->profile, "FILE", "measured cost: CSV tokens,seconds, fitted by least squares"),
+        CLI_STR("--oversize", &oversize, "error|drop", "a sample over the memory budget: an error (default) or dropped"),
+        CLI_STR("--summary-json", &o->summary, "FILE", "the summary as canonical JSON"),
+        CLI_STR("--plan-out", &o->plan_out, "FILE", "the plan: one JSON line per step, sample ids per rank"),
+        CLI_END};
+    int r = cli_parse("plan", opts, argc, argv, NULL, 0, NULL);
+    if (r == CLI_HELP) {
+        help(opts);
+        return 1;
+    }
+    if (r != CLI_OK) return -1;
+    if (gib_given) c->gpu_mem_bytes = gib * GIB;
+    static const char *const policies[] = {"equal-token", "dual", "both", NULL};
+    static const char *const assigns[] = {"random", "same-bucket", NULL};
+    static const char *const oversizes[] = {"error", "drop", NULL};
+    int k;
+    if (policy) {
+        if ((k = pick("--policy", policy, policies, "equal-token, dual or both")) < 0) return -1;
+        if (k == 2) o->both = 1;
+        else c->policy = k ? PLAN_POLICY_DUAL : PLAN_POLICY_EQUAL_TOKEN;
+    }
+    if (assign) {
+        if ((k = pick("--assign", assign, assigns, "random or same-bucket")) < 0) return -1;
+        c->assign = k ? PLAN_ASSIGN_SAME_BUCKET : PLAN_ASSIGN_RANDOM;
+    }
+    if (oversize) {
+        if ((k = pick("--oversize", oversize, oversizes, "error or drop")) < 0) return -1;
+        c->oversize_drop = k;
+    }
+    if (p && !strcmp(p, "auto")) {
+        c->p = 0;
+    } else if (p) {
         double d;
-        uint64_t u;
-        if (!strcmp(name, "--manifest")) o->manifest = v;
-        else if (!strcmp(name, "--model")) o->model = v;
-        else if (!strcmp(name, "--model-file")) o->model_file = v;
-        else if (!strcmp(name, "--profile")) o->profile = v;
-        else if (!strcmp(name, "--summary-json")) o->summary = v;
-        else if (!strcmp(name, "--plan-out")) o->plan_out = v;
-        else if (!strcmp(name, "--gpus")) {
-            if (ada_parse_i64(v, 1, 1000000, &x))
-                return ada_usage_error("plan", "--gpus %s: must be a whole number in [1, 1000000]", v), -1;
-            c->gpus = x;
-        } else if (!strcmp(name, "--gpu-mem-gib")) {
-            if (ada_parse_double(v, &d) || !(d > 0) || d > 1e6)
-                return ada_usage_error("plan", "--gpu-mem-gib %s: must be a number in (0, 1e6]", v), -1;
-            c->gpu_mem_bytes = d * GIB;
-        } else if (!strcmp(name, "--mem-tokens") || !strcmp(name, "--tok-budget")) {
-            if (ada_parse_i64(v, 1, INT64_MAX / 4, &x))
-                return ada_usage_error("plan", "%s %s: must be a positive whole number", name, v), -1;
-            if (name[2] == 'm') c->mem_tokens = x;
-            else c->tok_budget = x;
-        } else if (!strcmp(name, "--comp-budget")) {
-            if (ada_parse_double(v, &d) || !(d > 0))
-                return ada_usage_error("plan", "--comp-budget %s: must be a positive number", v), -1;
-            c->comp_budget = d;
-        } else if (!strcmp(name, "--policy")) {
-            if (!strcmp(v, "equal-token")) c->policy = PLAN_POLICY_EQUAL_TOKEN;
-            else if (!strcmp(v, "dual")) c->policy = PLAN_POLICY_DUAL;
-            else if (!strcmp(v, "both")) o->both = 1;
-            else return ada_usage_error("plan", "--policy %s: equal-token, dual or both", v), -1;
-        } else if (!strcmp(name, "--assign")) {
-            if (!strcmp(v, "random")) c->assign = PLAN_ASSIGN_RANDOM;
-            else if (!strcmp(v, "same-bucket")) c->assign = PLAN_ASSIGN_SAME_BUCKET;
-            else return ada_usage_error("plan", "--assign %s: random or same-bucket", v), -1;
-        } else if (!strcmp(name, "--p")) {
-            if (!strcmp(v, "auto")) c->p = 0;
-            else if (ada_parse_double(v, &d) || !(d > 0 && d <= 3))
-                return ada_usage_error("plan", "--p %s: must be a number in (0, 3] or auto", v), -1;
-            else c->p = d;
-        } else if (!strcmp(name, "--seed")) {
-            if (ada_parse_u64(v, &u) || u > (uint64_t)INT64_MAX)
-                return ada_usage_error("plan", "--seed %s: must be a whole number in [0, 2^63)", v), -1;
-            c->seed = u;
-        } else if (!strcmp(name, "--flops")) {
-            if (ada_parse_double(v, &d) || !(d > 0))
-                return ada_usage_error("plan", "--flops %s: must be a positive number (FLOP/s)", v), -1;
-            c->flops = d;
-        } else if (!strcmp(name, "--oversize")) {
-            if (!strcmp(v, "error")) c->oversize_drop = 0;
-            else if (!strcmp(v, "drop")) c->oversize_drop = 1;
-            else return ada_usage_error("plan", "--oversize %s: error or drop", v), -1;
-        }
+        if (cli_parse_f64(p, &d) || !(d > 0 && d <= 3))
+            return ada_usage_error("plan", "--p %s: must be a number in (0, 3] or auto", p), -1;
+        c->p = d;
     }
     if (o->model && o->model_file)
         return ada_usage_error("plan", "--model and --model-file: give one of them"), -1;
@@ -248,10 +227,7 @@ int cmd_plan(int argc, char **argv)
     plan_config cfg;
     plan_config_default(&cfg);
     int prc = parse_args(argc, argv, &o, &cfg);
-    if (prc > 0) {
-        help();
-        return ADA_EXIT_OK;
-    }
+    if (prc > 0) return ADA_EXIT_OK;
     if (prc < 0) return ADA_EXIT_USAGE;
 
     char manifest_path[4096], model_path[4096];

@@ -14,11 +14,10 @@
 
 #include <jansson.h>
 
-#include "bench_json.h"
 #include "cli.h"
+#include "cli_opts.h"
+#include "run_bench.h"
 #include "commands.h"
-
-enum { MAX_VARIANTS = 32 };
 
 static const char *const peer_prefixes[] = {"torch_", NULL};
 
@@ -106,51 +105,32 @@ static void print_bar(const ada_bench_set *s)
                (long long)met, (long long)shapes);
 }
 
+static int report(const char *run, const cli_list *want);
+
 int cmd_report(int argc, char **argv)
 {
     const char *run = NULL;
-    char *want[MAX_VARIANTS];
-    int nwant = 0, rc = ADA_EXIT_OK;
-    char *bufs[MAX_VARIANTS] = {0};
-    int nbufs = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            usage(stdout);
-            goto done;
-        } else if (!strcmp(argv[i], "--variant")) {
-            if (i + 1 >= argc || nbufs >= MAX_VARIANTS) {
-                rc = ada_usage_error("report", "--variant needs a name");
-                goto done;
-            }
-            char *copy = strdup(argv[++i]), *save = NULL;
-            if (!copy) {
-                rc = ada_usage_error("report", "out of memory");
-                goto done;
-            }
-            bufs[nbufs++] = copy;
-            for (char *t = strtok_r(copy, ",", &save); t && nwant < MAX_VARIANTS; t = strtok_r(NULL, ",", &save))
-                want[nwant++] = t;
-        } else if (!strncmp(argv[i], "--", 2)) {
-            rc = ada_usage_error("report", "unknown option '%s' (adaload report --help)", argv[i]);
-            goto done;
-        } else if (!run) {
-            run = argv[i];
-        } else {
-            rc = ada_usage_error("report", "unexpected argument '%s'", argv[i]);
-            goto done;
-        }
+    cli_list want = {0};
+    int npos = 0;
+    const cli_opt opts[] = {CLI_LIST("--variant", &want, "V", "only these variants (repeatable, or comma-separated)"),
+                            CLI_END};
+    int r = cli_parse("report", opts, argc, argv, &run, 1, &npos);
+    if (r == CLI_HELP) {
+        usage(stdout);
+        return ADA_EXIT_OK;
     }
-    if (!run) {
-        rc = ada_usage_error("report", "give a run folder (results/<testbed>/<run>/)");
-        goto done;
-    }
+    if (r != CLI_OK) return ADA_EXIT_USAGE;
+    if (!run) return ada_usage_error("report", "give a run folder (results/<testbed>/<run>/)");
+    return report(run, &want);
+}
 
+static int report(const char *run, const cli_list *want)
+{
     ada_bench_set s = {0};
     char err[512], path[4096];
     snprintf(path, sizeof path, "%s/bench.json", run);
     if (ada_bench_load_file(path, &s, err, sizeof err)) {
-        rc = ada_usage_error("report", "%s", err);
-        goto done;
+        return ada_usage_error("report", "%s", err);
     }
     snprintf(path, sizeof path, "%s/peers.json", run);
     FILE *pf = fopen(path, "r");
@@ -158,8 +138,7 @@ int cmd_report(int argc, char **argv)
         fclose(pf);
         if (ada_bench_load_file(path, &s, err, sizeof err)) {
             ada_bench_set_free(&s);
-            rc = ada_usage_error("report", "%s", err);
-            goto done;
+            return ada_usage_error("report", "%s", err);
         }
     }
 
@@ -168,7 +147,8 @@ int cmd_report(int argc, char **argv)
     json_t *meta = json_load_file(path, 0, NULL);
     const char *gpu = NULL;
     if (meta) {
-        json_t *m = json_object_get(meta, "machine");
+        json_t *m = json_object_get(meta, "sysinfo"); /* meta.json; "machine" in older files */
+        if (!m) m = json_object_get(meta, "machine");
         if (!m) m = meta;
         gpu = json_string_value(json_object_get(
             json_array_get(json_object_get(json_object_get(m, "cuda"), "devices"), 0), "name"));
@@ -199,8 +179,8 @@ int cmd_report(int argc, char **argv)
             char v[128];
             const char *suf;
             if (split_name(r->name, v, sizeof v, &suf) || is_peer(v) || strcmp(suf, suffix)) continue;
-            int wanted = nwant == 0;
-            for (int k = 0; k < nwant && !wanted; k++) wanted = !strcmp(want[k], v);
+            int wanted = want->n == 0;
+            for (int k = 0; k < want->n && !wanted; k++) wanted = !strcmp(want->v[k], v);
             if (!wanted) continue;
             rows++;
             if (r->error || r->n == 0) {
@@ -223,7 +203,5 @@ int cmd_report(int argc, char **argv)
     if (rows == 0) printf("| (no lnmod_fwd benchmarks in this run) | | | | | | |\n");
     print_bar(&s);
     ada_bench_set_free(&s);
-done:
-    for (int k = 0; k < nbufs; k++) free(bufs[k]);
-    return rc;
+    return ADA_EXIT_OK;
 }

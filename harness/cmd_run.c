@@ -9,7 +9,9 @@
 #include <string.h>
 
 #include "build_info.h"
+#include "ada_cuda.h"
 #include "cli.h"
+#include "cli_opts.h"
 #include "commands.h"
 
 typedef struct {
@@ -30,16 +32,16 @@ static int call(int (*fn)(int, char **), char **argv)
 
 int cmd_run(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: adaload run\n"
-                   "  The main job on the embedded defaults: env; with a CUDA device, verify\n"
-                   "  --grid quick and bench --set quick; the planner on the default manifest\n"
-                   "  under both policies side by side. Prints what ran and what was skipped.\n");
-            return ADA_EXIT_OK;
-        }
-        return ada_usage_error("run", "unknown option '%s' (try --help)", argv[i]);
+    const cli_opt opts[] = {CLI_END};
+    int r = cli_parse("run", opts, argc, argv, NULL, 0, NULL);
+    if (r == CLI_HELP) {
+        printf("usage: adaload run\n"
+               "  The main job on the embedded defaults: env; with a CUDA device, verify\n"
+               "  --grid quick and bench --set quick; the planner on the default manifest\n"
+               "  under both policies side by side. Prints what ran and what was skipped.\n");
+        return ADA_EXIT_OK;
     }
+    if (r != CLI_OK) return ADA_EXIT_USAGE;
     step steps[4];
     int n = 0;
 

@@ -10,13 +10,13 @@
  *   adaload report     the README table of a results run
  *   adaload plan       the dual-constraint batch planner and its simulator
  *   adaload version    versions of adaload, its libraries and the kernel sources
- * `adaload CMD --help` explains each. Exit codes: 0 ok, 1 check failed, 2 bad usage or
- * input, 77 nothing can run here.
+ * `adaload CMD --help` explains each. Exit codes (cli.h): 0 ok, 1 a check failed, 2 bad usage,
+ * bad input or an output that cannot be written, 3 internal or resource failure, 77 nothing
+ * can run here.
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "build_info.h"
 #include "cli.h"
 #include "commands.h"
 
@@ -43,34 +43,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: adaload <command> [options]   (adaload <command> --help)\n\ncommands:\n");
     for (const command *c = commands; c->name; c++) fprintf(f, "  %-8s  %s\n", c->name, c->summary);
-    fprintf(f, "\nexit codes: 0 ok, 1 a check failed, 2 bad usage or input, 77 nothing can run here\n");
-}
-
-int cmd_version(int argc, char **argv)
-{
-    if (argc > 1) {
-        if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-            printf("usage: adaload version\n  prints adaload's version, its libraries' versions "
-                   "and the kernel source hash\n");
-            return ADA_EXIT_OK;
-        }
-        return ada_usage_error("version", "unexpected argument '%s'", argv[1]);
-    }
-    json_t *info = ada_sysinfo();
-    json_t *b = json_object_get(info, "build");
-    json_t *libs = json_object_get(info, "libraries");
-    printf("adaload %s\n", ADALOAD_VERSION);
-    printf("kernel sources  %s\n", ADALOAD_KERNEL_HASH);
-    printf("gpu kernels     %s\n", ADALOAD_HAVE_CUDA ? "built (CUDA architectures " ADALOAD_CUDA_ARCHS ")"
-                                                       : "not built (no CUDA toolkit)");
-    printf("openblas        %s\n", ADALOAD_OPENBLAS_VERSION);
-    printf("jansson         %s\n", json_string_value(json_object_get(libs, "jansson")));
-    printf("benchmark       %s\n", ADALOAD_GBENCH_VERSION);
-    printf("criterion       %s\n", ADALOAD_CRITERION_VERSION);
-    printf("build           %s, %s%s\n", json_string_value(json_object_get(b, "build_type")),
-           ADALOAD_C_COMPILER, ADALOAD_SANITIZED ? ", ASan+UBSan" : "");
-    json_decref(info);
-    return ADA_EXIT_OK;
+    fprintf(f, "\nexit codes: 0 ok, 1 a check failed, 2 bad usage or input, 3 internal failure, 77 nothing can run here\n");
 }
 
 int main(int argc, char **argv)

@@ -1,4 +1,7 @@
-# tests.cmake -- tests of the adaload command, one file per area (included when present).
-include(${CMAKE_CURRENT_SOURCE_DIR}/tests_verify.cmake OPTIONAL)
-include(${CMAKE_CURRENT_SOURCE_DIR}/tests_bench.cmake OPTIONAL)
-include(${CMAKE_CURRENT_SOURCE_DIR}/tests_cli.cmake OPTIONAL)
+# tests.cmake -- tests of the adaload command (the libraries' unit tests live beside them):
+#   tests_verify.cmake  `adaload verify` and `adaload gate` end to end
+#   tests_bench.cmake   `adaload bench`, `compare` and `report` end to end
+#   cli_opts            the option parser (test_cli_opts.c)
+include(${CMAKE_CURRENT_SOURCE_DIR}/tests_verify.cmake)
+include(${CMAKE_CURRENT_SOURCE_DIR}/tests_bench.cmake)
+ada_test(cli_opts test_cli_opts.c adaload_cli)

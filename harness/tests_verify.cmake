@@ -1,8 +1,6 @@
-# tests_verify.cmake -- tests of `adaload verify` and `adaload gate` (included by tests.cmake).
+# tests_verify.cmake -- tests of `adaload verify` and `adaload gate` (included by tests.cmake);
+# the verifier's unit tests are verify/test_verify.c, the run folders' runs/test_runs.c.
 #
-#   verify_check                Criterion: tolerance table, pass condition (1-ULP-too-far,
-#                               NaN, Inf), statistics, guard bands, input generator
-#   results_run_folders         Criterion: testbed slug, run folder + meta.json (results.c)
 #   verify_model_smoke          the whole verifier on the fp32 CPU model: must pass (exit 0)
 #   verify_model_catches_<bug>  the same with a deliberately wrong model: must exit 1
 #   verify_gate_usage_errors    bad options exit 2
@@ -13,25 +11,6 @@
 #   gpu_verify_quick_<variant>  label gpu: the quick grid on the GPU; skipped (exit 77) by
 #                               name on machines without one
 #   kernel_gate                 CI's gate over the committed results/
-
-add_executable(test_verify test_verify.c verify_check.c verify_inputs.c)
-target_include_directories(test_verify PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
-target_compile_options(test_verify PRIVATE ${ADALOAD_C_WARNINGS})
-target_compile_definitions(test_verify PRIVATE _POSIX_C_SOURCE=200809L)
-target_link_libraries(test_verify PRIVATE ada_common lnmod_desc ada_reference
-                      PkgConfig::CRITERION PkgConfig::JANSSON m)
-add_test(NAME verify_check COMMAND test_verify)
-
-# Run folders (results.c), shared with bench.
-add_executable(test_results test_results.c results.c cli.c sysinfo.c)
-target_include_directories(test_results PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR})
-target_compile_options(test_results PRIVATE ${ADALOAD_C_WARNINGS})
-target_compile_definitions(test_results PRIVATE _POSIX_C_SOURCE=200809L)
-target_link_libraries(test_results PRIVATE PkgConfig::CRITERION PkgConfig::JANSSON PkgConfig::OPENBLAS m)
-if(ADALOAD_HAVE_CUDA)
-  target_link_libraries(test_results PRIVATE CUDA::cudart_static)
-endif()
-add_test(NAME results_run_folders COMMAND test_results)
 
 # The verifier end to end without a GPU: the right model passes, each wrong one is caught.
 add_test(NAME verify_model_smoke

@@ -11,8 +11,8 @@
 #include <criterion/criterion.h>
 #include <jansson.h>
 
-#include "cli.h"
-#include "results.h"
+#include "ada_output.h"
+#include "run_folder.h"
 
 static char root[256];
 
@@ -34,14 +34,14 @@ TestSuite(results, .init = make_root, .fini = remove_root);
 Test(results, testbed_is_a_slug)
 {
     char tb[128];
-    cr_assert_eq(ada_results_testbed(tb, sizeof tb), 0);
+    cr_assert_eq(ada_run_testbed(tb, sizeof tb), 0);
     cr_expect(strlen(tb) > 0);
     for (const char *p = tb; *p; p++)
         cr_expect((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-',
                   "'%c' in testbed '%s'", *p, tb);
     cr_expect(tb[0] != '-' && tb[strlen(tb) - 1] != '-');
     char tiny[3];
-    cr_expect_eq(ada_results_testbed(tiny, sizeof tiny), -1, "too small a buffer is an error");
+    cr_expect_eq(ada_run_testbed(tiny, sizeof tiny), -1, "too small a buffer is an error");
 }
 
 /* meta.json of run folder dir, parsed (fails the test when it cannot be read). */
@@ -60,7 +60,7 @@ Test(results, new_run_writes_meta_from_env_without_git)
     setenv("ADALOAD_GIT_SHA", "0123456789abcdef0123456789abcdef01234567", 1);
     setenv("ADALOAD_GIT_DIRTY", "1", 1);
     char dir[1024], dir2[1024];
-    cr_assert_eq(ada_results_new_run(root, "nvidia-test", "adaload test --x", dir, sizeof dir), 0,
+    cr_assert_eq(ada_run_new(root, "nvidia-test", "adaload test --x", dir, sizeof dir), 0,
                  "errno %d", errno);
     cr_expect(strstr(dir, "/results/nvidia-test/") != NULL, "%s", dir);
     cr_expect(strstr(dir, "_0123456") != NULL, "sha7 in the folder name: %s", dir);
@@ -73,7 +73,7 @@ Test(results, new_run_writes_meta_from_env_without_git)
     cr_expect(json_is_string(json_object_get(m, "date")));
     json_decref(m);
     /* A second run right away gets its own folder: a run folder is never reused. */
-    cr_assert_eq(ada_results_new_run(root, "nvidia-test", "again", dir2, sizeof dir2), 0);
+    cr_assert_eq(ada_run_new(root, "nvidia-test", "again", dir2, sizeof dir2), 0);
     cr_expect_str_neq(dir, dir2);
     unsetenv("ADALOAD_GIT_SHA");
     unsetenv("ADALOAD_GIT_DIRTY");
@@ -93,7 +93,7 @@ Test(results, exported_sha_wins_over_a_git_checkout)
     setenv("ADALOAD_GIT_SHA", "fedcba9876543210fedcba9876543210fedcba98", 1);
     setenv("ADALOAD_GIT_DIRTY", "0", 1);
     char dir[1400];
-    cr_assert_eq(ada_results_new_run(repo, "nvidia-test", "x", dir, sizeof dir), 0);
+    cr_assert_eq(ada_run_new(repo, "nvidia-test", "x", dir, sizeof dir), 0);
     cr_expect(strstr(dir, "_fedcba9") != NULL, "the exported sha names the folder: %s", dir);
     json_t *m = load_meta(dir);
     cr_expect_str_eq(json_string_value(json_object_get(m, "git_sha")),
@@ -104,7 +104,7 @@ Test(results, exported_sha_wins_over_a_git_checkout)
     unsetenv("ADALOAD_GIT_SHA");
     unsetenv("ADALOAD_GIT_DIRTY");
     /* Without the variable the checkout's own HEAD is used. */
-    cr_assert_eq(ada_results_new_run(repo, "nvidia-test", "y", dir, sizeof dir), 0);
+    cr_assert_eq(ada_run_new(repo, "nvidia-test", "y", dir, sizeof dir), 0);
     m = load_meta(dir);
     cr_expect_str_eq(json_string_value(json_object_get(m, "git_source")), "git");
     cr_expect_str_neq(json_string_value(json_object_get(m, "git_sha")),
@@ -115,9 +115,9 @@ Test(results, exported_sha_wins_over_a_git_checkout)
 Test(results, bad_arguments_fail_cleanly)
 {
     char dir[1024];
-    cr_expect_eq(ada_results_new_run(root, "a/b", "", dir, sizeof dir), -1, "testbed with '/'");
-    cr_expect_eq(ada_results_new_run(root, "", "", dir, sizeof dir), -1, "empty testbed");
+    cr_expect_eq(ada_run_new(root, "a/b", "", dir, sizeof dir), -1, "testbed with '/'");
+    cr_expect_eq(ada_run_new(root, "", "", dir, sizeof dir), -1, "empty testbed");
     char small[8];
-    cr_expect_eq(ada_results_new_run(root, "tb", "", small, sizeof small), -1, "dir_out too small");
-    cr_expect_eq(ada_results_new_run("/proc/definitely/not/writable", "tb", "", dir, sizeof dir), -1);
+    cr_expect_eq(ada_run_new(root, "tb", "", small, sizeof small), -1, "dir_out too small");
+    cr_expect_eq(ada_run_new("/proc/definitely/not/writable", "tb", "", dir, sizeof dir), -1);
 }

@@ -1,4 +1,4 @@
-/* results.c -- run folders under results/<testbed>/<UTC time>_<sha7>/ (see results.h).
+/* run_folder.c -- run folders under results/<testbed>/<UTC time>_<sha7>/ (see run_folder.h).
  *
  * A run folder is created once, with its meta.json (git sha and dirty flag, date, the
  * machine from ada_sysinfo(), the command line), and the command that made it then drops its
@@ -10,7 +10,7 @@
  * of an older commit), else from `git -C <root>` when <root>/.git exists (a directory, or a
  * file in a worktree); without either, the sha is "unknown" and the folder suffix "nogit".
  */
-#include "results.h"
+#include "run_folder.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -23,8 +23,11 @@
 
 #include <jansson.h>
 
+#include "ada_cuda.h"
+#include "ada_output.h"
+#include "ada_util.h"
 #include "build_info.h"
-#include "cli.h"
+#include "run_sysinfo.h"
 
 #if ADALOAD_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -55,7 +58,7 @@ static int slugify(const char *in, char *out, size_t n)
     return 0;
 }
 
-int ada_results_testbed(char *buf, size_t n)
+int ada_run_testbed(char *buf, size_t n)
 {
     if (!buf || n == 0) return -1;
 #if ADALOAD_HAVE_CUDA
@@ -178,15 +181,15 @@ static json_t *meta_object(const char *root, const char *cmdline, const char *te
     return m;
 }
 
-int ada_results_write_meta(const char *dir, const char *cmdline)
+int ada_run_write_meta(const char *dir, const char *root, const char *cmdline)
 {
-    if (!dir) {
+    if (!dir || !root) {
         errno = EINVAL;
         return -1;
     }
     char tb[128];
-    if (ada_results_testbed(tb, sizeof tb) != 0) strcpy(tb, "unknown");
-    json_t *m = meta_object(ada_source_dir(), cmdline, tb);
+    if (ada_run_testbed(tb, sizeof tb) != 0) strcpy(tb, "unknown");
+    json_t *m = meta_object(root, cmdline, tb);
     char path[4200];
     snprintf(path, sizeof path, "%s/meta.json", dir);
     int rc = ada_write_json_atomic(path, m);
@@ -194,7 +197,7 @@ int ada_results_write_meta(const char *dir, const char *cmdline)
     return rc;
 }
 
-int ada_results_new_run(const char *root, const char *testbed, const char *cmdline,
+int ada_run_new(const char *root, const char *testbed, const char *cmdline,
                         char *dir_out, size_t n)
 {
     if (!root || !testbed || !dir_out || n == 0 || !*testbed || strchr(testbed, '/')) {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench_json.h" /* ada_median */
+#include "ada_util.h" /* ada_median */
 
 enum { EXACT_MAX = 25 };
 

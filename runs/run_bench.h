@@ -1,4 +1,4 @@
-/* bench_json.h -- reading Google Benchmark JSON back (ours and the PyTorch peers'), per
+/* run_bench.h -- reading Google Benchmark JSON back (ours and the PyTorch peers'), per
  * benchmark: the repetitions' times and counters, and the github-action-benchmark files.
  *
  *   ada_bench_set s = {0};
@@ -13,11 +13,13 @@
  * per repetition); aggregates are recomputed from them, so a run with one repetition reads
  * the same way. Entries with error_occurred are kept as errors, without numbers.
  */
-#ifndef ADALOAD_BENCH_JSON_H
-#define ADALOAD_BENCH_JSON_H
+#ifndef ADALOAD_RUN_BENCH_H
+#define ADALOAD_RUN_BENCH_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "ada_util.h" /* ada_median */
 
 enum { ADA_REC_MAX_REPS = 1024 };
 
@@ -43,9 +45,6 @@ int ada_bench_load(const char *path, ada_bench_set *s, char *err, size_t err_n);
 int ada_bench_load_file(const char *path, ada_bench_set *s, char *err, size_t err_n);
 void ada_bench_set_free(ada_bench_set *s);
 const ada_bench_rec *ada_bench_find(const ada_bench_set *s, const char *name);
-
-/* Median of v[0..n) (n >= 1; 0 for n = 0), without changing v. */
-double ada_median(const double *v, int64_t n);
 
 /* Writes <dir>/customSmallerIsBetter.json (median real time, "us") and
  * <dir>/customBiggerIsBetter.json (median bytes_per_second as "GB/s") for every benchmark

@@ -1,6 +1,6 @@
-/* bench_json.c -- Google Benchmark JSON read back per benchmark, and the
- * github-action-benchmark custom files (bench_json.h). */
-#include "bench_json.h"
+/* run_bench.c -- Google Benchmark JSON read back per benchmark, and the
+ * github-action-benchmark custom files (run_bench.h). */
+#include "run_bench.h"
 
 #include <errno.h>
 #include <math.h>
@@ -11,7 +11,7 @@
 
 #include <jansson.h>
 
-#include "cli.h"
+#include "ada_output.h"
 
 static ada_bench_rec *rec_get(ada_bench_set *s, const char *name)
 {
@@ -157,24 +157,6 @@ const ada_bench_rec *ada_bench_find(const ada_bench_set *s, const char *name)
     for (int64_t i = 0; i < s->n; i++)
         if (!strcmp(s->r[i].name, name)) return &s->r[i];
     return NULL;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-double ada_median(const double *v, int64_t n)
-{
-    if (n <= 0) return 0;
-    double *c = malloc((size_t)n * sizeof *c);
-    if (!c) return 0;
-    memcpy(c, v, (size_t)n * sizeof *c);
-    qsort(c, (size_t)n, sizeof *c, cmp_double);
-    double m = n % 2 ? c[n / 2] : 0.5 * (c[n / 2 - 1] + c[n / 2]);
-    free(c);
-    return m;
 }
 
 static json_t *entry(const char *name, double value, const char *unit, const char *extra)

@@ -57,7 +57,7 @@ int ada_shape_bench_name(const ada_shape *s, const char *variant, char *buf, siz
 /* "copy/bytes<N>[/graph<K>]" for the copy ceiling of N bytes moved (read + write). */
 int ada_copy_bench_name(int64_t bytes, char *buf, size_t n);
 
-/* The set as a JSON array (see harness/peers/torch_peers.py for the reader). */
+/* The set as a JSON array (see bench/peers/torch_peers.py for the reader). */
 json_t *ada_shapes_json(const ada_shape *s, int64_t n);
 
 #endif

@@ -1,6 +1,9 @@
 /* bench_planner.h -- the planner's CPU benchmarks for `adaload bench` (bench_planner.c).
  *
- *   int n = ada_bench_register_planner("quick");   // before ada_bench_run(...)
+ *   ada_planner_bench *pb = NULL;
+ *   int n = ada_planner_bench_setup("quick", "datasets/models/wan2.1-14b.json", &pb);
+ *   ada_bench_run(...);                 // registered before; pb must outlive the run
+ *   ada_planner_bench_free(pb);         // closes the generated manifests
  *
  * Sets: "quick" plans a generated 100,000-sample manifest; "wan" and "full" add a
  * 10,000,000-sample one. Each size is planned under equal-token and dual (random
@@ -10,9 +13,14 @@
  * bytes_per_sample: the high-water mark of the planner's own heap (manifest + plan, as
  * counted by its allocator wrapper, deterministic) divided by the samples.
  * Returns the number of benchmarks registered (0 for a set without planner benchmarks), or
- * -1 when registration failed.
+ * -1 when registration failed (free *out anyway).
  */
 #ifndef ADALOAD_BENCH_PLANNER_H
 #define ADALOAD_BENCH_PLANNER_H
-int ada_bench_register_planner(const char *set);
+
+typedef struct ada_planner_bench ada_planner_bench;
+
+int ada_planner_bench_setup(const char *set, const char *model_path, ada_planner_bench **out);
+void ada_planner_bench_free(ada_planner_bench *b);
+
 #endif

@@ -14,12 +14,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ada_util.h"
 #include "bench_shim.h"
-#include "cli.h"
 #include "manifest_gen.h"
 #include "planner.h"
 
 typedef struct {
+    struct ada_planner_bench *owner;
     int64_t samples;
     plan_policy policy;
     int fd;         /* the unlinked manifest, -1 until generated */
@@ -27,29 +28,25 @@ typedef struct {
     char name[96];
 } planner_case;
 
-/* Benchmarks are registered once per `adaload bench` process; arg pointers must outlive
- * ada_bench_run, hence the static table. */
-static planner_case cases[4];
-static int ncases;
-/* Both policies of one size share one generated file. */
-static int shared_fd(int64_t samples)
-{
-    for (int i = 0; i < ncases; i++)
-        if (cases[i].samples == samples && cases[i].fd >= 0) return cases[i].fd;
-    return -1;
-}
+/* The registered cases: their pointers go to the shim and must outlive ada_bench_run. */
+struct ada_planner_bench {
+    planner_case cases[4];
+    int ncases;
+    char model_path[4096];
+};
 
-static double now_s(void)
+/* Both policies of one size share one generated file. */
+static int shared_fd(const ada_planner_bench *b, int64_t samples)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+    for (int i = 0; i < b->ncases; i++)
+        if (b->cases[i].samples == samples && b->cases[i].fd >= 0) return b->cases[i].fd;
+    return -1;
 }
 
 static int ensure_manifest(planner_case *c)
 {
     if (c->fd >= 0) return 0;
-    int fd = shared_fd(c->samples);
+    int fd = shared_fd(c->owner, c->samples);
     if (fd < 0) {
         char tmp[] = "/tmp/adaload_bench_planner_XXXXXX";
         fd = mkstemp(tmp);
@@ -80,11 +77,9 @@ static void bm_planner(ada_bench_state *st, void *arg)
         ada_bench_skip(st, "cannot generate the manifest in /tmp");
         return;
     }
-    char model_path[4096];
-    snprintf(model_path, sizeof model_path, "%s/datasets/models/wan2.1-14b.json", ada_source_dir());
     plan_model m;
     plan_error err;
-    if (plan_model_load(model_path, &m, &err)) {
+    if (plan_model_load(c->owner->model_path, &m, &err)) {
         ada_bench_skip(st, err.msg);
         return;
     }
@@ -94,12 +89,12 @@ static void bm_planner(ada_bench_state *st, void *arg)
     double bytes = 0, secs = 0;
     int64_t iters = 0;
     while (ada_bench_keep_running(st)) {
-        double t0 = now_s();
+        double t0 = ada_now_s();
         plan_manifest *mf = NULL;
         plan_result *r = NULL;
         plan_status s = plan_manifest_read(c->path, &m, 0, &mf, &err);
         if (!s) s = plan_build(mf, &m, &cfg, &r, &err);
-        double t = now_s() - t0;
+        double t = ada_now_s() - t0;
         if (s) {
             plan_manifest_free(mf);
             ada_bench_skip(st, err.msg);
@@ -118,16 +113,20 @@ static void bm_planner(ada_bench_state *st, void *arg)
     ada_bench_counter(st, "bytes_per_sample", bytes / (double)c->samples);
 }
 
-int ada_bench_register_planner(const char *set)
+int ada_planner_bench_setup(const char *set, const char *model_path, ada_planner_bench **out)
 {
+    *out = NULL;
     int big = !strcmp(set, "wan") || !strcmp(set, "full");
     if (!big && strcmp(set, "quick")) return 0;
+    ada_planner_bench *b = calloc(1, sizeof *b);
+    if (!b) return -1;
+    *out = b;
+    snprintf(b->model_path, sizeof b->model_path, "%s", model_path);
     const int64_t sizes[2] = {100000, 10000000};
-    int n = 0;
     for (int s = 0; s < (big ? 2 : 1); s++) {
         for (int p = 0; p < 2; p++) {
-            if (ncases >= (int)(sizeof cases / sizeof *cases)) return -1;
-            planner_case *c = &cases[ncases++];
+            planner_case *c = &b->cases[b->ncases++];
+            c->owner = b;
             c->samples = sizes[s];
             c->policy = p ? PLAN_POLICY_DUAL : PLAN_POLICY_EQUAL_TOKEN;
             c->fd = -1;
@@ -135,8 +134,20 @@ int ada_bench_register_planner(const char *set)
                      (long long)c->samples);
             /* 9 repetitions where cheap (compare's Mann-Whitney test wants >= 9), 5 at 10 M. */
             if (ada_bench_register(c->name, bm_planner, c, s ? 5 : 9)) return -1;
-            n++;
         }
     }
-    return n;
+    return b->ncases;
+}
+
+void ada_planner_bench_free(ada_planner_bench *b)
+{
+    if (!b) return;
+    for (int i = 0; i < b->ncases; i++) {
+        int fd = b->cases[i].fd;
+        if (fd < 0) continue;
+        for (int j = i; j < b->ncases; j++) /* sizes share one file: close it once */
+            if (b->cases[j].fd == fd) b->cases[j].fd = -1;
+        close(fd);
+    }
+    free(b);
 }

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "ada_rng.h"
+#include "ada_util.h"
 #include "bench_data.h"
 #include "bench_shapes.h"
 #include "bench_shim.h"
@@ -30,13 +31,6 @@ struct ada_cpu_bench {
     int64_t n;
 };
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void bm_ref(ada_bench_state *st, void *arg)
 {
     cpu_case *c = arg;
@@ -44,9 +38,9 @@ static void bm_ref(ada_bench_state *st, void *arg)
     const char *shift = c->mod;
     const char *scale = shift + (size_t)d->D * lnmod_dtype_size(d->mod_dtype);
     while (ada_bench_keep_running(st)) {
-        double t0 = now_s();
+        double t0 = ada_now_s();
         lnmod_status s = ref_lnmod_forward(d, c->x, scale, shift, c->y, c->mean, c->rstd);
-        double t1 = now_s();
+        double t1 = ada_now_s();
         if (s != LNMOD_OK) {
             char msg[160];
             snprintf(msg, sizeof msg, "ref_lnmod_forward: %s", lnmod_status_name(s));

@@ -1,4 +1,4 @@
-/* sysinfo.c -- what this machine has (`adaload env`, and meta.json of every run):
+/* run_sysinfo.c -- what this machine has (`adaload env`, and meta.json of every run):
  * CUDA devices or "no CUDA device", OpenBLAS config and core, library versions, the build. */
 #include <stdio.h>
 #include <string.h>
@@ -7,26 +7,13 @@
 #include <cblas.h>
 #include <jansson.h>
 
+#include "ada_cuda.h"
 #include "build_info.h"
-#include "cli.h"
+#include "run_sysinfo.h"
 
 #if ADALOAD_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #endif
-
-int ada_cuda_device_count(void)
-{
-#if ADALOAD_HAVE_CUDA
-    int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess) {
-        (void)cudaGetLastError(); /* clear the sticky "no device" error */
-        return 0;
-    }
-    return n;
-#else
-    return 0;
-#endif
-}
 
 static json_t *cuda_info(void)
 {

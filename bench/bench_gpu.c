@@ -28,9 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ada_cuda.h"
 #include "bench_shim.h"
 #include "build_info.h"
-#include "cli.h"
 
 
 /* The variants the project ships: named in skip lines where the build has none. */
@@ -41,7 +41,7 @@ enum { N_SHIPPED = 3 };
  * greppable in CI logs) even where nothing runs. Copies first, as they would run first. */
 static int64_t print_skips(const char *reason, const ada_shape *shapes, int64_t nshapes,
                            const char *const *variants, int64_t nvariants,
-                           ada_name_match_fn match, void *match_arg)
+                           ada_name_match_fn match, void *match_arg, ada_note_fn note, void *note_arg)
 {
     int64_t count = 0;
     char name[ADA_NAME_MAX];
@@ -50,7 +50,7 @@ static int64_t print_skips(const char *reason, const ada_shape *shapes, int64_t 
         for (int64_t j = 0; j < i; j++) dup |= shapes[j].min_bytes == shapes[i].min_bytes;
         if (dup || ada_copy_bench_name(shapes[i].min_bytes, name, sizeof name)) continue;
         if (match(name, match_arg)) {
-            printf("skipped (%s): %s\n", reason, name);
+            ada_note(note, note_arg, "skipped (%s): %s", reason, name);
             count++;
         }
     }
@@ -58,7 +58,7 @@ static int64_t print_skips(const char *reason, const ada_shape *shapes, int64_t 
         for (int64_t v = 0; v < nvariants; v++) {
             if (ada_shape_bench_name(&shapes[i], variants[v], name, sizeof name)) continue;
             if (match(name, match_arg)) {
-                printf("skipped (%s): %s\n", reason, name);
+                ada_note(note, note_arg, "skipped (%s): %s", reason, name);
                 count++;
             }
         }
@@ -82,13 +82,13 @@ int ada_gpu_variant_known(const char *name) { return name && *name; }
 
 int ada_gpu_bench_setup(const ada_shape *shapes, int64_t nshapes, const char *const *variants,
                         int64_t nvariants, ada_name_match_fn match, void *match_arg,
-                        int repetitions, ada_gpu_bench **out, int64_t *registered, char *msg,
-                        size_t msg_n)
+                        int repetitions, ada_note_fn note, void *note_arg, ada_gpu_bench **out,
+                        int64_t *registered, char *msg, size_t msg_n)
 {
     (void)repetitions;
     *out = NULL;
     *registered = 0;
-    print_skips("GPU kernels not built", shapes, nshapes, variants, nvariants, match, match_arg);
+    print_skips("GPU kernels not built", shapes, nshapes, variants, nvariants, match, match_arg, note, note_arg);
     snprintf(msg, msg_n, "GPU kernels not built (no CUDA toolkit)");
     return ADA_GPU_NONE;
 }
@@ -172,11 +172,12 @@ int ada_gpu_variant_known(const char *name) { return lnmod_find_variant(name) !=
 
 static size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
 
+/* 0, or -1 with msg (when not NULL) saying what failed; a non-sticky error is cleared so
+ * later calls can still run (a sticky one comes back from every call). */
 static int cuda_ok(cudaError_t e, const char *what, char *msg, size_t n)
 {
-    if (e == cudaSuccess) return 0;
-    if (msg) snprintf(msg, n, "%s: %s (%s)", what, cudaGetErrorName(e), cudaGetErrorString(e));
-    (void)cudaGetLastError(); /* clear a non-sticky error so later calls can still run */
+    if (ADA_CUDA_CHECK(e, what, msg, n) == cudaSuccess) return 0;
+    (void)cudaGetLastError();
     return -1;
 }
 
@@ -430,13 +431,13 @@ static void size_case(gpu_case *c, int64_t l2)
 
 int ada_gpu_bench_setup(const ada_shape *shapes, int64_t nshapes, const char *const *variants,
                         int64_t nvariants, ada_name_match_fn match, void *match_arg,
-                        int repetitions, ada_gpu_bench **out, int64_t *registered, char *msg,
-                        size_t msg_n)
+                        int repetitions, ada_note_fn note, void *note_arg, ada_gpu_bench **out,
+                        int64_t *registered, char *msg, size_t msg_n)
 {
     *out = NULL;
     *registered = 0;
     if (ada_cuda_device_count() < 1) {
-        print_skips("no CUDA device", shapes, nshapes, variants, nvariants, match, match_arg);
+        print_skips("no CUDA device", shapes, nshapes, variants, nvariants, match, match_arg, note, note_arg);
         snprintf(msg, msg_n, "no CUDA device");
         return ADA_GPU_NONE;
     }
@@ -475,11 +476,11 @@ int ada_gpu_bench_setup(const ada_shape *shapes, int64_t nshapes, const char *co
                 continue;
             c->v = lnmod_find_variant(variants[v]);
             if (!c->v) {
-                printf("skipped (no such variant in this build): %s\n", c->name);
+                ada_note(note, note_arg, "skipped (no such variant in this build): %s", c->name);
                 continue;
             }
             if (c->v->supports && !c->v->supports(&shapes[i].desc)) {
-                printf("skipped (%s does not support this shape): %s\n", c->v->name, c->name);
+                ada_note(note, note_arg, "skipped (%s does not support this shape): %s", c->v->name, c->name);
                 continue;
             }
             c->g = g;

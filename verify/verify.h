@@ -1,0 +1,125 @@
+/* verify.h -- the verifier library: every LayerNorm-Modulate kernel variant against the
+ * float64 CPU reference over a grid of dtypes x layouts x shapes, with fresh random and
+ * adversarial inputs, the compute-sanitizer runs, and the record (verify.json) that CI's
+ * gate reads. `adaload verify` (harness/cmd_verify.c) is a thin layer over this.
+ *
+ *   verify_set *sets; int nsets;
+ *   verify_grid_sets("quick", &sets, &nsets);                 // the grid's input sets
+ *   verify_config c = {.grid = "quick", .seed = 42, .threads = 8, .nvariants = 1,
+ *                      .variants = {"dtile"}, .note = print_line, .progress = print_err};
+ *   verify_session *s; verify_session_new(&c, &s);
+ *   for (int i = 0; i < nsets; i++) verify_session_run_set(s, &sets[i]);
+ *   verify_session_finish(s);                                  // final progress line
+ *   const verify_totals *t = verify_session_totals(s);         // passed / failed / not run
+ *   json_t *rec = verify_record_new(&c, t, verify_session_take_cases(s), verdicts, details,
+ *                                   date, cmdline, meta);      // the verify.json object
+ *   verify_session_free(s); free(sets);
+ *
+ * Per input set (dtypes, layout, D, rows; geometry from verify_inputs.h): inputs are drawn
+ * once, the reference is computed once, then for each variant: y, mean and rstd and their
+ * 256-byte guard bands before and after are poisoned (0xFF, a NaN), the kernel runs, the
+ * guards must be untouched and every output element must pass verify_check.h's tolerance
+ * table. Inputs sit between NaN guard bands too, and every device buffer is allocated at
+ * exactly guards + data, so memcheck sees any access beyond the bands. A sticky CUDA error
+ * ends the GPU work: the remaining cases are recorded as not run.
+ *
+ * Grids: smoke (the verifier's own tests), quick (D 1, 33, 1537, 5120; rows 1, 3, 1560),
+ * full (D 1 ... 12288, 14 sizes; rows 1, 3, 1560, 32760; plus one rows*D > 2^31 case per
+ * variant: bf16 x/y, fp32 per-sample modulation, D 4096, 524,800 rows). All 9 dtype
+ * combinations and the 3 layouts in every grid.
+ *
+ * The library never prints and never exits: case lines go to config.note (stdout in the
+ * CLI), progress lines to config.progress (stderr). Functions return verify_status.
+ */
+#ifndef ADALOAD_VERIFY_H
+#define ADALOAD_VERIFY_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "ada_util.h"
+#include "lnmod_desc.h"
+
+typedef enum {
+    VERIFY_OK = 0,
+    VERIFY_ERR_ARG = 1,   /* a bad argument (unknown grid, too many variants, ...) */
+    VERIFY_ERR_NOMEM = 2, /* out of host memory */
+} verify_status;
+
+#define VERIFY_MAX_VARIANTS 32
+
+/* One input set of the grid. */
+typedef struct {
+    int layout, combo; /* lnmod_layout; index into the dtype combinations */
+    int64_t D, rows;
+    int huge;          /* the rows*D > 2^31 case */
+} verify_set;
+
+/* The sets of grid "smoke", "quick" or "full" in a new malloc'd array. */
+verify_status verify_grid_sets(const char *grid, verify_set **sets, int *nsets);
+/* Dtype combination k (0 <= k < verify_ncombos()). */
+void verify_combo(int k, lnmod_dtype *x, lnmod_dtype *mod, lnmod_dtype *y);
+int verify_ncombos(void);
+
+typedef struct {
+    const char *grid;          /* "smoke", "quick" or "full" */
+    uint64_t seed;             /* < 2^63 */
+    int threads;               /* CPU threads, 1..VERIFY_MAX_THREADS */
+    int cpu_model;             /* CPU models instead of the GPU (verify_model.h) */
+    const char *variants[VERIFY_MAX_VARIANTS];
+    int nvariants;
+    int64_t sanitizer_timeout; /* seconds per sanitizer run */
+    ada_note_fn note;          /* case lines and the sanitizer verdicts */
+    void *note_arg;
+    ada_note_fn progress;      /* progress lines */
+    void *progress_arg;
+} verify_config;
+
+typedef struct {
+    int64_t ncases_total, ncases_done, passed, failed, not_run;
+    int64_t v_passed[VERIFY_MAX_VARIANTS], v_failed[VERIFY_MAX_VARIANTS], v_not_run[VERIFY_MAX_VARIANTS];
+    double elapsed; /* seconds since the session started, at verify_session_finish */
+    /* where the time went: inputs, reference, device (copies, poison, kernel), comparison */
+    double t_inputs, t_ref, t_device, t_compare;
+} verify_totals;
+
+typedef struct verify_session verify_session;
+
+/* A session over ncases_total = nsets * nvariants cases; c must outlive it. */
+verify_status verify_session_new(const verify_config *c, int64_t nsets, verify_session **out);
+/* Draws the set's inputs, computes the reference and checks every variant against it. */
+void verify_session_run_set(verify_session *s, const verify_set *set);
+void verify_session_finish(verify_session *s);
+const verify_totals *verify_session_totals(const verify_session *s);
+/* The case records (a JSON array) so far; the caller owns it, the session starts a new one. */
+json_t *verify_session_take_cases(verify_session *s);
+/* {name, sm_count, arch, memory_bytes, driver, runtime} of device 0, or the CPU model's. */
+json_t *verify_session_gpu_json(const verify_session *s);
+void verify_session_free(verify_session *s);
+
+/* ---- compute-sanitizer (verify_sanitizers.c) ------------------------------------------ */
+
+/* The four tools, in record order. */
+extern const char *const verify_sanitizer_tools[4];
+
+/* Re-runs this program (`self verify --grid quick|smoke --no-record ...` with c's seed,
+ * variants and backend) under compute-sanitizer memcheck, racecheck, initcheck and
+ * synccheck at once, each with a quarter of the threads, logging into
+ * logdir/sanitizer_<tool>.log, and sets verdicts[tool] to "clean", "errors" or
+ * "not run: <why>" and details[tool] to {verdict, exit_code, seconds, log}.
+ * compute-sanitizer is $ADALOAD_COMPUTE_SANITIZER, else found in PATH, else
+ * /usr/local/cuda/bin. Runs longer than c->sanitizer_timeout are killed. */
+void verify_run_sanitizers(const verify_config *c, const char *self, const char *logdir,
+                           json_t *verdicts, json_t *details);
+
+/* ---- the record (verify_record.c) ----------------------------------------------------- */
+
+/* The verify.json object (schema adaload.verify/1). Takes ownership of cases, verdicts and
+ * details; meta is the run folder's meta.json (git facts; may be NULL). NULL when out of
+ * memory. */
+json_t *verify_record_new(const verify_config *c, const verify_totals *t, json_t *gpu,
+                          json_t *cases, json_t *verdicts, json_t *details, const char *date,
+                          const char *cmdline, const json_t *meta);
+
+#endif

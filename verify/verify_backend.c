@@ -1,0 +1,198 @@
+/* verify_backend.c -- the GPU or the CPU models as the verifier's backend (verify_backend.h). */
+#include "verify_backend.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ada_cuda.h"
+#include "verify_check.h"
+#include "verify_model.h"
+#include "verify_par.h"
+
+#if ADALOAD_HAVE_CUDA
+#include "lnmod.h"
+#endif
+
+void *verify_host_get(verify_buf *b, size_t bytes)
+{
+    if (bytes == 0) bytes = 1;
+    if (b->cap < bytes) {
+        verify_host_free(b);
+        b->p = malloc(bytes);
+        b->cap = b->p ? bytes : 0;
+    }
+    return b->p;
+}
+
+void verify_host_free(verify_buf *b)
+{
+#if ADALOAD_HAVE_CUDA
+    if (b->pinned) {
+        cudaFreeHost(b->p);
+        b->p = NULL;
+        b->cap = 0;
+        b->pinned = 0;
+        return;
+    }
+#endif
+    free(b->p);
+    b->p = NULL;
+    b->cap = 0;
+}
+
+/* Page-locked on the GPU backend (the full grid moves a few hundred GB each way), plain
+ * memory otherwise or if pinning fails. */
+void *verify_host_get_xfer(const verify_backend *bk, verify_buf *b, size_t bytes)
+{
+#if ADALOAD_HAVE_CUDA
+    if (!bk->model) {
+        if (bytes == 0) bytes = 1;
+        if (b->cap >= bytes) return b->p;
+        verify_host_free(b);
+        if (cudaMallocHost(&b->p, bytes) == cudaSuccess) {
+            b->cap = bytes;
+            b->pinned = 1;
+            return b->p;
+        }
+        (void)cudaGetLastError();
+        b->p = NULL;
+    }
+#endif
+    (void)bk;
+    return verify_host_get(b, bytes);
+}
+
+void verify_dev_free(verify_backend *bk, verify_buf *b)
+{
+#if ADALOAD_HAVE_CUDA
+    if (!bk->model) {
+        if (b->p) cudaFree(b->p);
+        b->p = NULL;
+        b->cap = 0;
+        return;
+    }
+#endif
+    (void)bk;
+    verify_host_free(b);
+}
+
+/* Never a larger leftover, so an access beyond the guard bands falls outside the
+ * allocation, where compute-sanitizer's memcheck (or ASan, for a model) reports it. */
+void *verify_dev_get(verify_backend *bk, verify_buf *b, size_t bytes)
+{
+#if ADALOAD_HAVE_CUDA
+    if (!bk->model) {
+        if (b->cap != bytes) {
+            if (b->p) cudaFree(b->p);
+            b->p = NULL;
+            b->cap = 0;
+            if (cudaMalloc(&b->p, bytes) != cudaSuccess) {
+                (void)cudaGetLastError();
+                b->p = NULL;
+                return NULL;
+            }
+            b->cap = bytes;
+        }
+        return b->p;
+    }
+#endif
+    (void)bk;
+    if (b->cap != bytes) verify_host_free(b);
+    return verify_host_get(b, bytes);
+}
+
+int verify_dev_poison(verify_backend *bk, void *p, size_t bytes)
+{
+#if ADALOAD_HAVE_CUDA
+    if (!bk->model) return cudaMemset(p, VERIFY_POISON_BYTE, bytes) == cudaSuccess ? 0 : -1;
+#endif
+    (void)bk;
+    memset(p, VERIFY_POISON_BYTE, bytes);
+    return 0;
+}
+
+int verify_dev_upload(verify_backend *bk, void *dst, const void *src, size_t bytes)
+{
+#if ADALOAD_HAVE_CUDA
+    if (!bk->model) return cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice) == cudaSuccess ? 0 : -1;
+#endif
+    (void)bk;
+    memcpy(dst, src, bytes);
+    return 0;
+}
+
+int verify_dev_download(verify_backend *bk, void *dst, const void *src, size_t bytes)
+{
+#if ADALOAD_HAVE_CUDA
+    if (!bk->model) return cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost) == cudaSuccess ? 0 : -1;
+#endif
+    (void)bk;
+    memcpy(dst, src, bytes);
+    return 0;
+}
+
+long long verify_backend_free_device_bytes(const verify_backend *bk)
+{
+#if ADALOAD_HAVE_CUDA
+    size_t fr = 0, tot = 0;
+    if (!bk->model && cudaMemGetInfo(&fr, &tot) == cudaSuccess) return (long long)fr;
+#endif
+    (void)bk;
+    return -1;
+}
+
+typedef struct {
+    int which;
+    const lnmod_desc *d;
+    const void *x, *scale, *shift;
+    void *y;
+    float *mean, *rstd;
+} model_ctx;
+
+static void model_range(void *c, int64_t lo, int64_t hi, int tid)
+{
+    (void)tid;
+    model_ctx *m = c;
+    verify_model_rows(m->which, m->d, lo, hi, m->x, m->scale, m->shift, m->y, m->mean, m->rstd);
+}
+
+int verify_backend_run(verify_backend *bk, const char *variant, const lnmod_desc *d, const void *x,
+                       const void *scale, const void *shift, void *y, float *mean, float *rstd,
+                       char *err, size_t errn)
+{
+    if (bk->model) {
+        model_ctx m = {verify_model_find(variant), d, x, scale, shift, y, mean, rstd};
+        if (m.which < 0) {
+            snprintf(err, errn, "no CPU model '%s'", variant);
+            return -1;
+        }
+        verify_parallel(d->rows, d->D * 4, bk->threads, model_range, &m);
+        return 0;
+    }
+#if ADALOAD_HAVE_CUDA
+    lnmod_status st = lnmod_forward(variant, d, x, scale, shift, y, mean, rstd, 0);
+    if (st != LNMOD_OK) {
+        /* The launch error stays with this case's message; a launch error leaves the
+         * context usable, a sticky one shows up at the synchronization below. */
+        cudaError_t le = cudaGetLastError();
+        snprintf(err, errn, "lnmod_forward returned %s%s%s", lnmod_status_name(st),
+                 le != cudaSuccess ? ": " : "", le != cudaSuccess ? cudaGetErrorString(le) : "");
+    }
+    if (ADA_CUDA_CHECK(cudaDeviceSynchronize(), "kernel failed", err, errn) != cudaSuccess) {
+        /* Clear the error; if the context is still broken (a sticky error such as an
+         * illegal address), the next synchronization fails again and nothing more can run. */
+        (void)cudaGetLastError();
+        if (cudaDeviceSynchronize() != cudaSuccess || cudaGetLastError() != cudaSuccess) {
+            bk->context_lost = 1;
+            snprintf(bk->lost_why, sizeof bk->lost_why, "%s", err);
+        }
+        return -1;
+    }
+    return st == LNMOD_OK ? 0 : -1;
+#else
+    (void)variant, (void)d, (void)x, (void)scale, (void)shift, (void)y, (void)mean, (void)rstd;
+    snprintf(err, errn, "GPU kernels not built");
+    return -1;
+#endif
+}

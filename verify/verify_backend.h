@@ -1,0 +1,59 @@
+/* verify_backend.h -- where `adaload verify` runs a kernel: the GPU (CUDA runtime, device
+ * memory) or the CPU models of verify_model.h (host memory laid out as the device buffers
+ * would be). Internal to the verify library (verify_session.c uses it).
+ *
+ *   verify_backend bk = {.model = 0, .threads = 8};
+ *   verify_buf dx = {0};
+ *   unsigned char *p = verify_dev_get(&bk, &dx, bytes);     // exact size: memcheck sees overruns
+ *   verify_dev_poison(&bk, p, bytes); verify_dev_upload(&bk, p, host, bytes);
+ *   verify_backend_run(&bk, "dtile", &d, x, scale, shift, y, mean, rstd, err, sizeof err);
+ *   verify_dev_free(&bk, &dx);
+ *
+ * A sticky CUDA error (the context is lost) sets bk.context_lost and lost_why; nothing more
+ * can run on the GPU after it.
+ */
+#ifndef ADALOAD_VERIFY_BACKEND_H
+#define ADALOAD_VERIFY_BACKEND_H
+
+#include <stddef.h>
+
+#include "lnmod_desc.h"
+
+typedef struct {
+    int model;          /* 1: CPU models, memory is host memory */
+    int threads;
+    int context_lost;   /* a sticky CUDA error: nothing more can run */
+    char lost_why[256];
+} verify_backend;
+
+/* A grow-only host buffer, or an exact-size device buffer. */
+typedef struct {
+    void *p;
+    size_t cap;
+    int pinned; /* page-locked (cudaMallocHost) */
+} verify_buf;
+
+/* Host memory of at least bytes (reused when big enough); NULL when out of memory. */
+void *verify_host_get(verify_buf *b, size_t bytes);
+/* Host memory that travels to or from the device: page-locked on the GPU backend. */
+void *verify_host_get_xfer(const verify_backend *bk, verify_buf *b, size_t bytes);
+void verify_host_free(verify_buf *b);
+
+/* Device buffer of exactly bytes (guards + data); NULL when out of device memory. */
+void *verify_dev_get(verify_backend *bk, verify_buf *b, size_t bytes);
+void verify_dev_free(verify_backend *bk, verify_buf *b);
+/* 0 on success, -1 on a CUDA error. */
+int verify_dev_poison(verify_backend *bk, void *p, size_t bytes);
+int verify_dev_upload(verify_backend *bk, void *dst, const void *src, size_t bytes);
+int verify_dev_download(verify_backend *bk, void *dst, const void *src, size_t bytes);
+
+/* Runs variant (a kernel name, or a CPU model name on the model backend) and waits for it.
+ * 0 on success; otherwise err says why. */
+int verify_backend_run(verify_backend *bk, const char *variant, const lnmod_desc *d, const void *x,
+                       const void *scale, const void *shift, void *y, float *mean, float *rstd,
+                       char *err, size_t errn);
+
+/* Free device memory in bytes, or -1 when unknown (model backend: -1). */
+long long verify_backend_free_device_bytes(const verify_backend *bk);
+
+#endif

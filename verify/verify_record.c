@@ -1,0 +1,45 @@
+/* verify_record.c -- the verify.json record (verify.h): what was checked, how, and the
+ * result of every case; the gate (runs/run_gate.h) reads it back. */
+#include "build_info.h"
+#include "verify.h"
+#include "verify_check.h"
+
+json_t *verify_record_new(const verify_config *c, const verify_totals *t, json_t *gpu,
+                          json_t *cases, json_t *verdicts, json_t *details, const char *date,
+                          const char *cmdline, const json_t *meta)
+{
+    json_t *rec = json_object();
+    if (!rec) {
+        json_decref(gpu), json_decref(cases), json_decref(verdicts), json_decref(details);
+        return NULL;
+    }
+    json_object_set_new(rec, "schema", json_string("adaload.verify/1"));
+    json_object_set_new(rec, "kernel_source_hash", json_string(ADALOAD_KERNEL_HASH));
+    json_object_set_new(rec, "backend", json_string(c->cpu_model ? "cpu-model" : "cuda"));
+    json_object_set_new(rec, "gpu", gpu);
+    json_object_set_new(rec, "seed", json_integer((json_int_t)c->seed));
+    json_object_set_new(rec, "grid", json_string(c->grid));
+    json_object_set_new(rec, "date", json_string(date));
+    json_t *sha = meta ? json_object_get(meta, "git_sha") : NULL;
+    json_object_set_new(rec, "git_sha", sha ? json_incref(sha) : json_string("unknown"));
+    json_t *dirty = meta ? json_object_get(meta, "git_dirty") : NULL;
+    json_object_set_new(rec, "git_dirty", dirty ? json_incref(dirty) : json_null());
+    json_object_set_new(rec, "command_line", json_string(cmdline));
+    json_object_set_new(rec, "threads", json_integer(c->threads));
+    json_t *vs = json_array();
+    for (int v = 0; v < c->nvariants; v++) json_array_append_new(vs, json_string(c->variants[v]));
+    json_object_set_new(rec, "variants", vs);
+    json_object_set_new(rec, "tolerances", verify_tol_json());
+    json_object_set_new(rec, "elapsed_s", json_real(t->elapsed));
+    json_object_set_new(rec, "phase_seconds",
+                        json_pack("{s:f, s:f, s:f, s:f}", "inputs", t->t_inputs, "reference", t->t_ref, "device",
+                                  t->t_device, "comparison", t->t_compare));
+    json_object_set_new(rec, "cases", cases);
+    json_object_set_new(rec, "sanitizers", verdicts);
+    json_object_set_new(rec, "sanitizer_runs", details);
+    json_object_set_new(rec, "summary", json_pack("{s:I, s:I, s:I, s:I}", "cases", (json_int_t)t->ncases_done,
+                                                  "passed", (json_int_t)t->passed, "failed", (json_int_t)t->failed,
+                                                  "not_run", (json_int_t)t->not_run));
+    json_object_set_new(rec, "all_passed", json_boolean(t->failed == 0 && t->not_run == 0));
+    return rec;
+}

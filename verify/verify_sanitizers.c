@@ -1,0 +1,175 @@
+/* verify_sanitizers.c -- compute-sanitizer runs of the verifier (verify.h): this program
+ * again, under memcheck, racecheck, initcheck and synccheck at once, over the quick grid
+ * (a smoke run keeps its smoke grid), with logs and verdicts. */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "verify.h"
+
+extern char **environ;
+
+const char *const verify_sanitizer_tools[4] = {"memcheck", "racecheck", "initcheck", "synccheck"};
+
+/* compute-sanitizer: $ADALOAD_COMPUTE_SANITIZER, then PATH, then /usr/local/cuda/bin. */
+static int find_sanitizer(char *out, size_t n)
+{
+    const char *e = getenv("ADALOAD_COMPUTE_SANITIZER");
+    if (e && *e) {
+        snprintf(out, n, "%s", e);
+        return access(out, X_OK) == 0 ? 0 : -1;
+    }
+    const char *path = getenv("PATH");
+    if (path) {
+        char buf[4096];
+        snprintf(buf, sizeof buf, "%s", path);
+        for (char *save = NULL, *dir = strtok_r(buf, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+            snprintf(out, n, "%s/compute-sanitizer", dir);
+            if (access(out, X_OK) == 0) return 0;
+        }
+    }
+    snprintf(out, n, "/usr/local/cuda/bin/compute-sanitizer");
+    return access(out, X_OK) == 0 ? 0 : -1;
+}
+
+typedef struct {
+    pid_t pid;
+    int done;   /* 0 running, 1 exited, 2 killed (timeout), -1 never started */
+    int status;
+    double secs;
+    char log[4500];
+} san_run;
+
+static void all_verdicts(json_t *verdicts, const char *v)
+{
+    for (int t = 0; t < 4; t++) json_object_set_new(verdicts, verify_sanitizer_tools[t], json_string(v));
+}
+
+/* Starts tool t: cs --tool T --error-exitcode 1 self verify --grid G --no-record ... */
+static void start(const verify_config *c, const char *cs, const char *self, const char *logdir, int t,
+                  san_run *r)
+{
+    char seed[32], thr[16];
+    snprintf(seed, sizeof seed, "%" PRIu64, c->seed);
+    /* The four run at once: give each a quarter of the CPU threads. */
+    snprintf(thr, sizeof thr, "%d", c->threads >= 8 ? c->threads / 4 : 2);
+    const char *argv[20 + 2 * VERIFY_MAX_VARIANTS];
+    int k = 0;
+    argv[k++] = cs;
+    argv[k++] = "--tool";
+    argv[k++] = verify_sanitizer_tools[t];
+    argv[k++] = "--error-exitcode";
+    argv[k++] = "1";
+    argv[k++] = self;
+    argv[k++] = "verify";
+    argv[k++] = "--grid";
+    argv[k++] = !strcmp(c->grid, "smoke") ? "smoke" : "quick";
+    argv[k++] = "--no-record";
+    argv[k++] = "--seed";
+    argv[k++] = seed;
+    argv[k++] = "--threads";
+    argv[k++] = thr;
+    if (c->cpu_model) argv[k++] = "--cpu-model"; /* plumbing tests without a GPU */
+    for (int v = 0; v < c->nvariants; v++) {
+        argv[k++] = "--variant";
+        argv[k++] = c->variants[v];
+    }
+    argv[k] = NULL;
+    snprintf(r->log, sizeof r->log, "%.4400s/sanitizer_%s.log", logdir, verify_sanitizer_tools[t]);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, r->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    r->pid = -1;
+    if (posix_spawn(&r->pid, cs, &fa, NULL, (char *const *)argv, environ) != 0) r->pid = -1;
+    posix_spawn_file_actions_destroy(&fa);
+    r->done = r->pid < 0 ? -1 : 0;
+    ada_note(c->progress, c->progress_arg, "%s started (log %s)", verify_sanitizer_tools[t], r->log);
+}
+
+/* Waits for the four, killing any past the timeout. */
+static void wait_all(const verify_config *c, san_run *r)
+{
+    double start = ada_now_s();
+    for (;;) {
+        int pending = 0;
+        double el = ada_now_s() - start;
+        for (int t = 0; t < 4; t++) {
+            if (r[t].done) continue;
+            pid_t w = waitpid(r[t].pid, &r[t].status, WNOHANG);
+            if (w == r[t].pid) {
+                r[t].done = 1;
+                r[t].secs = el;
+                ada_note(c->progress, c->progress_arg, "%s finished after %.0f s", verify_sanitizer_tools[t], el);
+            } else if (el > (double)c->sanitizer_timeout) {
+                kill(r[t].pid, SIGKILL); /* our own child */
+                waitpid(r[t].pid, &r[t].status, 0);
+                r[t].done = 2;
+                r[t].secs = el;
+            } else {
+                pending = 1;
+            }
+        }
+        if (!pending) break;
+        struct timespec nap = {0, 200 * 1000 * 1000};
+        nanosleep(&nap, NULL);
+    }
+}
+
+static void verdict_of(const verify_config *c, const san_run *r, const char *cs, char *v, size_t n, int *code)
+{
+    *code = -1;
+    if (r->done == -1) {
+        snprintf(v, n, "not run: could not start %.200s", cs);
+    } else if (r->done == 2) {
+        snprintf(v, n, "not run: timed out after %" PRId64 " s", c->sanitizer_timeout);
+    } else if (WIFEXITED(r->status)) {
+        *code = WEXITSTATUS(r->status);
+        if (*code == 0) snprintf(v, n, "clean");
+        else if (*code == 77) snprintf(v, n, "not run: the child found no GPU");
+        else snprintf(v, n, "errors");
+    } else {
+        snprintf(v, n, "errors");
+    }
+}
+
+void verify_run_sanitizers(const verify_config *c, const char *self, const char *logdir,
+                           json_t *verdicts, json_t *details)
+{
+    char cs[4096], me[4096];
+    if (find_sanitizer(cs, sizeof cs) != 0) {
+        all_verdicts(verdicts, "not run: compute-sanitizer not found");
+        return;
+    }
+    if (!self) {
+        ssize_t sl = readlink("/proc/self/exe", me, sizeof me - 1);
+        if (sl <= 0) {
+            all_verdicts(verdicts, "not run: cannot find this program's path");
+            return;
+        }
+        me[sl] = '\0';
+        self = me;
+    }
+    san_run r[4];
+    memset(r, 0, sizeof r);
+    for (int t = 0; t < 4; t++) start(c, cs, self, logdir, t, &r[t]);
+    wait_all(c, r);
+    for (int t = 0; t < 4; t++) {
+        char v[256];
+        int code;
+        verdict_of(c, &r[t], cs, v, sizeof v, &code);
+        json_object_set_new(verdicts, verify_sanitizer_tools[t], json_string(v));
+        const char *base = strrchr(r[t].log, '/');
+        json_object_set_new(details, verify_sanitizer_tools[t],
+                            json_pack("{s:s, s:i, s:f, s:s}", "verdict", v, "exit_code", code, "seconds", r[t].secs,
+                                      "log", base ? base + 1 : r[t].log));
+        ada_note(c->note, c->note_arg, "sanitizer %-10s %s", verify_sanitizer_tools[t], v);
+    }
+}

@@ -1,0 +1,414 @@
+/* verify_session.c -- one verification run (verify.h): per input set, inputs and the
+ * reference once, then every variant on the backend, judged by verify_case.c. The phases
+ * of a set: geometry (set_begin), reasons it cannot run (set_skip_reason), host inputs and
+ * reference (set_inputs), device buffers (set_upload), one run per variant (run_variant). */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ada_cuda.h"
+#include "ref_lnmod.h"
+#include "verify_internal.h"
+
+#if ADALOAD_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+static double elapsed(const verify_session *s) { return ada_now_s() - s->t0; }
+
+static void progress(verify_session *s, int force)
+{
+    double e = elapsed(s);
+    if (!force && e - s->last_progress < 5.0) return;
+    s->last_progress = e;
+    ada_note(s->c->progress, s->c->progress_arg,
+             "case %" PRId64 "/%" PRId64 ", %.0f s elapsed, %" PRId64 " failed", s->t.ncases_done,
+             s->t.ncases_total, e, s->t.failed);
+}
+
+verify_status verify_session_new(const verify_config *c, int64_t nsets, verify_session **out)
+{
+    *out = NULL;
+    if (!c || c->nvariants < 1 || c->nvariants > VERIFY_MAX_VARIANTS || !c->grid) return VERIFY_ERR_ARG;
+    verify_session *s = calloc(1, sizeof *s);
+    verify_work *w = calloc(1, sizeof *w);
+    json_t *cases = json_array();
+    if (!s || !w || !cases) {
+        free(s);
+        free(w);
+        json_decref(cases);
+        return VERIFY_ERR_NOMEM;
+    }
+    s->c = c;
+    s->w = w;
+    s->cases = cases;
+    s->bk.model = c->cpu_model;
+    s->bk.threads = c->threads;
+    s->per_case_lines = strcmp(c->grid, "full") != 0;
+    s->t.ncases_total = nsets * c->nvariants;
+    s->t0 = ada_now_s();
+    *out = s;
+    return VERIFY_OK;
+}
+
+static void free_buffers(verify_session *s)
+{
+    verify_buf *hb[] = {&s->hx, &s->hscale, &s->hshift, &s->hry, &s->hrm, &s->hrr, &s->hgy, &s->hgm, &s->hgr};
+    for (size_t i = 0; i < sizeof hb / sizeof hb[0]; i++) verify_host_free(hb[i]);
+    verify_buf *db[] = {&s->dx, &s->dscale, &s->dshift, &s->dy, &s->dm, &s->dr};
+    for (size_t i = 0; i < sizeof db / sizeof db[0]; i++) verify_dev_free(&s->bk, db[i]);
+}
+
+void verify_session_free(verify_session *s)
+{
+    if (!s) return;
+    free_buffers(s);
+    json_decref(s->cases);
+    free(s->w);
+    free(s);
+}
+
+void verify_session_finish(verify_session *s)
+{
+    progress(s, 1);
+    s->t.elapsed = elapsed(s);
+}
+
+const verify_totals *verify_session_totals(const verify_session *s) { return &s->t; }
+
+json_t *verify_session_take_cases(verify_session *s)
+{
+    json_t *c = s->cases;
+    s->cases = json_array();
+    return c;
+}
+
+json_t *verify_session_gpu_json(const verify_session *s)
+{
+    json_t *g = json_object();
+#if ADALOAD_HAVE_CUDA
+    if (!s->bk.model) {
+        struct cudaDeviceProp p;
+        int drv = 0, rt = 0;
+        cudaDriverGetVersion(&drv);
+        cudaRuntimeGetVersion(&rt);
+        char buf[32];
+        if (cudaGetDeviceProperties(&p, 0) == cudaSuccess) {
+            json_object_set_new(g, "name", json_string(p.name));
+            json_object_set_new(g, "sm_count", json_integer(p.multiProcessorCount));
+            snprintf(buf, sizeof buf, "sm_%d%d", p.major, p.minor);
+            json_object_set_new(g, "arch", json_string(buf));
+            json_object_set_new(g, "memory_bytes", json_integer((json_int_t)p.totalGlobalMem));
+        }
+        snprintf(buf, sizeof buf, "%d.%d", drv / 1000, (drv % 1000) / 10);
+        json_object_set_new(g, "driver", json_string(buf));
+        snprintf(buf, sizeof buf, "%d.%d", rt / 1000, (rt % 1000) / 10);
+        json_object_set_new(g, "runtime", json_string(buf));
+        return g;
+    }
+#endif
+    (void)s;
+    json_object_set_new(g, "name", json_string("none (cpu model)"));
+    return g;
+}
+
+void verify_record_case(verify_session *s, int vi, json_t *c, int pass, int not_run,
+                        const char *line, const char *detail)
+{
+    json_array_append_new(s->cases, c);
+    s->t.ncases_done++;
+    if (not_run) {
+        s->t.not_run++;
+        s->t.v_not_run[vi]++;
+    } else if (pass) {
+        s->t.passed++;
+        s->t.v_passed[vi]++;
+    } else {
+        s->t.failed++;
+        s->t.v_failed[vi]++;
+    }
+    if (s->per_case_lines || !pass) {
+        ada_note(s->c->note, s->c->note_arg, "%s", line);
+        if (detail && *detail) {
+            /* detail is lines ending in '\n': one note each */
+            char buf[4096];
+            snprintf(buf, sizeof buf, "%s", detail);
+            for (char *save = NULL, *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+                ada_note(s->c->note, s->c->note_arg, "%s", l);
+        }
+    }
+    progress(s, 0);
+}
+
+/* ---- CPU work split over threads ------------------------------------------------------ */
+
+static void fill_x_range(void *c, int64_t lo, int64_t hi, int tid)
+{
+    (void)tid;
+    verify_work *w = c;
+    verify_fill_x_rows(w->d, w->seed, w->salt, lo, hi, w->x);
+}
+
+static void fill_mod_range(void *c, int64_t lo, int64_t hi, int tid)
+{
+    (void)tid;
+    verify_work *w = c;
+    verify_fill_mod_rows(w->d, w->seed, lo, hi, w->scale, w->shift);
+}
+
+static void ref_range(void *c, int64_t lo, int64_t hi, int tid)
+{
+    verify_work *w = c;
+    w->st[tid] = ref_lnmod_forward_rows(w->d, lo, hi, w->x, w->scale, w->shift, w->ry, w->rm, w->rr);
+}
+
+/* ---- the phases of one set -------------------------------------------------------------- */
+
+/* Free host memory in bytes (MemAvailable), or -1 when unknown. */
+static int64_t host_mem_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f) return -1;
+    char line[256];
+    int64_t kb = -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %" SCNd64 " kB", &kb) == 1) break;
+    fclose(f);
+    return kb < 0 ? -1 : kb * 1024;
+}
+
+/* Descriptor, geometry and sizes of the set. Geometry depends on the case's identity
+ * only, not on the seed or the grid, so the same case looks the same in every run. */
+static void set_begin(verify_session *s, const verify_set *sp, verify_setw *w)
+{
+    memset(w, 0, sizeof *w);
+    lnmod_desc *d = &w->d;
+    *d = lnmod_desc_default();
+    verify_combo(sp->combo, &d->x_dtype, &d->mod_dtype, &d->y_dtype);
+    d->layout = (lnmod_layout)sp->layout;
+    w->gh = verify_hash(verify_hash(verify_hash(verify_hash(verify_hash(0xada10ad, (uint64_t)sp->layout),
+                                                            (uint64_t)sp->combo), (uint64_t)sp->D),
+                                    (uint64_t)sp->rows), (uint64_t)sp->huge);
+    verify_pick_geometry(d, sp->rows, sp->D, w->gh, &w->g);
+    if (sp->huge) {
+        /* Start from empty pools: the biggest grid buffers (~13 GB host, ~10 GB device)
+         * would otherwise sit beside this case's ~30 GB. */
+        free_buffers(s);
+        d->rows_per_sample = VERIFY_HUGE_S;
+        d->frame_len = VERIFY_HUGE_S;
+        d->scale_stride = d->shift_stride = 6 * sp->D;
+        d->eps = 1e-6;
+        w->g.off = (verify_offsets){0, 0, 0, 0};
+        w->g.want_stats = 1;
+    }
+    snprintf(w->dts, sizeof w->dts, "%s-%s-%s", lnmod_dtype_name(d->x_dtype), lnmod_dtype_name(d->mod_dtype),
+             lnmod_dtype_name(d->y_dtype));
+    w->n = d->rows * d->D;
+    w->xs = lnmod_dtype_size(d->x_dtype);
+    w->ms = lnmod_dtype_size(d->mod_dtype);
+    w->ys = lnmod_dtype_size(d->y_dtype);
+    w->nsc = verify_mod_elems(d, d->scale_stride);
+    w->nsh = verify_mod_elems(d, d->shift_stride);
+    w->ybytes = 2 * VERIFY_GUARD + (size_t)(w->g.off.y + w->n) * w->ys;
+    w->sbytes = 2 * VERIFY_GUARD + (size_t)d->rows * sizeof(float);
+}
+
+/* Why the set cannot run (into buf), or NULL. */
+static const char *set_skip_reason(verify_session *s, const verify_set *sp, const verify_setw *w,
+                                   char *buf, size_t n)
+{
+    lnmod_status vs = lnmod_desc_validate(&w->d);
+    if (vs != LNMOD_OK) {
+        snprintf(buf, n, "verifier bug: invalid descriptor (%s)", lnmod_strerror(vs));
+        return buf;
+    }
+    if (s->bk.context_lost) {
+        snprintf(buf, n, "not run: CUDA context lost earlier (%.200s)", s->bk.lost_why);
+        return buf;
+    }
+    if (!sp->huge) return NULL;
+    if (s->bk.model) return "not run: the rows*D > 2^31 case needs the GPU";
+    int64_t need_host = w->n * (int64_t)(w->xs + 8 + w->ys + w->ys) + ((int64_t)1 << 28);
+    int64_t avail = host_mem_available();
+    if (avail >= 0 && avail < need_host) {
+        snprintf(buf, n, "not run: needs %.1f GB of host memory, %.1f GB available", (double)need_host / 1e9,
+                 (double)avail / 1e9);
+        return buf;
+    }
+    int64_t need_dev = w->n * (int64_t)(w->xs + w->ys) + ((int64_t)1 << 28);
+    long long fr = verify_backend_free_device_bytes(&s->bk);
+    if (fr >= 0 && fr < need_dev) {
+        snprintf(buf, n, "not run: needs %.1f GB of device memory, %.1f GB free", (double)need_dev / 1e9,
+                 (double)fr / 1e9);
+        return buf;
+    }
+    return NULL;
+}
+
+/* Host inputs and the reference. */
+static const char *set_inputs(verify_session *s, verify_setw *w, char *buf, size_t n)
+{
+    const lnmod_desc *d = &w->d;
+    w->hx = verify_host_get_xfer(&s->bk, &s->hx, (size_t)w->n * w->xs);
+    w->hsc = verify_host_get_xfer(&s->bk, &s->hscale, (size_t)w->nsc * w->ms);
+    w->hsh = verify_host_get_xfer(&s->bk, &s->hshift, (size_t)w->nsh * w->ms);
+    w->ry = verify_host_get(&s->hry, (size_t)w->n * sizeof(double));
+    w->rm = verify_host_get(&s->hrm, (size_t)d->rows * sizeof(double));
+    w->rr = verify_host_get(&s->hrr, (size_t)d->rows * sizeof(double));
+    if (!w->hx || !w->hsc || !w->hsh || !w->ry || !w->rm || !w->rr) return "not run: out of host memory";
+    verify_work *k = s->w;
+    k->d = d;
+    k->seed = verify_hash(s->c->seed, w->gh);
+    k->salt = w->g.salt;
+    k->x = w->hx;
+    k->scale = w->hsc;
+    k->shift = w->hsh;
+    k->ry = w->ry;
+    k->rm = w->rm;
+    k->rr = w->rr;
+    double t0 = ada_now_s();
+    verify_parallel(d->rows, d->D, s->bk.threads, fill_x_range, k);
+    int64_t stride = d->scale_stride > d->shift_stride ? d->scale_stride : d->shift_stride;
+    verify_parallel(lnmod_mod_rows(d), d->D + stride, s->bk.threads, fill_mod_range, k);
+    double t1 = ada_now_s();
+    s->t.t_inputs += t1 - t0;
+    int used = verify_parallel(d->rows, 3 * d->D, s->bk.threads, ref_range, k);
+    s->t.t_ref += ada_now_s() - t1;
+    for (int t = 0; t < used; t++)
+        if (k->st[t] != LNMOD_OK) {
+            snprintf(buf, n, "not run: the reference returned %s", lnmod_status_name(k->st[t]));
+            return buf;
+        }
+    return NULL;
+}
+
+/* Device inputs: poisoned guard bands around each, then the data at its offset; device
+ * outputs; host buffers for the outputs. */
+static const char *set_upload(verify_session *s, verify_setw *w)
+{
+    const verify_offsets *o = &w->g.off;
+    const size_t xb = 2 * VERIFY_GUARD + (size_t)(o->x + w->n) * w->xs;
+    const size_t scb = 2 * VERIFY_GUARD + (size_t)(o->scale + w->nsc) * w->ms;
+    const size_t shb = 2 * VERIFY_GUARD + (size_t)(o->shift + w->nsh) * w->ms;
+    verify_backend *bk = &s->bk;
+    double t0 = ada_now_s();
+    const char *why = NULL;
+    w->dx = verify_dev_get(bk, &s->dx, xb);
+    w->dsc = verify_dev_get(bk, &s->dscale, scb);
+    w->dsh = verify_dev_get(bk, &s->dshift, shb);
+    w->dy = verify_dev_get(bk, &s->dy, w->ybytes);
+    w->dm = verify_dev_get(bk, &s->dm, w->sbytes);
+    w->dr = verify_dev_get(bk, &s->dr, w->sbytes);
+    if (!w->dx || !w->dsc || !w->dsh || !w->dy || !w->dm || !w->dr) {
+        why = "not run: out of device memory";
+    } else if (verify_dev_poison(bk, w->dx, xb) || verify_dev_poison(bk, w->dsc, scb) ||
+               verify_dev_poison(bk, w->dsh, shb) ||
+               verify_dev_upload(bk, w->dx + VERIFY_GUARD + o->x * w->xs, w->hx, (size_t)w->n * w->xs) ||
+               verify_dev_upload(bk, w->dsc + VERIFY_GUARD + o->scale * w->ms, w->hsc, (size_t)w->nsc * w->ms) ||
+               verify_dev_upload(bk, w->dsh + VERIFY_GUARD + o->shift * w->ms, w->hsh, (size_t)w->nsh * w->ms)) {
+        why = "not run: copying the inputs to the device failed";
+    }
+    s->t.t_device += ada_now_s() - t0;
+    if (why) return why;
+    w->gy = verify_host_get_xfer(bk, &s->hgy, w->ybytes);
+    w->gm = verify_host_get(&s->hgm, w->sbytes);
+    w->gr = verify_host_get(&s->hgr, w->sbytes);
+    if (!w->gy || !w->gm || !w->gr) return "not run: out of host memory";
+    return NULL;
+}
+
+static void line_of(char *line, size_t n, const char *variant, const verify_setw *w, const char *tail)
+{
+    snprintf(line, n, "%-14s %-14s %-6s %6" PRId64 " %7" PRId64 " %10s %10s %10s  %s", variant, w->dts,
+             lnmod_layout_name(w->d.layout), w->d.D, w->d.rows, "-", "-", "-", tail);
+}
+
+/* Poison, launch, download: 0, or -1 with err set. */
+static int launch(verify_session *s, const char *variant, const verify_setw *w, char *err, size_t en)
+{
+    verify_backend *bk = &s->bk;
+    const verify_offsets *o = &w->g.off;
+    if (verify_dev_poison(bk, w->dy, w->ybytes) || verify_dev_poison(bk, w->dm, w->sbytes) ||
+        verify_dev_poison(bk, w->dr, w->sbytes)) {
+        snprintf(err, en, "poisoning the outputs failed");
+        return -1;
+    }
+    float *pm = w->g.want_stats ? (float *)(w->dm + VERIFY_GUARD) : NULL;
+    float *pr = w->g.want_stats ? (float *)(w->dr + VERIFY_GUARD) : NULL;
+    if (verify_backend_run(bk, variant, &w->d, w->dx + VERIFY_GUARD + o->x * w->xs,
+                           w->dsc + VERIFY_GUARD + o->scale * w->ms, w->dsh + VERIFY_GUARD + o->shift * w->ms,
+                           w->dy + VERIFY_GUARD + o->y * w->ys, pm, pr, err, en))
+        return -1;
+    if (verify_dev_download(bk, w->gy, w->dy, w->ybytes) || verify_dev_download(bk, w->gm, w->dm, w->sbytes) ||
+        verify_dev_download(bk, w->gr, w->dr, w->sbytes)) {
+        snprintf(err, en, "copying the outputs back failed");
+        return -1;
+    }
+    return 0;
+}
+
+/* One variant on the prepared set (skip: the reason it cannot run, or NULL). */
+static void run_variant(verify_session *s, int vi, const verify_setw *w, const char *skip)
+{
+    const char *variant = s->c->variants[vi];
+    json_t *c = verify_case_json(variant, &w->d, &w->g);
+    char line[1024], detail[2048] = "", skipbuf[256];
+    if (!skip && s->bk.context_lost) {
+        snprintf(skipbuf, sizeof skipbuf, "not run: CUDA context lost earlier (%.200s)", s->bk.lost_why);
+        skip = skipbuf;
+    }
+    if (skip) {
+        json_object_set_new(c, "pass", json_false());
+        json_object_set_new(c, "not_run", json_string(skip));
+        line_of(line, sizeof line, variant, w, skip);
+        verify_record_case(s, vi, c, 0, 1, line, NULL);
+        return;
+    }
+    double tv = ada_now_s();
+    char err[512] = "";
+    int ok = launch(s, variant, w, err, sizeof err) == 0;
+    double tc = ada_now_s();
+    s->t.t_device += tc - tv;
+    if (!ok) {
+        char tail[600];
+        snprintf(tail, sizeof tail, "FAIL: %.400s", err);
+        json_object_set_new(c, "pass", json_false());
+        json_object_set_new(c, "error", json_string(err));
+        line_of(line, sizeof line, variant, w, tail);
+        verify_record_case(s, vi, c, 0, 0, line, NULL);
+        return;
+    }
+    char verdict[128];
+    double max_abs, max_rel, l2;
+    int pass = verify_judge_outputs(s, w, c, verdict, sizeof verdict, detail, sizeof detail, &max_abs,
+                                    &max_rel, &l2);
+    s->t.t_compare += ada_now_s() - tc;
+    snprintf(line, sizeof line, "%-14s %-14s %-6s %6" PRId64 " %7" PRId64 " %10.3g %10.3g %10.3g  %s", variant,
+             w->dts, lnmod_layout_name(w->d.layout), w->d.D, w->d.rows, max_abs, max_rel, l2, verdict);
+    verify_record_case(s, vi, c, pass, 0, line, detail);
+}
+
+void verify_session_run_set(verify_session *s, const verify_set *sp)
+{
+    verify_setw *w = calloc(1, sizeof *w);
+    if (!w) {
+        for (int vi = 0; vi < s->c->nvariants; vi++) {
+            json_t *c = json_object();
+            json_object_set_new(c, "variant", json_string(s->c->variants[vi]));
+            json_object_set_new(c, "pass", json_false());
+            json_object_set_new(c, "not_run", json_string("not run: out of host memory"));
+            verify_record_case(s, vi, c, 0, 1, "not run: out of host memory", NULL);
+        }
+        return;
+    }
+    set_begin(s, sp, w);
+    char buf[256];
+    const char *skip = set_skip_reason(s, sp, w, buf, sizeof buf);
+    if (!skip) skip = set_inputs(s, w, buf, sizeof buf);
+    if (!skip) skip = set_upload(s, w);
+    for (int vi = 0; vi < s->c->nvariants; vi++) run_variant(s, vi, w, skip);
+    if (sp->huge) free_buffers(s); /* give the gigabytes back before anything else runs */
+    free(w);
+}
