@@ -1,0 +1,194 @@
+"""Finding and loading libadaload (the shared library CMake builds beside the adaload
+program) with ctypes, and the C declarations the package uses.
+
+    from adaload import _lib
+    lib = _lib.load()            # or _lib.load("/path/to/libadaload.so")
+    lib.has_cuda                 # the CUDA kernels are in this build
+    lib.has_backward             # lnmod_backward is exported (issue 10's fused backward)
+
+Where the library is looked for, in order: the path given to load(); $ADALOAD_LIB (which
+must then exist); build/libadaload.so and build-dev/libadaload.so of the source tree this
+package sits in; the system's library path (ctypes.util.find_library). Every failure is a
+LibraryError whose message says what was tried and how to build the library.
+"""
+import ctypes
+import ctypes.util
+import os
+
+from .errors import KernelError, LibraryError, NoCudaError
+
+CAPI_VERSION = 1
+
+# lnmod_desc.h enums.
+DTYPES = {"f32": 0, "f16": 1, "bf16": 2}
+LAYOUTS = {"sample": 0, "token": 1, "frame": 2}
+LNMOD_OK = 0
+LNMOD_ERR_NO_DEVICE = 12
+
+
+class LnmodDesc(ctypes.Structure):
+    """Mirror of lnmod_desc (kernels/lnmod_desc.h); checked against the library's own layout
+    (adaload_capi_desc_layout) every time a library is loaded."""
+    _fields_ = [
+        ("rows", ctypes.c_int64),
+        ("D", ctypes.c_int64),
+        ("rows_per_sample", ctypes.c_int64),
+        ("frame_len", ctypes.c_int64),
+        ("x_dtype", ctypes.c_int),
+        ("mod_dtype", ctypes.c_int),
+        ("y_dtype", ctypes.c_int),
+        ("layout", ctypes.c_int),
+        ("scale_stride", ctypes.c_int64),
+        ("shift_stride", ctypes.c_int64),
+        ("eps", ctypes.c_double),
+    ]
+
+
+def _repo_root():
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def candidates():
+    """The paths load() tries when given none, in order (the first existing one wins)."""
+    env = os.environ.get("ADALOAD_LIB")
+    if env:
+        return [env]
+    root = _repo_root()
+    out = [os.path.join(root, d, "libadaload.so") for d in ("build", "build-dev")]
+    found = ctypes.util.find_library("adaload")
+    if found:
+        out.append(found)
+    return out
+
+
+def find():
+    """The path of the library load() would use; LibraryError when there is none."""
+    env = os.environ.get("ADALOAD_LIB")
+    if env:
+        if not os.path.isfile(env):
+            raise LibraryError("ADALOAD_LIB=%s: no such file (unset it, or point it at the "
+                               "libadaload.so of a build)" % env)
+        return env
+    tried = candidates()
+    for p in tried:
+        # find_library returns a bare soname ("libadaload.so") that CDLL resolves itself.
+        if os.path.isfile(p) or os.sep not in p:
+            return p
+    raise LibraryError("libadaload.so not found (looked for %s and on the library path): build it "
+                       "with `cmake -S . -B build && cmake --build build` in the source tree, or set "
+                       "ADALOAD_LIB to its path" % ", ".join(tried))
+
+
+def _declare(dll):
+    c = ctypes
+    dll.adaload_capi_version.restype = c.c_int
+    dll.adaload_capi_version.argtypes = []
+    dll.adaload_capi_has_cuda.restype = c.c_int
+    dll.adaload_capi_has_cuda.argtypes = []
+    dll.adaload_capi_desc_layout.restype = c.c_int64
+    dll.adaload_capi_desc_layout.argtypes = [c.POINTER(c.c_int64), c.c_int64]
+    dll.adaload_capi_plan.restype = c.c_int
+    dll.adaload_capi_plan.argtypes = [c.c_char_p, c.c_char_p, c.c_char_p, c.c_char_p, c.c_int64,
+                                      c.c_double, c.c_uint64, c.c_double, c.c_double, c.c_char_p,
+                                      c.c_char_p, c.c_char_p, c.c_char_p, c.c_size_t]
+    dll.adaload_capi_set_device.restype = c.c_int
+    dll.adaload_capi_set_device.argtypes = [c.c_int]
+    dll.lnmod_strerror.restype = c.c_char_p
+    dll.lnmod_strerror.argtypes = [c.c_int]
+    dll.lnmod_status_name.restype = c.c_char_p
+    dll.lnmod_status_name.argtypes = [c.c_int]
+    dll.lnmod_desc_validate.restype = c.c_int
+    dll.lnmod_desc_validate.argtypes = [c.POINTER(LnmodDesc)]
+    dll.plan_strerror.restype = c.c_char_p
+    dll.plan_strerror.argtypes = [c.c_int]
+
+
+def _declare_kernels(dll):
+    c = ctypes
+    vp = c.c_void_p
+    dll.lnmod_forward.restype = c.c_int
+    dll.lnmod_forward.argtypes = [c.c_char_p, c.POINTER(LnmodDesc), vp, vp, vp, vp, vp, vp, vp]
+    if hasattr(dll, "lnmod_backward"):
+        # The signature issue 10 specifies for kernels/lnmod.h.
+        dll.lnmod_backward_workspace.restype = c.c_int
+        dll.lnmod_backward_workspace.argtypes = [c.c_char_p, c.POINTER(LnmodDesc),
+                                                 c.POINTER(c.c_size_t)]
+        dll.lnmod_backward.restype = c.c_int
+        dll.lnmod_backward.argtypes = [c.c_char_p, c.POINTER(LnmodDesc), vp, vp, vp, vp, vp, vp,
+                                       vp, vp, vp, c.c_size_t, vp]
+
+
+class Library:
+    """A loaded libadaload. Use load() rather than the constructor."""
+
+    def __init__(self, path):
+        try:
+            dll = ctypes.CDLL(path)
+        except OSError as e:
+            raise LibraryError("cannot load %s: %s" % (path, e)) from None
+        if not hasattr(dll, "adaload_capi_version"):
+            raise LibraryError("%s is not libadaload (it has no adaload_capi_version)" % path)
+        _declare(dll)
+        v = dll.adaload_capi_version()
+        if v != CAPI_VERSION:
+            raise LibraryError("%s has C API version %d, this package needs %d: rebuild the library "
+                               "from the same source tree" % (path, v, CAPI_VERSION))
+        lay = (ctypes.c_int64 * 12)()
+        dll.adaload_capi_desc_layout(lay, 12)
+        mine = [ctypes.sizeof(LnmodDesc)] + [getattr(LnmodDesc, f[0]).offset
+                                              for f in LnmodDesc._fields_]
+        if list(lay) != mine:
+            raise LibraryError("%s: lnmod_desc layout %s differs from this package's %s: rebuild "
+                               "the library from the same source tree" % (path, list(lay), mine))
+        self.path = path
+        self.dll = dll
+        self.has_cuda = bool(dll.adaload_capi_has_cuda()) and hasattr(dll, "lnmod_forward")
+        if self.has_cuda:
+            _declare_kernels(dll)
+        self.has_backward = self.has_cuda and hasattr(dll, "lnmod_backward")
+
+    def require_cuda(self):
+        if not self.has_cuda:
+            raise NoCudaError("%s was built without the CUDA kernels (no CUDA toolkit at build "
+                              "time): rebuild with the toolkit to run lnmod" % self.path)
+
+    def check(self, status, what):
+        """Raises for a non-zero lnmod_status (NoCudaError for LNMOD_ERR_NO_DEVICE)."""
+        if status == LNMOD_OK:
+            return
+        name = self.dll.lnmod_status_name(status).decode()
+        msg = "%s: %s (%s)" % (what, self.dll.lnmod_strerror(status).decode(), name)
+        if status == LNMOD_ERR_NO_DEVICE:
+            raise NoCudaError(msg)
+        raise KernelError(msg, name)
+
+    def set_device(self, index):
+        self.require_cuda()
+        self.check(self.dll.adaload_capi_set_device(int(index)), "CUDA device %d" % index)
+
+    def plan(self, manifest, model_file, policy, assign, gpus, gpu_mem_gib, seed, p, flops,
+             profile, plan_out, summary_out):
+        """adaload_capi_plan; raises PlanError with the planner's one-line message."""
+        from .errors import PlanError
+
+        def b(s):
+            return None if s is None else os.fsencode(s)
+        err = ctypes.create_string_buffer(512)
+        st = self.dll.adaload_capi_plan(b(manifest), b(model_file), b(policy), b(assign),
+                                        int(gpus), float(gpu_mem_gib or 0), int(seed),
+                                        float(p or 0), float(flops or 0), b(profile),
+                                        b(plan_out), b(summary_out), err, len(err))
+        if st != 0:
+            raise PlanError("planner: %s" % (err.value.decode(errors="replace")
+                                             or self.dll.plan_strerror(st).decode()))
+
+
+_loaded = {}
+
+
+def load(path=None):
+    """The library at path (default: find()), loaded once per path."""
+    p = path or find()
+    if p not in _loaded:
+        _loaded[p] = Library(p)
+    return _loaded[p]

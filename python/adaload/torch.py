@@ -1,0 +1,277 @@
+"""PyTorch entry points over libadaload: the fused LayerNorm-Modulate op and the planner's
+batch sampler.
+
+    import adaload.torch as at
+    y = at.lnmod(x, scale, shift, eps=1e-6, variant="dtile")   # x [B, S, D] on a CUDA device
+    sampler = at.PlanBatchSampler("plan.jsonl", rank=r, world_size=w, start_step=k)
+
+lnmod computes y = LayerNorm(x) * (1 + scale) + shift (no affine weights of its own) with
+the modulation layout read from the shapes: scale/shift [B, 1, D] per sample (Wan 2.1: a
+chunk of the [B, 6, D] modulation, batch stride 6*D), [B, S, D] per token (Wan 2.2
+TI2V-5B), [B, F, D] per latent frame (pass frame_len, the tokens per frame). scale and shift
+are passed to the kernel as the strided views they are (no copies); they must be contiguous
+in D and share one dtype, fp32 or x's. x is fp32, fp16 or bf16 and is used as is when
+contiguous (else one contiguous copy). y has x's dtype unless out_dtype=torch.float32.
+The forward runs on PyTorch's current stream of x's device.
+
+The backward: the fused backward kernel (lnmod_backward, issue 10) is used when the loaded
+library exports it. Until then the backward is computed by PyTorch, in fp32, from the saved
+x, mean and rstd, with the formulas of the op's definition (g = dy * (1 + scale)):
+    dx     = rstd * (g - mean_D(g) - xhat * mean_D(g * xhat)),  xhat = (x - mean) * rstd
+    dscale = sum over the rows of each modulation row of dy * xhat
+    dshift = sum over the same rows of dy
+Only x, mean and rstd (fp32, 8 bytes per row) are saved for it, besides the scale input.
+
+Needs PyTorch; lnmod needs a CUDA device and a library built with the CUDA kernels (each
+missing piece is a clear NoCudaError / LibraryError).
+"""
+try:
+    import torch as _torch
+except ImportError as _e:  # pragma: no cover - exercised by the no-torch test
+    raise ImportError("adaload.torch needs PyTorch (pip install torch); without it, "
+                      "adaload.plan.PlanBatches gives the same batches as plain lists") from _e
+
+import ctypes
+
+from . import _lib
+from .errors import NoCudaError
+from .plan import PlanBatches
+
+_DT = {_torch.float32: "f32", _torch.float16: "f16", _torch.bfloat16: "bf16"}
+
+
+def _mod_stride(t, what):
+    """The element stride between modulation rows of a [B, K, D] view, whose row k of batch b
+    must sit at (b*K + k) * stride; ValueError when the view is not of that form."""
+    B, K, D = t.shape
+    if t.stride(2) != 1:
+        raise ValueError("adaload.torch.lnmod: %s must be contiguous in its last dimension "
+                         "(stride %d)" % (what, t.stride(2)))
+    if K > 1:
+        s = t.stride(1)
+        if B > 1 and t.stride(0) != K * s:
+            raise ValueError("adaload.torch.lnmod: %s of shape %s has strides %s: rows of "
+                             "consecutive batches must be evenly spaced (stride(0) = %d * stride(1))"
+                             % (what, tuple(t.shape), t.stride(), K))
+    else:
+        s = t.stride(0) if B > 1 else D
+    return max(s, D) if B * K == 1 else s
+
+
+def _layout(x, scale, layout, frame_len):
+    B, S, D = x.shape
+    K = scale.shape[1]
+    if layout is None:
+        if frame_len is not None:
+            layout = "frame"
+        elif K == 1:
+            layout = "sample"
+        elif K == S:
+            layout = "token"
+        else:
+            raise ValueError("adaload.torch.lnmod: scale has %d rows per sample for S = %d "
+                             "tokens: pass frame_len for a per-frame layout" % (K, S))
+    if layout not in _lib.LAYOUTS:
+        raise ValueError("adaload.torch.lnmod: layout %r: sample, token or frame" % (layout,))
+    L = 1
+    if layout == "frame":
+        if frame_len is None or frame_len < 1:
+            raise ValueError("adaload.torch.lnmod: the per-frame layout needs frame_len >= 1")
+        L = int(frame_len)
+        F = -(-S // L)
+        if K != F:
+            raise ValueError("adaload.torch.lnmod: per-frame scale needs ceil(S / frame_len) = %d "
+                             "rows per sample, it has %d" % (F, K))
+    elif layout == "token" and K != S:
+        raise ValueError("adaload.torch.lnmod: per-token scale needs S = %d rows, it has %d" % (S, K))
+    elif layout == "sample" and K != 1:
+        raise ValueError("adaload.torch.lnmod: per-sample scale is [B, 1, D], it has %d rows" % K)
+    return layout, L
+
+
+def _desc(x, scale, shift, eps, layout, L, y_dtype):
+    B, S, D = x.shape
+    d = _lib.LnmodDesc()
+    d.rows, d.D, d.rows_per_sample, d.frame_len = B * S, D, S, L
+    d.x_dtype = _lib.DTYPES[_DT[x.dtype]]
+    d.mod_dtype = _lib.DTYPES[_DT[scale.dtype]]
+    d.y_dtype = _lib.DTYPES[_DT[y_dtype]]
+    d.layout = _lib.LAYOUTS[layout]
+    d.scale_stride = _mod_stride(scale, "scale")
+    d.shift_stride = _mod_stride(shift, "shift")
+    d.eps = float(eps)
+    return d
+
+
+def _check_inputs(x, scale, shift):
+    for name, t in (("x", x), ("scale", scale), ("shift", shift)):
+        if not isinstance(t, _torch.Tensor):
+            raise TypeError("adaload.torch.lnmod: %s must be a tensor" % name)
+        if t.dim() != 3:
+            raise ValueError("adaload.torch.lnmod: %s must be 3-D ([B, S, D] / [B, K, D]), it is %s"
+                             % (name, tuple(t.shape)))
+        if t.dtype not in _DT:
+            raise ValueError("adaload.torch.lnmod: %s has dtype %s (float32, float16 or bfloat16)"
+                             % (name, t.dtype))
+    if scale.shape != shift.shape or scale.dtype != shift.dtype:
+        raise ValueError("adaload.torch.lnmod: scale and shift must have one shape and dtype "
+                         "(%s %s vs %s %s)" % (tuple(scale.shape), scale.dtype, tuple(shift.shape),
+                                               shift.dtype))
+    B, S, D = x.shape
+    if scale.shape[0] != B or scale.shape[2] != D:
+        raise ValueError("adaload.torch.lnmod: scale %s does not match x %s"
+                         % (tuple(scale.shape), tuple(x.shape)))
+    if scale.dtype not in (_torch.float32, x.dtype):
+        raise ValueError("adaload.torch.lnmod: scale/shift dtype %s: float32 or x's dtype %s"
+                         % (scale.dtype, x.dtype))
+    if not _torch.cuda.is_available():
+        raise NoCudaError("adaload.torch.lnmod: PyTorch sees no CUDA device here")
+    if not (x.is_cuda and scale.device == x.device and shift.device == x.device):
+        raise ValueError("adaload.torch.lnmod: x, scale and shift must be on one CUDA device "
+                         "(%s, %s, %s)" % (x.device, scale.device, shift.device))
+
+
+def mod_index(rows, S, layout, L, device):
+    """m(r) for every token row (a LongTensor [rows])."""
+    r = _torch.arange(rows, device=device)
+    if layout == "token":
+        return r
+    if layout == "frame":
+        F = -(-S // L)
+        return (r // S) * F + (r % S) // L
+    return r // S
+
+
+def _column_sums(v, B, S, K, layout, L):
+    """Sum of rows v [B*S, D] over each modulation row, deterministic (no atomics): [B*K, D]."""
+    D = v.shape[1]
+    if layout == "token":
+        return v
+    if layout == "sample":
+        return v.reshape(B, S, D).sum(1)
+    pad = K * L - S
+    v = v.reshape(B, S, D)
+    if pad:
+        v = _torch.cat([v, v.new_zeros(B, pad, D)], 1)
+    return v.reshape(B, K, L, D).sum(2).reshape(B * K, D)
+
+
+def backward_reference(x, scale, dy, mean, rstd, layout, L):
+    """dx, dscale, dshift from the saved statistics, in fp32 (the fallback backward; also
+    what a test compares the fused kernel with). Shapes: x, dy [B, S, D]; scale [B, K, D];
+    mean, rstd [B*S]; results dx [B, S, D] fp32, dscale/dshift [B, K, D] fp32."""
+    B, S, D = x.shape
+    K = scale.shape[1]
+    rows = B * S
+    xh = (x.reshape(rows, D).float() - mean[:, None]) * rstd[:, None]
+    g0 = dy.reshape(rows, D).float()
+    m = mod_index(rows, S, layout, L, x.device)
+    g = g0 * (1 + scale.float().reshape(B * K, D)[m])
+    dx = rstd[:, None] * (g - g.mean(1, keepdim=True) - xh * (g * xh).mean(1, keepdim=True))
+    dscale = _column_sums(g0 * xh, B, S, K, layout, L)
+    dshift = _column_sums(g0, B, S, K, layout, L)
+    return dx.reshape(B, S, D), dscale.reshape(B, K, D), dshift.reshape(B, K, D)
+
+
+class LnmodFunction(_torch.autograd.Function):
+    """autograd.Function of the op; call it through lnmod()."""
+
+    @staticmethod
+    def forward(ctx, x, scale, shift, eps, variant, layout, frame_len, out_dtype):
+        lib = _lib.load()
+        lib.require_cuda()
+        _check_inputs(x, scale, shift)
+        layout, L = _layout(x, scale, layout, frame_len)
+        x = x.contiguous()
+        y_dtype = out_dtype or x.dtype
+        if y_dtype not in (x.dtype, _torch.float32):
+            raise ValueError("adaload.torch.lnmod: out_dtype %s: x's dtype or float32" % y_dtype)
+        d = _desc(x, scale, shift, eps, layout, L, y_dtype)
+        need = any(ctx.needs_input_grad[:3])
+        y = _torch.empty(x.shape, dtype=y_dtype, device=x.device)
+        rows = x.shape[0] * x.shape[1]
+        mean = _torch.empty(rows, dtype=_torch.float32, device=x.device) if need else None
+        rstd = _torch.empty(rows, dtype=_torch.float32, device=x.device) if need else None
+        lib.set_device(x.device.index)
+        stream = _torch.cuda.current_stream(x.device).cuda_stream
+        st = lib.dll.lnmod_forward(variant.encode(), ctypes.byref(d), x.data_ptr(),
+                                   scale.data_ptr(), shift.data_ptr(), y.data_ptr(),
+                                   mean.data_ptr() if need else None,
+                                   rstd.data_ptr() if need else None, stream)
+        lib.check(st, "lnmod_forward(%s)" % variant)
+        if need:
+            ctx.save_for_backward(x, scale, mean, rstd)
+            ctx.meta = (variant, layout, L, d)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, scale, mean, rstd = ctx.saved_tensors
+        variant, layout, L, d = ctx.meta
+        lib = _lib.load()
+        dy = dy.contiguous()
+        if lib.has_backward:
+            dx, dscale, dshift = _fused_backward(lib, variant, d, x, scale, dy, mean, rstd)
+        else:
+            dx, dscale, dshift = backward_reference(x, scale, dy, mean, rstd, layout, L)
+        return (dx.to(x.dtype), dscale.to(scale.dtype), dshift.to(scale.dtype),
+                None, None, None, None, None)
+
+
+def _fused_backward(lib, variant, d, x, scale, dy, mean, rstd):
+    """lnmod_backward of issue 10's C API, into contiguous [B*K, D] gradients of scale/shift."""
+    B, S, D = x.shape
+    K = scale.shape[1]
+    bd = _lib.LnmodDesc.from_buffer_copy(d)
+    bd.y_dtype = _lib.DTYPES[_DT[dy.dtype]]
+    bd.scale_stride = bd.shift_stride = D
+    ws = ctypes.c_size_t(0)
+    v = variant.encode()
+    lib.check(lib.dll.lnmod_backward_workspace(v, ctypes.byref(bd), ctypes.byref(ws)),
+              "lnmod_backward_workspace(%s)" % variant)
+    work = _torch.empty(max(1, ws.value), dtype=_torch.uint8, device=x.device)
+    dx = _torch.empty_like(x)
+    dscale = _torch.empty(B, K, D, dtype=scale.dtype, device=x.device)
+    dshift = _torch.empty_like(dscale)
+    lib.set_device(x.device.index)
+    stream = _torch.cuda.current_stream(x.device).cuda_stream
+    st = lib.dll.lnmod_backward(v, ctypes.byref(bd), x.data_ptr(), scale.data_ptr(), dy.data_ptr(),
+                                mean.data_ptr(), rstd.data_ptr(), dx.data_ptr(), dscale.data_ptr(),
+                                dshift.data_ptr(), work.data_ptr(), ws.value, stream)
+    lib.check(st, "lnmod_backward(%s)" % variant)
+    return dx, dscale, dshift
+
+
+def lnmod(x, scale, shift, eps=1e-6, variant="dtile", layout=None, frame_len=None,
+          out_dtype=None):
+    """y = LayerNorm(x) * (1 + scale) + shift through adaload's kernel (see the module's
+    docstring for shapes, dtypes and the backward)."""
+    return LnmodFunction.apply(x, scale, shift, eps, variant, layout, frame_len, out_dtype)
+
+
+def lnmod_torch(x, scale, shift, eps=1e-6, frame_len=None):
+    """The same op as a PyTorch chain (F.layer_norm, then modulate), for comparisons."""
+    B, S, D = x.shape
+    K = scale.shape[1]
+    xn = _torch.nn.functional.layer_norm(x, (D,), eps=eps)
+    if K == 1 or (K == S and frame_len is None):
+        return xn * (1 + scale) + shift
+    L = int(frame_len)
+    m = mod_index(S, S, "frame", L, x.device)
+    return xn * (1 + scale[:, m, :]) + shift[:, m, :]
+
+
+class PlanBatchSampler(_torch.utils.data.Sampler):
+    """A batch sampler over adaload.plan.PlanBatches (same arguments): yields this rank's list
+    of sample ids per step, [] where the rank idles in that step. A DataLoader's default
+    collate cannot stack an empty batch: give a collate_fn that handles [] (and still join
+    the step's gradient all-reduce), or drive the loop from the sampler directly."""
+
+    def __init__(self, plan=None, **kw):
+        self.batches = PlanBatches(plan, **kw)
+
+    def __iter__(self):
+        return iter(self.batches)
+
+    def __len__(self):
+        return len(self.batches)

@@ -1,0 +1,62 @@
+/* adaload_capi.h -- the few flat C entry points of libadaload that need no structs, for
+ * callers that reach the library through a foreign-function interface (the Python package
+ * python/adaload/ loads it with ctypes). Everything else of the library is the kernels' C API
+ * (kernels/lnmod.h, kernels/lnmod_desc.h) and the planner's (planner/planner.h), exported
+ * unchanged.
+ *
+ *   char err[512];
+ *   int st = adaload_capi_plan("datasets/tiny.csv", "datasets/models/wan2.1-1.3b.json",
+ *                              "dual", "random", 2, 141.0, 0, 0.0, 0.0, NULL,
+ *                              "plan.jsonl", "summary.json", err, sizeof err);
+ *   if (st) fprintf(stderr, "%s\n", err);            // st is a plan_status
+ *
+ * The library never exits or prints; every function returns a status. No global state
+ * except what the CUDA runtime keeps (the current device of the calling thread).
+ */
+#ifndef ADALOAD_CAPI_H
+#define ADALOAD_CAPI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped whenever an entry point of this header changes. */
+#define ADALOAD_CAPI_VERSION 1
+int adaload_capi_version(void);
+
+/* 1 when this library holds the CUDA kernels (lnmod_forward and friends), 0 when it was
+ * built without a CUDA toolkit (the planner and the descriptor only). */
+int adaload_capi_has_cuda(void);
+
+/* The memory layout of lnmod_desc, so a foreign mirror of the struct can check itself:
+ * out[0] = sizeof(lnmod_desc), out[1 + i] = offsetof of its i-th field in declaration order
+ * (rows, D, rows_per_sample, frame_len, x_dtype, mod_dtype, y_dtype, layout, scale_stride,
+ * shift_stride, eps). Writes min(n, 12) values; returns 12. */
+int64_t adaload_capi_desc_layout(int64_t *out, int64_t n);
+
+/* Plans a manifest like `adaload plan` and writes the plan (one JSON line per step, the
+ * --plan-out format of planner/README.md) to plan_out and the canonical summary JSON to
+ * summary_out; either may be NULL. The files are written at exactly these paths (the caller
+ * chooses temporary names and renames them). model_file is a model JSON
+ * (datasets/models/NAME.json). policy and assign are the names `adaload plan` takes
+ * (plan_policy_name / plan_assign_name of some value). gpu_mem_gib <= 0: the default 141;
+ * p <= 0: auto; flops <= 0: the default; profile NULL: the FLOP model.
+ * Returns a plan_status (0 ok); on failure err gets one line naming the file or option. */
+int adaload_capi_plan(const char *manifest, const char *model_file, const char *policy,
+                      const char *assign, int64_t gpus, double gpu_mem_gib, uint64_t seed,
+                      double p, double flops, const char *profile, const char *plan_out,
+                      const char *summary_out, char *err, size_t errlen);
+
+/* Makes `device` the calling thread's current CUDA device for the kernels of this library
+ * (its CUDA runtime is linked statically, so it does not share the caller's notion of the
+ * current device). Returns an lnmod_status: LNMOD_ERR_NO_DEVICE when built without CUDA or
+ * when the device does not exist. */
+int adaload_capi_set_device(int device);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,27 @@
+# tests.cmake -- the Python package's tests, run with the build's libadaload. CI has no
+# PyTorch: tests that need it exit 77 and CTest reports them as skipped, by name
+# (python_torch_cpu without PyTorch; python_torch_gpu without PyTorch, a GPU or the kernels).
+find_package(Python3 COMPONENTS Interpreter)
+if(NOT Python3_Interpreter_FOUND)
+  message(WARNING "adaload: no python3 found -- the Python package's tests are not registered")
+  return()
+endif()
+if(ADALOAD_HAVE_CUDA)
+  set(ADALOAD_EXPECT_CUDA 1)
+else()
+  set(ADALOAD_EXPECT_CUDA 0)
+endif()
+set(ADALOAD_PY_ENV
+  "PYTHONPATH=${CMAKE_CURRENT_SOURCE_DIR}:${CMAKE_CURRENT_SOURCE_DIR}/tests"
+  "ADALOAD_LIB=$<TARGET_FILE:adaload_shared>"
+  "ADALOAD_BIN=$<TARGET_FILE:adaload>"
+  "ADALOAD_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
+  "ADALOAD_EXPECT_CUDA=${ADALOAD_EXPECT_CUDA}"
+  "PYTHONDONTWRITEBYTECODE=1")
+foreach(t sampler loader torch_cpu torch_gpu)
+  add_test(NAME python_${t}
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/tests/test_${t}.py)
+  set_tests_properties(python_${t} PROPERTIES ENVIRONMENT "${ADALOAD_PY_ENV}"
+                       SKIP_RETURN_CODE 77 LABELS python)
+endforeach()
+set_tests_properties(python_torch_gpu PROPERTIES LABELS "python;gpu")
