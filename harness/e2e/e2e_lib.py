@@ -1,0 +1,270 @@
+"""e2e_lib.py -- the parts of the end-to-end experiment that need neither PyTorch nor a GPU:
+the manifest slice, the plan's per-step predictions, the measured metrics from per-step
+records, the model file of the trained model, and the run folder with e2e.json.
+
+    import e2e_lib as L
+    L.slice_manifest("datasets/default.csv", "slice.csv", samples=2000, seed=0)
+    steps = L.read_plan("plan.jsonl", world_size=2)             # [[(bucket, cost, ids)] per rank]
+    pred = L.predicted(steps, first=2, count=50, summary=json.load(open("summary.json")))
+    meas = L.measured(records, world_size=2, device_bytes=150e9)  # records: train.py's lines
+    run = L.new_run_folder("results", "nvidia-h200-x2", sha="abc1234", meta={...},
+                           files={"e2e.json": L.e2e_document(configs, info)})
+
+The definitions (same as the planner's simulator, planner/README.md "Metrics"):
+- idle fraction: sum over steps of (max - mean) / sum over steps of max, of each rank's
+  compute time in the step (measured: CUDA-event time of forward + backward; predicted: the
+  plan's cost per rank), idle ranks counting as 0;
+- samples/s: samples of the steps / the steps' time (measured: wall time of each step on
+  rank 0, synchronized; predicted: sum over steps of the slowest rank's cost);
+- VRAM utilization: per micro-batch peak allocated bytes / the device's memory, mean and
+  max over busy rank-steps (predicted: the planner's memory model, from the summary).
+"""
+import csv
+import datetime
+import json
+import os
+import random
+import shutil
+import tempfile
+
+SCHEMA = "adaload.e2e/1"
+CONFIG_KEYS = ("name", "policy", "assign", "kernel", "measured", "predicted")
+
+
+def slice_manifest(src, dst, samples, seed=0):
+    """Writes a seeded random subset of `samples` rows of src (header kept, original order
+    kept) to dst, atomically. Deterministic for (src, samples, seed). Returns the row count."""
+    with open(src, newline="") as f:
+        r = csv.reader(f)
+        header = next(r, None)
+        rows = list(r)
+    if header is None:
+        raise ValueError("%s: empty manifest" % src)
+    if samples < 1 or samples > len(rows):
+        raise ValueError("samples %d: must be in [1, %d] (%s has %d rows)"
+                         % (samples, len(rows), src, len(rows)))
+    keep = sorted(random.Random(seed).sample(range(len(rows)), samples))
+    def write(f):
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(header)
+        for i in keep:
+            w.writerow(rows[i])
+    atomic_write(dst, write, newline="")
+    return samples
+
+
+def atomic_write(path, fill, newline=None):
+    """fill(file) into a temporary file beside path, then rename it over path. Refuses to
+    replace anything that is not a regular file."""
+    if os.path.lexists(path) and not os.path.isfile(path):
+        raise ValueError("%s exists and is not a regular file: not replaced" % path)
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".tmp.", dir=d)
+    try:
+        with os.fdopen(fd, "w", newline=newline) as f:
+            fill(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def read_plan(path, world_size):
+    """The plan file as steps[k][rank] = (bucket or None, cost, ids)."""
+    steps = []
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            d = json.loads(line)
+            if d.get("step") != len(steps) or len(d.get("ranks", ())) != world_size:
+                raise ValueError("%s:%d: not step %d of a %d-rank plan" % (path, n, len(steps),
+                                                                          world_size))
+            steps.append([(e["bucket"], float(e["cost"]), e["ids"]) for e in d["ranks"]])
+    return steps
+
+
+def step_window(nsteps, first, count):
+    """The steps [first, first + count) clipped to the plan; ValueError when empty."""
+    if first < 0 or count < 1 or first >= nsteps:
+        raise ValueError("steps [%d, %d+%d): outside the plan's %d steps" % (first, first, count,
+                                                                           nsteps))
+    return range(first, min(nsteps, first + count))
+
+
+def idle_fraction(per_step):
+    """sum (max - mean) / sum max over steps; per_step = list of per-rank loads."""
+    num = den = 0.0
+    for loads in per_step:
+        mx = max(loads)
+        num += mx - sum(loads) / len(loads)
+        den += mx
+    return num / den if den > 0 else 0.0
+
+
+def predicted(steps, first, count, summary=None):
+    """The simulator's prediction for exactly the steps that ran, from the plan's per-rank
+    costs, plus the whole-epoch figures of the planner's summary when given."""
+    win = step_window(len(steps), first, count)
+    loads = [[c for _, c, _ in steps[k]] for k in win]
+    samples = sum(len(ids) for k in win for _, _, ids in steps[k])
+    t = sum(max(x) for x in loads)
+    out = {"steps": len(win), "idle_fraction": idle_fraction(loads),
+           "samples_per_s": samples / t if t > 0 else 0.0,
+           "step_time_s": t / len(win), "samples": samples}
+    if summary is not None:
+        m = summary["metrics"]
+        out["epoch"] = {k: m[k] for k in ("epoch_idle_fraction", "samples_per_s", "vram_util_mean",
+                                           "vram_util_max") if k in m}
+        out["vram_util_mean"] = m.get("vram_util_mean")
+        out["vram_util_max"] = m.get("vram_util_max")
+    return out
+
+
+REC_KEYS = ("step", "rank", "compute_s", "allreduce_s", "step_s", "peak_bytes", "samples", "tokens")
+
+
+def check_records(records, world_size):
+    """Every step has exactly one record per rank with all keys; returns {step: [rec by rank]}."""
+    by = {}
+    for i, r in enumerate(records):
+        miss = [k for k in REC_KEYS if k not in r]
+        if miss:
+            raise ValueError("record %d: missing %s" % (i, ", ".join(miss)))
+        if not 0 <= r["rank"] < world_size:
+            raise ValueError("record %d: rank %r outside [0, %d)" % (i, r["rank"], world_size))
+        row = by.setdefault(r["step"], [None] * world_size)
+        if row[r["rank"]] is not None:
+            raise ValueError("step %d rank %d: two records" % (r["step"], r["rank"]))
+        row[r["rank"]] = r
+    for s, row in by.items():
+        if None in row:
+            raise ValueError("step %d: no record of rank %d" % (s, row.index(None)))
+    return dict(sorted(by.items()))
+
+
+def measured(records, world_size, device_bytes):
+    """The measured figures of one configuration from train.py's per-step, per-rank records."""
+    by = check_records(records, world_size)
+    if not by:
+        raise ValueError("no measured steps")
+    steps = list(by.values())
+    comp = [[r["compute_s"] for r in row] for row in steps]
+    wall = sum(row[0]["step_s"] for row in steps)
+    samples = sum(r["samples"] for row in steps for r in row)
+    tokens = sum(r["tokens"] for row in steps for r in row)
+    busy = [r for row in steps for r in row if r["samples"] > 0]
+    util = [r["peak_bytes"] / device_bytes for r in busy]
+    n = len(steps)
+    return {"steps": n, "idle_fraction": idle_fraction(comp),
+            "samples_per_s": samples / wall if wall > 0 else 0.0,
+            "tokens_per_s": tokens / wall if wall > 0 else 0.0,
+            "step_time_s": wall / n,
+            "compute_s_mean": sum(map(sum, comp)) / (n * world_size),
+            "allreduce_s_mean": sum(r["allreduce_s"] for row in steps for r in row) / (n * world_size),
+            "vram_util_mean": sum(util) / len(util) if util else 0.0,
+            "vram_util_max": max(util) if util else 0.0,
+            "peak_bytes_max": max(r["peak_bytes"] for row in steps for r in row),
+            "samples": samples, "tokens": tokens}
+
+
+def model_params(width, depth, ffn, text_dim=4096, freq_dim=256, in_ch=16, out_ch=16,
+                 patch=(1, 2, 2)):
+    """Parameter count of harness/e2e/model.py's DiT (weights and biases; what the planner's
+    memory model multiplies by state_bytes_per_param)."""
+    D, F = width, ffn
+    p = patch[0] * patch[1] * patch[2]
+    block = (4 * (D * D + D)) * 2 + (D * F + F) + (F * D + D) + 6 * D + 4 * D + 2 * D
+    embed = (in_ch * p * D + D) + (text_dim * D + D) + (D * D + D) + (freq_dim * D + D) \
+        + (D * D + D) + (D * 6 * D + 6 * D)
+    head = D * out_ch * p + out_ch * p + 2 * D
+    return depth * block + embed + head
+
+
+def model_file_doc(name, width, depth, heads, ffn, text_len, fixed_bytes, bytes_per_token,
+                   params, source):
+    """A planner model JSON (datasets/models/README.md) for the trained model, with the memory
+    model measured in calibration: DDP keeps full fp32 weights, grads and AdamW state on every
+    rank (16 bytes per parameter, not sharded); the rest of the fixed bytes is the reserve."""
+    state = 16
+    return {"name": name, "description": "e2e DiT of Wan 2.1 blocks (harness/e2e/model.py)",
+            "hidden_size": width, "layers": depth, "heads": heads, "ffn_size": ffn,
+            "text_len": text_len, "in_channels": 16, "out_channels": 16,
+            "vae_stride": [4, 8, 8], "patch": [1, 2, 2], "params": int(params),
+            "state_bytes_per_param": state, "shard_states": False,
+            "reserve_bytes": int(max(0, fixed_bytes - params * state)),
+            "mem_bytes_per_token": int(max(1, round(bytes_per_token))),
+            "train_flop_factor": 4,
+            "sources": {"memory": source, "shape": "harness/e2e/model.py with these options"}}
+
+
+def fit_line(xs, ys):
+    """Least squares y = a + b x; returns (a, b)."""
+    n = len(xs)
+    if n < 2:
+        raise ValueError("a line needs at least two points")
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxx = sum((x - mx) ** 2 for x in xs)
+    if sxx == 0:
+        raise ValueError("a line needs two different x")
+    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
+    return my - b * mx, b
+
+
+def e2e_document(configs, info):
+    """The e2e.json object: schema, info (how it was run), configs[] each with name, policy,
+    assign, kernel, measured, predicted, and the comparison of both per configuration."""
+    out = []
+    for c in configs:
+        miss = [k for k in CONFIG_KEYS if k not in c]
+        if miss:
+            raise ValueError("config %r: missing %s" % (c.get("name"), ", ".join(miss)))
+        m, p = c["measured"], c["predicted"]
+        cmp = {"idle_fraction_diff": p["idle_fraction"] - m["idle_fraction"],
+               "samples_per_s_ratio": (p["samples_per_s"] / m["samples_per_s"]
+                                       if m["samples_per_s"] else None)}
+        cmp["within_bar"] = (abs(cmp["idle_fraction_diff"]) <= 0.05 and cmp["samples_per_s_ratio"]
+                             is not None and abs(cmp["samples_per_s_ratio"] - 1) <= 0.10)
+        out.append(dict({k: c[k] for k in CONFIG_KEYS}, prediction_vs_measured=cmp,
+                        **{k: v for k, v in c.items() if k not in CONFIG_KEYS}))
+    return {"schema": SCHEMA, "info": info, "configs": out}
+
+
+def utc_stamp(now=None):
+    now = now or datetime.datetime.now(datetime.timezone.utc)
+    return now.strftime("%Y-%m-%dT%H%M%SZ")
+
+
+def new_run_folder(results_root, testbed, sha, meta, files, now=None):
+    """Creates results_root/testbed/<UTC>_<sha7>[-N]/ holding meta.json (with "kind": "e2e")
+    and the given files ({name: JSON object, or text}), all at once: everything is written
+    into a hidden temporary folder beside it and renamed. Returns the folder's path."""
+    base = os.path.join(results_root, testbed)
+    os.makedirs(base, exist_ok=True)
+    name = "%s_%s" % (utc_stamp(now), sha[:7])
+    tmp = tempfile.mkdtemp(prefix=".tmp.", dir=base)
+    try:
+        docs = dict(files)
+        docs["meta.json"] = dict(meta, kind="e2e")
+        for fn, doc in docs.items():
+            if os.sep in fn or fn.startswith("."):
+                raise ValueError("file name %r: a plain name is needed" % fn)
+            with open(os.path.join(tmp, fn), "w") as f:
+                if isinstance(doc, str):
+                    f.write(doc)
+                else:
+                    json.dump(doc, f, indent=2)
+                    f.write("\n")
+        for k in range(100):
+            dst = os.path.join(base, name if k == 0 else "%s-%d" % (name, k + 1))
+            try:
+                os.rename(tmp, dst)  # fails on an existing non-empty folder: never replaces
+                return dst
+            except OSError:
+                if not os.path.exists(dst):
+                    raise
+        raise ValueError("%s: too many runs with this name" % name)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise

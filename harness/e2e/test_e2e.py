@@ -1,0 +1,233 @@
+"""CPU tests of the end-to-end harness (no PyTorch, no GPU): the manifest slice, the
+metrics' definitions on hand-computed cases, the run folder and e2e.json, the driver's dry
+run through the real planner, and the driver's e2e.json from fake measurements that equal
+the plan's own costs (then measured and predicted must agree exactly). Run by ctest as
+e2e_unit; ADALOAD_BIN names the adaload program."""
+import csv
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+import e2e_lib as L  # noqa: E402
+import experiment  # noqa: E402
+
+ADALOAD = os.environ.get("ADALOAD_BIN", os.path.join(ROOT, "build", "adaload"))
+DEFAULT = os.path.join(ROOT, "datasets", "default.csv")
+
+
+class Slice(unittest.TestCase):
+    def test_seeded_subset_in_order(self):
+        with tempfile.TemporaryDirectory() as d:
+            a, b, c = (os.path.join(d, x) for x in "abc")
+            L.slice_manifest(DEFAULT, a, 500, seed=1)
+            L.slice_manifest(DEFAULT, b, 500, seed=1)
+            L.slice_manifest(DEFAULT, c, 500, seed=2)
+            ra, rb, rc = (list(csv.reader(open(x))) for x in (a, b, c))
+            full = list(csv.reader(open(DEFAULT)))
+            self.assertEqual(ra, rb)
+            self.assertNotEqual(ra, rc)
+            self.assertEqual(ra[0], full[0])
+            self.assertEqual(len(ra), 501)
+            pos = [full.index(r) for r in ra[1:]]
+            self.assertEqual(pos, sorted(pos))
+            self.assertEqual(sorted(os.listdir(d)), ["a", "b", "c"])
+
+    def test_bad_sizes(self):
+        with tempfile.TemporaryDirectory() as d:
+            for n in (0, 100001):
+                with self.assertRaises(ValueError):
+                    L.slice_manifest(DEFAULT, os.path.join(d, "x"), n)
+            self.assertEqual(os.listdir(d), [])
+            with self.assertRaises(ValueError):
+                L.atomic_write(d, lambda f: f.write("x"))
+
+
+class Metrics(unittest.TestCase):
+    def test_idle_fraction_by_hand(self):
+        # step 1: loads 4, 2 -> max 4, mean 3; step 2: 1, 1 -> 1, 1: (1 + 0) / (4 + 1) = 0.2
+        self.assertAlmostEqual(L.idle_fraction([[4, 2], [1, 1]]), 0.2)
+        self.assertEqual(L.idle_fraction([[0, 0]]), 0.0)
+        self.assertAlmostEqual(L.idle_fraction([[3, 0, 0]]), 2 / 3)
+
+    def test_predicted_over_the_window(self):
+        steps = [[(0, 4.0, ["a"]), (1, 2.0, ["b", "c"])], [(0, 1.0, ["d"]), (None, 0.0, [])],
+                 [(2, 9.0, ["e"]), (2, 9.0, ["f"])]]
+        p = L.predicted(steps, 0, 2)
+        self.assertAlmostEqual(p["idle_fraction"], (1 + 0.5) / 5)
+        self.assertAlmostEqual(p["samples_per_s"], 4 / 5)
+        self.assertEqual(p["steps"], 2)
+        p = L.predicted(steps, 1, 10)  # clipped to steps 1, 2
+        self.assertEqual(p["steps"], 2)
+        self.assertAlmostEqual(p["samples_per_s"], 3 / 10)
+        with self.assertRaises(ValueError):
+            L.predicted(steps, 3, 1)
+
+    def rec(self, step, rank, c, samples, peak=10, wall=5.0):
+        return {"step": step, "rank": rank, "compute_s": c, "allreduce_s": 0.5, "step_s": wall,
+                "peak_bytes": peak, "samples": samples, "tokens": 100 * samples}
+
+    def test_measured_by_hand(self):
+        recs = [self.rec(0, 0, 4.0, 1, 50, 5.0), self.rec(0, 1, 2.0, 2, 30, 5.1),
+                self.rec(1, 0, 1.0, 1, 20, 2.0), self.rec(1, 1, 0.0, 0, 5, 2.0)]
+        m = L.measured(recs, 2, 100)
+        self.assertAlmostEqual(m["idle_fraction"], (1 + 0.5) / 5)
+        self.assertAlmostEqual(m["samples_per_s"], 4 / 7)  # rank 0's wall: 5 + 2
+        self.assertAlmostEqual(m["vram_util_mean"], (0.5 + 0.3 + 0.2) / 3)  # idle rank left out
+        self.assertAlmostEqual(m["vram_util_max"], 0.5)
+        self.assertAlmostEqual(m["step_time_s"], 3.5)
+        self.assertEqual(m["tokens"], 400)
+
+    def test_records_checked(self):
+        r = [self.rec(0, 0, 1, 1)]
+        with self.assertRaises(ValueError) as c:
+            L.measured(r, 2, 100)
+        self.assertIn("no record of rank 1", str(c.exception))
+        with self.assertRaises(ValueError):
+            L.measured(r + [self.rec(0, 0, 1, 1)], 1, 100)
+        bad = dict(r[0])
+        del bad["peak_bytes"]
+        with self.assertRaises(ValueError):
+            L.measured([bad], 1, 100)
+        with self.assertRaises(ValueError):
+            L.measured([], 1, 100)
+
+    def test_fit_line(self):
+        a, b = L.fit_line([1, 2, 3], [5, 7, 9])
+        self.assertAlmostEqual(a, 3)
+        self.assertAlmostEqual(b, 2)
+        with self.assertRaises(ValueError):
+            L.fit_line([1, 1], [2, 3])
+
+    @unittest.skipUnless(importlib.util.find_spec("torch"), "PyTorch is not installed")
+    def test_param_count_formula_matches_the_model(self):
+        from model import WanDiT, count_params
+        m = WanDiT(width=64, depth=2, heads=4, ffn=96, text_len=8, text_dim=32, freq_dim=16)
+        self.assertEqual(count_params(m), L.model_params(64, 2, 96, text_dim=32, freq_dim=16))
+
+
+def config(name, idle_m, idle_p, sps_m, sps_p):
+    return {"name": name, "policy": "dual", "assign": "random", "kernel": "torch",
+            "measured": {"idle_fraction": idle_m, "samples_per_s": sps_m},
+            "predicted": {"idle_fraction": idle_p, "samples_per_s": sps_p}}
+
+
+class RunFolder(unittest.TestCase):
+    def test_document_and_bar(self):
+        doc = L.e2e_document([config("in", 0.20, 0.24, 10, 10.9), config("idle", 0.2, 0.26, 10, 10),
+                              config("sps", 0.2, 0.2, 10, 11.2)], {"gpus": 2})
+        self.assertEqual(doc["schema"], "adaload.e2e/1")
+        self.assertEqual([c["prediction_vs_measured"]["within_bar"] for c in doc["configs"]],
+                         [True, False, False])
+        bad = config("x", 0, 0, 1, 1)
+        del bad["kernel"]
+        with self.assertRaises(ValueError):
+            L.e2e_document([bad], {})
+
+    def test_folder_written_whole_and_never_replaced(self):
+        with tempfile.TemporaryDirectory() as d:
+            import datetime
+            now = datetime.datetime(2026, 12, 1, 8, 0, 0, tzinfo=datetime.timezone.utc)
+            a = L.new_run_folder(d, "tb", "abcdef123", {"schema": "m"}, {"e2e.json": {"x": 1}}, now)
+            b = L.new_run_folder(d, "tb", "abcdef123", {"schema": "m"}, {"t.txt": "hi"}, now)
+            self.assertEqual(os.path.basename(a), "2026-12-01T080000Z_abcdef1")
+            self.assertEqual(os.path.basename(b), "2026-12-01T080000Z_abcdef1-2")
+            self.assertEqual(json.load(open(os.path.join(a, "meta.json")))["kind"], "e2e")
+            self.assertEqual(json.load(open(os.path.join(a, "e2e.json"))), {"x": 1})
+            with self.assertRaises(ValueError):
+                L.new_run_folder(d, "tb", "abcdef1", {}, {"../x": "no"}, now)
+            self.assertEqual(sorted(os.listdir(os.path.join(d, "tb"))),
+                             ["2026-12-01T080000Z_abcdef1", "2026-12-01T080000Z_abcdef1-2"])
+
+
+@unittest.skipUnless(os.path.exists(ADALOAD), "the adaload program is not built")
+class Driver(unittest.TestCase):
+    def test_sources_compile(self):
+        for f in ("model.py", "train.py", "experiment.py", "e2e_lib.py"):
+            path = os.path.join(HERE, f)
+            compile(open(path).read(), path, "exec")  # what py_compile checks, nothing written
+
+    def dry(self, work, extra=()):
+        args = ["--dry-run", "--samples", "300", "--work", work, "--adaload", ADALOAD,
+                "--configs", "a-torch,b-adaload", "--steps", "5", "--warmup", "1"] + list(extra)
+        r = subprocess.run([sys.executable, os.path.join(HERE, "experiment.py")] + args,
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r.stdout
+
+    def test_dry_run_plans_for_real(self):
+        with tempfile.TemporaryDirectory() as w:
+            out = self.dry(w)
+            self.assertIn("torchrun --standalone --nproc-per-node 2", out)
+            self.assertIn("--kernel adaload", out)
+            for k in ("a", "b"):
+                self.assertTrue(os.path.getsize(os.path.join(w, k + ".plan.jsonl")) > 0)
+            sa = json.load(open(os.path.join(w, "a.summary.json")))
+            sb = json.load(open(os.path.join(w, "b.summary.json")))
+            self.assertEqual((sa["policy"], sb["policy"]), ("equal-token", "dual"))
+            self.assertEqual(sa["gpus"], 2)
+            self.assertEqual(sa["cost_model"]["source"], "profile")
+            self.assertEqual(sa["model"], "e2e-dit-1536x4")
+            m = json.load(open(os.path.join(w, "e2e-model.json")))
+            self.assertEqual((m["layers"], m["hidden_size"], m["shard_states"]), (4, 1536, False))
+
+    def test_e2e_json_from_fake_measurements_equal_to_the_plan(self):
+        # Records whose compute time is the plan's cost and whose wall time is the step's
+        # maximum cost: measured idle fraction and samples/s must equal the predicted ones.
+        with tempfile.TemporaryDirectory() as w, tempfile.TemporaryDirectory() as res:
+            self.dry(w)
+            a = experiment.parse_args(["--work", w, "--samples", "300", "--adaload", ADALOAD,
+                                       "--configs", "a-torch,b-adaload", "--results", res,
+                                       "--steps", "5", "--warmup", "1", "--testbed", "fake"])
+            mem = {"fixed_bytes": 1e9, "bytes_per_token": 1e4, "device_bytes": 1e11, "params": 1}
+            configs, shapes = [], set()
+            for name in a.config_list:
+                key, _, kernel = name.partition("-")
+                s, p = os.path.join(w, key + ".summary.json"), os.path.join(w, key + ".plan.jsonl")
+                steps = L.read_plan(p, 2)
+                buckets = json.load(open(s))["buckets"]
+                run = os.path.join(w, "run-" + name)
+                os.makedirs(run)
+                for r in range(2):
+                    with open(os.path.join(run, "steps-rank%d.jsonl" % r), "w") as f:
+                        for k in range(6):
+                            b, c, ids = steps[k][r]
+                            shapes.add((len(ids), buckets[b]["tokens"]) if ids else None)
+                            f.write(json.dumps({"step": k, "rank": r, "warmup": k == 0,
+                                                "compute_s": c, "allreduce_s": 0.0,
+                                                "step_s": max(x[1] for x in steps[k]),
+                                                "peak_bytes": 10 ** 9, "samples": len(ids),
+                                                "tokens": 1, "bucket": b}) + "\n")
+                configs.append((name, key, kernel, *experiment.PLANS[key], s, p, run))
+            op = {"D": 1536, "shapes": [{"batch": bs, "tokens": t,
+                                         "torch": {"fwd_s": 1e-3, "bwd_s": 2e-3},
+                                         "adaload": {"fwd_s": 2e-4, "bwd_s": 2e-3}}
+                                        for bs, t in filter(None, shapes)]}
+            json.dump(op, open(os.path.join(w, "op.json"), "w"))
+            experiment.write_run(a, configs, mem)
+            (folder,) = os.listdir(os.path.join(res, "fake"))
+            doc = json.load(open(os.path.join(res, "fake", folder, "e2e.json")))
+            self.assertEqual([c["name"] for c in doc["configs"]], ["a-torch", "b-adaload"])
+            for c in doc["configs"]:
+                self.assertEqual(c["measured"]["steps"], 5)
+                self.assertEqual(c["predicted"]["steps"], 5)
+                self.assertAlmostEqual(c["measured"]["idle_fraction"], c["predicted"]["idle_fraction"])
+                self.assertAlmostEqual(c["measured"]["samples_per_s"], c["predicted"]["samples_per_s"])
+                self.assertTrue(c["prediction_vs_measured"]["within_bar"])
+                self.assertGreater(c["measured"]["op_share_of_compute"], 0)
+                for k in ("policy", "assign", "kernel"):
+                    self.assertIn(k, c)
+            listing = sorted(os.listdir(os.path.join(res, "fake", folder)))
+            self.assertIn("meta.json", listing)
+            self.assertIn("steps-a-torch.jsonl", listing)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,286 @@
+#!/usr/bin/env python3
+"""train.py -- one configuration of the end-to-end experiment: trains harness/e2e/model.py's
+DiT on synthetic latents of a plan's micro-batches, data-parallel over torchrun's ranks, and
+records per step and rank: compute time, all-reduce time, peak memory, samples, tokens.
+Also the two single-GPU measurements the experiment needs (calibrate, op-bench).
+
+  torchrun --nproc-per-node 2 train.py train --plan plan.jsonl --summary summary.json \\
+           --kernel torch|adaload --out DIR [--first-step K] [--steps N] [--warmup W]
+  python3 train.py calibrate --summary summary.json --out DIR      # profile.csv, memory.json
+  python3 train.py op-bench --plan a.jsonl [--plan b.jsonl ...] --summary summary.json \
+           --world-size 2 --out DIR                                   # op.json
+  (model options on every mode: --width 1536 --depth 4 --heads 12 --ffn 8960 --text-len 512)
+
+Training step on each rank (the rank's micro-batch from adaload.plan.PlanBatches, resumed at
+--first-step): forward + backward under bf16 autocast with per-block activation
+checkpointing (loss = sum of per-sample MSE / the step's samples over all ranks, so the
+summed gradient is the mean over the global batch), then the gradients are all-reduced
+(NCCL, summed, in buckets of --bucket-mb) and AdamW steps. The all-reduce is explicit rather
+than DistributedDataParallel's backward hooks so that its time -- transfer plus waiting for
+the slowest rank -- is measured on its own; a rank that idles in a step contributes zero
+gradients and still joins the all-reduce. CUDA events time compute (forward + backward)
+and the all-reduce; the step's wall time is taken after a device synchronize. NVLink
+multicast stays off (NCCL_NVLS_ENABLE=0, TORCH_SYMM_MEM_DISABLE_MULTICAST=1,
+NVSHMEM_DISABLE_NVLS=1), as the lent machines require.
+
+Output (--out DIR): steps-rank<R>.jsonl, one JSON object per step: step, rank, warmup,
+compute_s, allreduce_s, step_s, peak_bytes, samples, tokens, bucket, loss.
+"""
+import os
+
+for _k, _v in (("NCCL_NVLS_ENABLE", "0"), ("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"),
+               ("NVSHMEM_DISABLE_NVLS", "1")):
+    os.environ[_k] = _v
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+
+import e2e_lib  # noqa: E402
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("mode", choices=("train", "calibrate", "op-bench"))
+    p.add_argument("--plan", action="append", help="the plan (op-bench: repeat for several)")
+    p.add_argument("--summary", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--kernel", choices=("torch", "adaload"), default="torch")
+    p.add_argument("--first-step", type=int, default=0)
+    p.add_argument("--steps", type=int, default=40, help="steps run after the warm-up")
+    p.add_argument("--warmup", type=int, default=3, help="steps run first, recorded as warmup")
+    p.add_argument("--world-size", type=int, default=2, help="op-bench: ranks of the plan")
+    p.add_argument("--width", type=int, default=1536)
+    p.add_argument("--depth", type=int, default=4)
+    p.add_argument("--heads", type=int, default=12)
+    p.add_argument("--ffn", type=int, default=8960)
+    p.add_argument("--text-len", type=int, default=512)
+    p.add_argument("--lr", type=float, default=1e-4)
+    p.add_argument("--bucket-mb", type=float, default=256)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--points", type=int, default=12, help="calibrate: token counts measured")
+    p.add_argument("--repeats", type=int, default=5, help="calibrate/op-bench: timed repeats")
+    a = p.parse_args(argv)
+    if a.mode in ("train", "op-bench") and not a.plan:
+        p.error("%s needs --plan" % a.mode)
+    if a.mode == "train" and len(a.plan) != 1:
+        p.error("train takes one --plan")
+    if a.steps < 1 or a.warmup < 0 or a.first_step < 0:
+        p.error("--steps >= 1, --warmup >= 0, --first-step >= 0")
+    return a
+
+
+def build(a, torch, kernel, device):
+    from model import WanDiT
+    torch.manual_seed(a.seed)
+    m = WanDiT(width=a.width, depth=a.depth, heads=a.heads, ffn=a.ffn, text_len=a.text_len,
+               modulate=kernel).to(device)
+    opt = torch.optim.AdamW(m.parameters(), lr=a.lr, fused=True)
+    return m, opt
+
+
+def batch_inputs(torch, m, bucket, n, gen, device):
+    """Synthetic latents of exactly the bucket's shape, timesteps, text context, target."""
+    from model import latent_shape, tokens_of
+    f, h, w = bucket["frames"], bucket["height"], bucket["width"]
+    if tokens_of(f, h, w) != bucket["tokens"]:
+        raise ValueError("bucket %s: tokens differ from the Wan 2.1 formula" % bucket)
+    lat = torch.randn(latent_shape(n, f, h, w), generator=gen, device=device, dtype=torch.bfloat16)
+    t = torch.randint(0, 1000, (n,), generator=gen, device=device)
+    ctx = torch.randn(n, m.text_len, m.text_dim, generator=gen, device=device, dtype=torch.bfloat16)
+    tgt = torch.randn(n, bucket["tokens"], 64, generator=gen, device=device, dtype=torch.bfloat16)
+    return lat, t, ctx, tgt
+
+
+def fwd_bwd(torch, m, inputs, weight):
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        loss = m.loss(*inputs) * weight
+    loss.backward()
+    return float(loss.detach())
+
+
+def allreduce(torch, dist, params, bucket_bytes):
+    """Sums the gradients over the ranks, in flat buckets (zeros where a rank had none)."""
+    for p in params:
+        if p.grad is None:
+            p.grad = torch.zeros_like(p)
+    group, size = [], 0
+    for p in params + [None]:
+        if p is not None:
+            group.append(p)
+            size += p.grad.numel() * p.grad.element_size()
+        if group and (p is None or size >= bucket_bytes):
+            flat = torch.cat([q.grad.reshape(-1) for q in group])
+            dist.all_reduce(flat)
+            off = 0
+            for q in group:
+                q.grad.copy_(flat[off:off + q.numel()].view_as(q.grad))
+                off += q.numel()
+            group, size = [], 0
+
+
+def train(a):
+    import torch
+    import torch.distributed as dist
+    from adaload.plan import PlanBatches
+    dist.init_process_group("nccl")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    local = int(os.environ.get("LOCAL_RANK", rank))
+    torch.cuda.set_device(local)
+    dev = torch.device("cuda", local)
+    summary = json.load(open(a.summary))
+    buckets = summary["buckets"]
+    steps = e2e_lib.read_plan(a.plan[0], world)
+    total = a.warmup + a.steps
+    mine = PlanBatches(a.plan[0], rank=rank, world_size=world, start_step=a.first_step)
+    m, opt = build(a, torch, a.kernel, dev)
+    params = [p for p in m.parameters() if p.requires_grad]
+    gen = torch.Generator(device=dev)
+    os.makedirs(a.out, exist_ok=True)
+    out = open(os.path.join(a.out, "steps-rank%d.jsonl" % rank), "w")
+    ev = [torch.cuda.Event(enable_timing=True) for _ in range(3)]
+    for i, mb in enumerate(mine.microbatches()):
+        if i >= total:
+            break
+        k = mb.step
+        global_samples = sum(len(ids) for _, _, ids in steps[k])
+        gen.manual_seed(a.seed * 1000003 + k * 101 + rank)
+        torch.cuda.synchronize(dev)
+        torch.cuda.reset_peak_memory_stats(dev)
+        t0 = time.perf_counter()
+        ev[0].record()
+        loss = 0.0
+        tokens = 0
+        if mb.ids:
+            b = buckets[mb.bucket]
+            tokens = b["tokens"] * len(mb.ids)
+            inputs = batch_inputs(torch, m, b, len(mb.ids), gen, dev)
+            loss = fwd_bwd(torch, m, inputs, len(mb.ids) / global_samples)
+        ev[1].record()
+        allreduce(torch, dist, params, int(a.bucket_mb * 2 ** 20))
+        ev[2].record()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        torch.cuda.synchronize(dev)
+        wall = time.perf_counter() - t0
+        rec = {"step": k, "rank": rank, "warmup": i < a.warmup,
+               "compute_s": ev[0].elapsed_time(ev[1]) / 1e3,
+               "allreduce_s": ev[1].elapsed_time(ev[2]) / 1e3, "step_s": wall,
+               "peak_bytes": torch.cuda.max_memory_allocated(dev), "samples": len(mb.ids),
+               "tokens": tokens, "bucket": mb.bucket, "loss": loss}
+        out.write(json.dumps(rec) + "\n")
+        out.flush()
+    out.close()
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+def calibrate(a):
+    """Per-sample step time and peak memory of batch-1 steps at --points token counts
+    spread over the summary's buckets: profile.csv (tokens,seconds) for `adaload plan
+    --profile` and memory.json (peak bytes = fixed + bytes_per_token * tokens, fitted)."""
+    import torch
+    dev = torch.device("cuda", 0)
+    torch.cuda.set_device(dev)
+    buckets = sorted(json.load(open(a.summary))["buckets"], key=lambda b: b["tokens"])
+    n = min(a.points, len(buckets))
+    pick = [buckets[round(i * (len(buckets) - 1) / max(1, n - 1))] for i in range(n)]
+    m, opt = build(a, torch, a.kernel, dev)
+    gen = torch.Generator(device=dev)
+    gen.manual_seed(a.seed)
+    rows = []
+    for b in pick:
+        times, peaks = [], []
+        for r in range(2 + a.repeats):
+            inputs = batch_inputs(torch, m, b, 1, gen, dev)
+            torch.cuda.synchronize(dev)
+            torch.cuda.reset_peak_memory_stats(dev)
+            t0 = time.perf_counter()
+            fwd_bwd(torch, m, inputs, 1.0)
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            torch.cuda.synchronize(dev)
+            if r >= 2:
+                times.append(time.perf_counter() - t0)
+                peaks.append(torch.cuda.max_memory_allocated(dev))
+        rows.append((b["tokens"], statistics.median(times), max(peaks)))
+    fixed, bpt = e2e_lib.fit_line([r[0] for r in rows], [r[2] for r in rows])
+    os.makedirs(a.out, exist_ok=True)
+    e2e_lib.atomic_write(os.path.join(a.out, "profile.csv"), lambda f: f.write(
+        "tokens,seconds\n" + "".join("%d,%.9g\n" % (t, s) for t, s, _ in rows)))
+    doc = {"points": [{"tokens": t, "seconds": s, "peak_bytes": p} for t, s, p in rows],
+           "fixed_bytes": fixed, "bytes_per_token": bpt,
+           "device_bytes": torch.cuda.get_device_properties(dev).total_memory,
+           "params": sum(p.numel() for p in m.parameters()),
+           "torch": torch.__version__, "device": torch.cuda.get_device_name(dev)}
+    e2e_lib.atomic_write(os.path.join(a.out, "memory.json"),
+                         lambda f: f.write(json.dumps(doc, indent=2) + "\n"))
+
+
+def op_bench(a):
+    """The op's forward and backward alone (PyTorch chain and adaload's kernel) at the row
+    counts of the micro-batches that the training steps run: op.json, medians in seconds."""
+    import torch
+    from model import modulate_fn
+    dev = torch.device("cuda", 0)
+    torch.cuda.set_device(dev)
+    summary = json.load(open(a.summary))
+    shapes = set()
+    for plan in a.plan:
+        steps = e2e_lib.read_plan(plan, a.world_size)
+        win = e2e_lib.step_window(len(steps), a.first_step, a.warmup + a.steps)
+        shapes |= {(len(ids), summary["buckets"][b]["tokens"]) for k in win
+                   for b, _, ids in steps[k] if ids}
+    shapes = sorted(shapes)
+    D = a.width
+    res = []
+    ev = [torch.cuda.Event(enable_timing=True) for _ in range(3)]
+    for B, S in shapes:
+        x = torch.randn(B, S, D, device=dev, requires_grad=True)
+        e = torch.randn(B, 6, D, device=dev, requires_grad=True)
+        dy = torch.randn(B, S, D, device=dev)
+        row = {"batch": B, "tokens": S}
+        for kind in ("torch", "adaload"):
+            f = modulate_fn(kind)
+            fw, bw = [], []
+            for r in range(2 + a.repeats):
+                sc, sh = e.chunk(6, dim=1)[1], e.chunk(6, dim=1)[0]
+                ev[0].record()
+                y = f(x, sc, sh)
+                ev[1].record()
+                y.backward(dy)
+                ev[2].record()
+                torch.cuda.synchronize(dev)
+                if r >= 2:
+                    fw.append(ev[0].elapsed_time(ev[1]) / 1e3)
+                    bw.append(ev[1].elapsed_time(ev[2]) / 1e3)
+                x.grad = e.grad = None
+            row[kind] = {"fwd_s": statistics.median(fw), "bwd_s": statistics.median(bw)}
+        res.append(row)
+    os.makedirs(a.out, exist_ok=True)
+    e2e_lib.atomic_write(os.path.join(a.out, "op.json"), lambda f: f.write(
+        json.dumps({"D": D, "shapes": res}, indent=2) + "\n"))
+
+
+def main(argv=None):
+    a = parse_args(argv)
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        print("train.py: PyTorch is not installed here (the e2e harness needs it)", file=sys.stderr)
+        return 77
+    if not torch.cuda.is_available():
+        print("train.py: no CUDA device here", file=sys.stderr)
+        return 77
+    {"train": train, "calibrate": calibrate, "op-bench": op_bench}[a.mode](a)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
