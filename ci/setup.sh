@@ -4,7 +4,7 @@
 # never installed here: with it the GPU kernels are built, without it everything else is.
 set -euo pipefail
 pkgs=(cmake make gcc g++ pkg-config libopenblas-dev libcriterion-dev libbenchmark-dev
-      libjansson-dev)
+      libjansson-dev python3)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -25,3 +25,9 @@ foreach(t sampler loader torch_cpu torch_gpu)
                        SKIP_RETURN_CODE 77 LABELS python)
 endforeach()
 set_tests_properties(python_torch_gpu PROPERTIES LABELS "python;gpu")
+
+# The end-to-end harness's torch-free parts (harness/e2e/test_e2e.py): it needs the same
+# interpreter and the adaload program, so it is registered here with the package's tests.
+add_test(NAME e2e_unit
+         COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/harness/e2e/test_e2e.py)
+set_tests_properties(e2e_unit PROPERTIES ENVIRONMENT "${ADALOAD_PY_ENV}" LABELS python)
