@@ -41,7 +41,7 @@ typedef enum {
 enum { ADA_BENCH_MAX_VARIANTS = 32 };
 
 typedef struct {
-    const char *set;                 /* "quick", "wan" or "sweep" */
+    const char *set;                 /* "quick", "wan", "sweep" or "models" */
     const char *const *variants;     /* kernel variants; NULL/0: every registered one */
     int64_t nvariants;
     const char *filter;              /* POSIX extended regex over names, or NULL */

@@ -43,7 +43,7 @@ static ada_bench_status check_config(ada_bench_session *s, char *msg, size_t n)
 {
     const ada_bench_config *c = s->c;
     s->nshapes = ada_shape_set(c->set, s->shapes, ADA_MAX_SHAPES);
-    if (s->nshapes < 0) return snprintf(msg, n, "--set %s: unknown set (quick, wan or sweep)", c->set), ADA_BENCH_ERR_ARG;
+    if (s->nshapes < 0) return snprintf(msg, n, "--set %s: unknown set (quick, wan, sweep or models)", c->set), ADA_BENCH_ERR_ARG;
     if (c->nvariants > ADA_BENCH_MAX_VARIANTS) return snprintf(msg, n, "--variant: too many"), ADA_BENCH_ERR_ARG;
     for (int64_t v = 0; v < c->nvariants; v++) {
         if (!ada_gpu_variant_known(c->variants[v]))

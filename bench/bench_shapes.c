@@ -13,8 +13,63 @@
 
 static const int64_t wan_D[] = {1536, 3072, 5120};
 static const int64_t wan_rows[] = {1560, 3600, 5460, 12600, 14040, 32400, 32760, 75600};
-static const int64_t sweep_D[] = {256, 512, 1024, 1536, 2048, 3072, 4096, 5120, 8192, 16384};
-enum { SWEEP_ROWS = 32760 };
+/* The layouts and dtypes beyond bf16 per-sample are timed at the widths of the speed bar
+ * (issue 11: 1536, 2048, 3072, 4096, 5120) on a 480p 81-frame clip, and at the Wan widths on
+ * a 720p 81-frame clip. Frame lengths: 480x832 -> 30 x 52 = 1,560 tokens per latent frame,
+ * 720x1280 -> 45 x 80 = 3,600; both clips have 21 latent frames. */
+static const int64_t bar_D[] = {1536, 2048, 3072, 4096, 5120};
+enum { CLIP480 = 32760, FRAME480 = 1560, CLIP720 = 75600, FRAME720 = 3600 };
+/* The sweep: every multiple of 128 from 256 to 8192, three larger widths and three odd
+ * ones (not a multiple of any vector width), bf16 per-sample at 32,760 rows. */
+static const int64_t sweep_big_D[] = {10240, 12288, 16384};
+static const int64_t sweep_odd_D[] = {1000, 1537, 5119};
+enum { SWEEP_ROWS = 32760, SWEEP_STEP = 128, SWEEP_FIRST = 256, SWEEP_LAST = 8192 };
+
+/* The models set: hidden sizes of public image and video diffusion transformers, one sample
+ * at the token count of their usual resolution (rows = tokens of one sample, batch 1), bf16
+ * per-sample. D = heads x head dim of the public config; tokens = latent frames x latent
+ * height / patch x latent width / patch. Open-Sora 1.2's STDiT3-XL/2 (hpcaitech/Open-Sora
+ * stdit3.py: depth 28, hidden 1152, patch 1x2x2) has DiT-XL/2's width and is covered by the
+ * 1152 rows. */
+static const ada_model_shape models[] = {
+    /* facebookresearch/DiT models.py DiT_XL_2: depth 28, hidden 1152, 16 heads, patch 2;
+     * 256x256 -> VAE /8 -> 32x32 latent -> 16x16 tokens; 512x512 -> 32x32. */
+    {"dit-xl-2-256px", 1152, 256, "DiT_XL_2 (facebookresearch/DiT), 256x256: 32x32 latent, patch 2"},
+    {"dit-xl-2-512px", 1152, 1024, "DiT_XL_2 (facebookresearch/DiT), 512x512: 64x64 latent, patch 2"},
+    /* PixArt-alpha/PixArt-XL-2-1024-MS transformer config: 16 heads x 72, sample_size 128, patch 2. */
+    {"pixart-alpha-1024px", 1152, 4096, "PixArt-XL-2-1024-MS config: 16 x 72, 128x128 latent, patch 2"},
+    /* maxin-cn/Latte-1 transformer config: 16 heads x 72, sample_size 64, patch 2, 16 frames. */
+    {"latte-1-512px-16f", 1152, 16384, "Latte-1 config: 16 x 72, 16 frames x 64x64 latent, patch 2"},
+    /* Hunyuan-DiT DiT-g/2: hidden 1408, depth 40, patch 2; 1024x1024 -> 128x128 latent. */
+    {"hunyuan-dit-1024px", 1408, 4096, "Hunyuan-DiT DiT-g/2: hidden 1408, 128x128 latent, patch 2"},
+    /* stabilityai/stable-diffusion-3-medium transformer config: 24 heads x 64, sample 128, patch 2. */
+    {"sd3-medium-1024px", 1536, 4096, "SD3-medium config: 24 x 64, 128x128 latent, patch 2"},
+    /* stabilityai/stable-diffusion-3.5-large transformer config: 38 heads x 64, sample 128, patch 2. */
+    {"sd3.5-large-1024px", 2432, 4096, "SD3.5-large config: 38 x 64, 128x128 latent, patch 2"},
+    /* black-forest-labs FLUX.1 transformer config: 24 heads x 128; 1024x1024 -> 128x128
+     * latent packed 2x2 -> 4,096 image tokens. */
+    {"flux1-1024px", 3072, 4096, "FLUX.1 config: 24 x 128, 128x128 latent, 2x2 packing"},
+    /* THUDM/CogVideoX-2b transformer config: 30 heads x 64, 49 frames 480x720 -> 13 x 60 x 90
+     * latent (temporal compression 4), patch 2 -> 13 x 30 x 45. */
+    {"cogvideox-2b-49f", 1920, 17550, "CogVideoX-2b config: 30 x 64, 13 x 60 x 90 latent, patch 2"},
+    /* CogVideoX-5b: 48 heads x 64 (the 5b-1.5 config; 42 layers), same latent as the 2b. */
+    {"cogvideox-5b-49f", 3072, 17550, "CogVideoX-5b config: 48 x 64, 13 x 60 x 90 latent, patch 2"},
+    /* genmo Mochi 1: visual stream hidden_size_x 3072, depth 48, patch 2; its VAE compresses
+     * 8x8 in space and 6x in time: 480x848, 163 frames -> 28 x 60 x 106 -> 28 x 30 x 53. */
+    {"mochi-1-480p-163f", 3072, 44520, "Mochi 1: hidden_size_x 3072, 28 x 60 x 106 latent, patch 2"},
+    /* Lightricks/LTX-Video transformer config: 32 heads x 64, patch 1; its VAE compresses
+     * 32x32 in space and 8x in time: 768x512, 121 frames -> 16 x 16 x 24. */
+    {"ltx-video-2b-768x512-121f", 2048, 6144, "LTX-Video config: 32 x 64, 16 x 16 x 24 latent, patch 1"},
+    /* LTX-Video-0.9.7 (13B) transformer config: 32 heads x 128, 48 layers, same latent. */
+    {"ltx-video-13b-768x512-121f", 4096, 6144, "LTX-Video-0.9.7 config: 32 x 128, 16 x 16 x 24 latent, patch 1"},
+    /* tencent/HunyuanVideo: hidden 3072, 24 heads, patch 1x2x2, VAE 4x8x8: 720x1280, 129
+     * frames -> 33 x 90 x 160 -> 33 x 45 x 80. */
+    {"hunyuanvideo-720p-129f", 3072, 118800, "HunyuanVideo: hidden 3072, 33 x 90 x 160 latent, patch 1x2x2"},
+    /* Wan 2.1 / 2.2: datasets/models/ presets and their public configs. */
+    {"wan2.1-1.3b-480p-81f", 1536, 32760, "Wan 2.1 T2V-1.3B: dim 1536, 480x832 81 frames"},
+    {"wan2.1-14b-720p-81f", 5120, 75600, "Wan 2.1 T2V-14B: dim 5120, 720x1280 81 frames"},
+    {"wan2.2-5b-704p-121f", 3072, 27280, "Wan 2.2 TI2V-5B: dim 3072, 704x1280 121 frames, VAE 4x16x16"},
+};
 
 int64_t ada_graph_k(int64_t bytes)
 {
@@ -29,6 +84,7 @@ int64_t ada_graph_k(int64_t bytes)
 ada_shape ada_shape_make(int64_t D, int64_t rows, lnmod_dtype x, lnmod_dtype mod, lnmod_dtype y)
 {
     ada_shape s;
+    memset(&s, 0, sizeof s);
     s.desc = lnmod_desc_default();
     s.desc.rows = rows;
     s.desc.D = D;
@@ -46,11 +102,47 @@ ada_shape ada_shape_make(int64_t D, int64_t rows, lnmod_dtype x, lnmod_dtype mod
     return s;
 }
 
+ada_shape ada_shape_make_layout(int64_t D, int64_t S, lnmod_layout layout, int64_t frame_len,
+                                lnmod_dtype x, lnmod_dtype mod, lnmod_dtype y)
+{
+    ada_shape s = ada_shape_make(D, S, x, mod, y);
+    s.desc.layout = layout;
+    /* Per token and per frame, scale and shift are chunks of a [B, S, 6, D] / [B, F, 6, D]
+     * tensor: the modulation rows are 6*D apart, as per sample. */
+    s.desc.frame_len = layout == LNMOD_PER_FRAME ? frame_len : S;
+    s.min_bytes = lnmod_fwd_min_bytes(&s.desc, 0);
+    s.graph_k = ada_graph_k(s.min_bytes);
+    return s;
+}
+
+const ada_model_shape *ada_model_shapes(int64_t *n)
+{
+    *n = (int64_t)(sizeof models / sizeof *models);
+    return models;
+}
+
 static int push(ada_shape *out, int64_t cap, int64_t *n, ada_shape s)
 {
     if (*n >= cap) return -1;
     out[(*n)++] = s;
     return 0;
+}
+
+/* The wan set's per-token, per-frame, fp16 and extra fp32 shapes (see bar_D). */
+static void wan_layouts(ada_shape *out, int64_t cap, int64_t *n, int *bad)
+{
+    for (size_t i = 0; i < sizeof bar_D / sizeof *bar_D; i++) {
+        int64_t D = bar_D[i];
+        int wan = D == 1536 || D == 3072 || D == 5120;
+        for (int big = 0; big <= wan; big++) {
+            int64_t S = big ? CLIP720 : CLIP480, L = big ? FRAME720 : FRAME480;
+            *bad |= push(out, cap, n, ada_shape_make_layout(D, S, LNMOD_PER_TOKEN, S, LNMOD_BF16, LNMOD_F32, LNMOD_BF16));
+            *bad |= push(out, cap, n, ada_shape_make_layout(D, S, LNMOD_PER_FRAME, L, LNMOD_BF16, LNMOD_F32, LNMOD_BF16));
+            *bad |= push(out, cap, n, ada_shape_make(D, S, LNMOD_F16, LNMOD_F32, LNMOD_F16));
+        }
+        /* fp32 x at the two bar widths the per-sample Wan shapes above do not have. */
+        if (!wan) *bad |= push(out, cap, n, ada_shape_make(D, CLIP480, LNMOD_F32, LNMOD_F32, LNMOD_F32));
+    }
 }
 
 int64_t ada_shape_set(const char *set, ada_shape *out, int64_t cap)
@@ -69,9 +161,20 @@ int64_t ada_shape_set(const char *set, ada_shape *out, int64_t cap)
                 if (wan_rows[j] >= 32760)
                     bad |= push(out, cap, &n, ada_shape_make(wan_D[i], wan_rows[j], LNMOD_F32, LNMOD_F32, LNMOD_F32));
         }
+        wan_layouts(out, cap, &n, &bad);
     } else if (!strcmp(set, "sweep")) {
-        for (size_t i = 0; i < sizeof sweep_D / sizeof *sweep_D; i++)
-            bad |= push(out, cap, &n, ada_shape_make(sweep_D[i], SWEEP_ROWS, LNMOD_BF16, LNMOD_F32, LNMOD_BF16));
+        for (int64_t D = SWEEP_FIRST; D <= SWEEP_LAST; D += SWEEP_STEP)
+            bad |= push(out, cap, &n, ada_shape_make(D, SWEEP_ROWS, LNMOD_BF16, LNMOD_F32, LNMOD_BF16));
+        for (size_t i = 0; i < sizeof sweep_big_D / sizeof *sweep_big_D; i++)
+            bad |= push(out, cap, &n, ada_shape_make(sweep_big_D[i], SWEEP_ROWS, LNMOD_BF16, LNMOD_F32, LNMOD_BF16));
+        for (size_t i = 0; i < sizeof sweep_odd_D / sizeof *sweep_odd_D; i++)
+            bad |= push(out, cap, &n, ada_shape_make(sweep_odd_D[i], SWEEP_ROWS, LNMOD_BF16, LNMOD_F32, LNMOD_BF16));
+    } else if (!strcmp(set, "models")) {
+        for (size_t i = 0; i < sizeof models / sizeof *models; i++) {
+            ada_shape m = ada_shape_make(models[i].D, models[i].tokens, LNMOD_BF16, LNMOD_F32, LNMOD_BF16);
+            m.model = models[i].name;
+            bad |= push(out, cap, &n, m);
+        }
     } else if (!strcmp(set, "quick")) {
         /* One small (graph-timed) and one large bf16 shape, and an fp32 one: seconds. */
         bad |= push(out, cap, &n, ada_shape_make(1536, 1560, LNMOD_BF16, LNMOD_F32, LNMOD_BF16));
@@ -135,6 +238,9 @@ json_t *ada_shapes_json(const ada_shape *s, int64_t n)
         json_object_set_new(o, "D", json_integer(d->D));
         json_object_set_new(o, "rows", json_integer(d->rows));
         json_object_set_new(o, "rows_per_sample", json_integer(d->rows_per_sample));
+        json_object_set_new(o, "frame_len", json_integer(d->frame_len));
+        json_object_set_new(o, "mod_rows", json_integer(lnmod_mod_rows(d)));
+        if (s[i].model) json_object_set_new(o, "model", json_string(s[i].model));
         json_object_set_new(o, "mod_stride", json_integer(d->scale_stride));
         json_object_set_new(o, "eps", json_real(d->eps));
         json_object_set_new(o, "min_bytes", json_integer(s[i].min_bytes));

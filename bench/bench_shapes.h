@@ -6,10 +6,17 @@
  *   ada_shape_bench_name(&shapes[0], "dtile", name, sizeof name);
  *   // "lnmod_fwd/dtile/bf16-f32-bf16/sample/D1536/rows1560/graph43"
  *
- * Sets: "wan" (Wan 2.1 1.3B/14B hidden sizes 1536 and 5120 and Wan 2.2 5B's 3072; images and
- * 17-, 33-, 81-frame clips at 480p and 720p, one sample each; bf16 x/y with fp32 per-sample
- * modulation at Wan's 6*D stride, plus fp32 x for rows >= 32,760), "sweep" (D = 256..16384,
- * powers of two and the Wan sizes, 32,760 rows), "quick" (CI smoke test, seconds).
+ * Sets (56, 69, 17 and 3 shapes; every modulation row at Wan's 6*D stride, fp32 modulation):
+ *   "wan"    Wan 2.1 1.3B/14B hidden sizes 1536 and 5120 and Wan 2.2 5B's 3072: images and
+ *            17-, 33-, 81-frame clips at 480p and 720p, one sample each, bf16 x/y per sample,
+ *            plus fp32 x for rows >= 32,760; per-token, per-frame (a timestep per latent
+ *            frame) and fp16 shapes of 480p 81-frame clips at D 1536, 2048, 3072, 4096, 5120
+ *            and of 720p 81-frame clips at the Wan widths; fp32 x at 2048 and 4096
+ *   "sweep"  bf16 per-sample, 32,760 rows: every multiple of 128 from 256 to 8192, then 10240,
+ *            12288, 16384 and the odd widths 1000, 1537, 5119
+ *   "models" hidden sizes of public image/video diffusion transformers at their usual token
+ *            count, one sample, bf16 per-sample; each shape names its model (ada_model_shapes)
+ *   "quick"  CI smoke test, seconds
  * The shape list is also printed as JSON (`adaload bench --list-shapes`) for the PyTorch peers
  * script, so both sides time exactly the same shapes under the same names.
  *
@@ -26,7 +33,7 @@
 
 #include "lnmod_desc.h"
 
-enum { ADA_MAX_SHAPES = 128, ADA_NAME_MAX = 256 };
+enum { ADA_MAX_SHAPES = 256, ADA_NAME_MAX = 256 };
 
 /* Shapes whose minimal bytes are below this are timed by graph replay (about 15 us at
  * 4.3 TB/s, where launch latency and event resolution would otherwise show). */
@@ -36,7 +43,20 @@ typedef struct {
     lnmod_desc desc;
     int64_t min_bytes; /* lnmod_fwd_min_bytes(desc, 0): no statistics outputs */
     int64_t graph_k;   /* launches per graph replay; 0 = plain launches */
+    const char *model; /* the model the shape stands for (the models set), else NULL */
 } ada_shape;
+
+/* One entry of the models set: a public model at its usual resolution, and where the
+ * numbers come from (the public config or code of the model). */
+typedef struct {
+    const char *name;   /* e.g. "flux1-1024px" */
+    int64_t D;          /* hidden size: heads x head dim */
+    int64_t tokens;     /* tokens of one sample (= rows of the shape) */
+    const char *source;
+} ada_model_shape;
+
+/* The models set's table (n entries). */
+const ada_model_shape *ada_model_shapes(int64_t *n);
 
 /* Fills out[] with the named set; returns the count, or -1 for an unknown name or too
  * small an array. */
@@ -44,6 +64,10 @@ int64_t ada_shape_set(const char *set, ada_shape *out, int64_t cap);
 
 /* A per-sample shape: one sample of `rows` tokens, modulation at stride 6*D. */
 ada_shape ada_shape_make(int64_t D, int64_t rows, lnmod_dtype x, lnmod_dtype mod, lnmod_dtype y);
+/* One sample of S tokens in any layout (frame_len: tokens per latent frame, per-frame only);
+ * modulation rows at stride 6*D. */
+ada_shape ada_shape_make_layout(int64_t D, int64_t S, lnmod_layout layout, int64_t frame_len,
+                                lnmod_dtype x, lnmod_dtype mod, lnmod_dtype y);
 
 /* K for a byte count: 0 at or above ADA_GRAPH_BYTES_BELOW, else ceil(64 MiB / bytes) in
  * [2, 64]. */

@@ -1,7 +1,7 @@
 /* cmd_bench.c -- `adaload bench`: Google Benchmark timings (bench/bench.h) into a results
  * run folder.
  *
- *   adaload bench [--set quick|wan|sweep] [--variant V ...] [--with-peers] [--repetitions N]
+ *   adaload bench [--set quick|wan|sweep|models] [--variant V ...] [--with-peers] [--repetitions N]
  *                 [--min-time S] [--filter REGEX] [--out DIR] [--no-gpu] [--list-shapes]
  *
  * Writes results/<testbed>/<UTC time>_<sha7>/ (or DIR) with meta.json, bench.json (Google
@@ -41,7 +41,7 @@ typedef struct {
 
 static void usage(const cli_opt *opts)
 {
-    printf("usage: adaload bench [--set quick|wan|sweep] [--variant V ...] [--with-peers]\n"
+    printf("usage: adaload bench [--set quick|wan|sweep|models] [--variant V ...] [--with-peers]\n"
            "                     [--repetitions N] [--min-time S] [--filter REGEX] [--out DIR]\n"
            "                     [--no-gpu] [--list-shapes]\n"
            "  Times the LayerNorm-Modulate variants (and a device-to-device copy of the same\n"
@@ -60,7 +60,7 @@ static int parse(int argc, char **argv, bopts *o)
     o->reps = -1;
     o->min_time = 0.01;
     const cli_opt opts[] = {
-        CLI_STR("--set", &o->set, "S", "shape set: wan (default; Wan 2.1/2.2 sizes), sweep (D = 256..16384), quick (CI, seconds)"),
+        CLI_STR("--set", &o->set, "S", "shape set: wan (default; Wan 2.1/2.2 sizes, layouts, dtypes), sweep (D = 256..16384, every multiple of 128 to 8192), models (public DiTs), quick (CI)"),
         CLI_LIST("--variant", &o->variants, "V", "only these kernel variants (repeatable, or comma-separated)"),
         CLI_FLAG("--with-peers", &o->with_peers, "also time PyTorch (eager, torch.compile) on the same shapes: bench/peers/torch_peers.py"),
         CLI_I64("--repetitions", &o->reps, 1, 1000, "N", "repetitions per benchmark, median reported (default 9; quick: 3)"),
@@ -167,7 +167,7 @@ static int after_run(const bopts *o, ada_bench_session *s, const char *dir, int 
 static int list_shapes(const char *set)
 {
     char *s = ada_bench_shapes_text(set);
-    if (!s) return ada_usage_error(CMD, "--set %s: unknown set (quick, wan or sweep)", set);
+    if (!s) return ada_usage_error(CMD, "--set %s: unknown set (quick, wan, sweep or models)", set);
     printf("%s\n", s);
     free(s);
     return ADA_EXIT_OK;

@@ -1,32 +1,48 @@
 /* cmd_report.c -- `adaload report RUN`: the README's results table from a run folder.
  *
  *   adaload report results/nvidia-h200/2026-11-29T210000Z_abc1234 [--variant V ...]
+ *   adaload report --sweep RUN [--shape S] [--variant V ...] [--out plot.svg]
  *
  * Prints markdown: one row per (shape, kernel variant) of the run's lnmod_fwd benchmarks,
  * with the median time (us), bandwidth (TB/s, from the minimal bytes), % of the copy
  * bandwidth measured in the same run, and the speed-up over the PyTorch peers of the same
  * shape (peers.json): x torch.compile = t(torch.compile) / t(variant), x eager likewise.
  * A missing peer or counter prints as an em dash. Exit 0, or 2 for a bad folder.
+ *
+ * --sweep prints the sweep view instead (runs/run_sweep.h): % of copy against D, a row per
+ * D and a column per variant, for one slice <x>-<mod>-<y>/<layout>/rows<R> of the run
+ * (--shape; default the slice with the most D). --out FILE also writes it as an SVG plot,
+ * atomically; never into the run folder (run folders are never edited), never over
+ * anything but a regular file; without --out no plot is written. A bad --out is exit 2 with
+ * nothing written.
  */
+#define _XOPEN_SOURCE 700 /* realpath */
+#include <errno.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
 
+#include "ada_output.h"
 #include "cli.h"
 #include "cli_opts.h"
-#include "run_bench.h"
 #include "commands.h"
+#include "run_bench.h"
+#include "run_sweep.h"
 
 static const char *const peer_prefixes[] = {"torch_", NULL};
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: adaload report RUN_FOLDER [--variant V ...]\n"
+               "       adaload report --sweep RUN_FOLDER [--shape S] [--variant V ...] [--out FILE.svg]\n"
                "  prints the results table (markdown) of a run folder written by adaload bench:\n"
-               "  shape, variant, us, TB/s, %% of copy, x torch.compile, x eager\n"
-               "  --variant V  only these variants (repeatable, or comma-separated)\n");
+               "  shape, variant, us, TB/s, %% of copy, x torch.compile, x eager; with --sweep, %% of\n"
+               "  copy against the hidden size D, one column per variant, and with --out the same as\n"
+               "  an SVG plot written to FILE (never into the run folder; no plot without --out)\n");
 }
 
 /* Splits "lnmod_fwd/<variant>/<suffix>"; 0 on success. */
@@ -106,41 +122,111 @@ static void print_bar(const ada_bench_set *s)
 }
 
 static int report(const char *run, const cli_list *want);
+static int sweep_report(const char *run, const cli_list *want, const char *shape, const char *out);
 
 int cmd_report(int argc, char **argv)
 {
-    const char *run = NULL;
+    const char *run = NULL, *shape = NULL, *out = NULL;
     cli_list want = {0};
-    int npos = 0;
-    const cli_opt opts[] = {CLI_LIST("--variant", &want, "V", "only these variants (repeatable, or comma-separated)"),
-                            CLI_END};
+    int npos = 0, sweep = 0;
+    const cli_opt opts[] = {
+        CLI_LIST("--variant", &want, "V", "only these variants (repeatable, or comma-separated)"),
+        CLI_FLAG("--sweep", &sweep, "the sweep view: % of copy against D, a column per variant"),
+        CLI_STR("--shape", &shape, "S", "with --sweep: the slice <x>-<mod>-<y>/<layout>/rows<R>"),
+        CLI_STR("--out", &out, "FILE", "with --sweep: also write the plot as SVG to FILE"),
+        CLI_END};
     int r = cli_parse("report", opts, argc, argv, &run, 1, &npos);
     if (r == CLI_HELP) {
         usage(stdout);
+        cli_print_options(stdout, opts);
         return ADA_EXIT_OK;
     }
     if (r != CLI_OK) return ADA_EXIT_USAGE;
     if (!run) return ada_usage_error("report", "give a run folder (results/<testbed>/<run>/)");
-    return report(run, &want);
+    if (!sweep && (shape || out)) return ada_usage_error("report", "--shape and --out go with --sweep");
+    return sweep ? sweep_report(run, &want, shape, out) : report(run, &want);
+}
+
+/* bench.json and peers.json (when present) of a run folder; ADA_EXIT_OK or the usage exit
+ * after the one-line message. */
+static int load_run(const char *run, ada_bench_set *s)
+{
+    char err[512], path[4096];
+    snprintf(path, sizeof path, "%s/bench.json", run);
+    if (ada_bench_load_file(path, s, err, sizeof err)) return ada_usage_error("report", "%s", err);
+    snprintf(path, sizeof path, "%s/peers.json", run);
+    FILE *pf = fopen(path, "r");
+    if (pf) {
+        fclose(pf);
+        if (ada_bench_load_file(path, s, err, sizeof err)) {
+            ada_bench_set_free(s);
+            return ada_usage_error("report", "%s", err);
+        }
+    }
+    return ADA_EXIT_OK;
+}
+
+/* 0 when out may be written: not inside the run folder, and nothing or a regular file there. */
+static int check_out(const char *run, const char *out)
+{
+    struct stat st;
+    if (lstat(out, &st) == 0 && !S_ISREG(st.st_mode))
+        return ada_usage_error("report", "--out %s: exists and is not a regular file (not replaced)", out);
+    char dir[PATH_MAX], rdir[PATH_MAX], rrun[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", out);
+    char *slash = strrchr(dir, '/');
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == dir) dir[1] = '\0';
+    else *slash = '\0';
+    if (!realpath(dir, rdir)) return ada_usage_error("report", "--out %s: folder %s: %s", out, dir, strerror(errno));
+    if (!realpath(run, rrun)) return ada_usage_error("report", "%s: %s", run, strerror(errno));
+    size_t n = strlen(rrun);
+    if (!strncmp(rdir, rrun, n) && (rdir[n] == '\0' || rdir[n] == '/'))
+        return ada_usage_error("report", "--out %s: inside the run folder; run folders are never edited", out);
+    return ADA_EXIT_OK;
+}
+
+static int sweep_report(const char *run, const cli_list *want, const char *shape, const char *out)
+{
+    if (out && check_out(run, out)) return ADA_EXIT_USAGE;
+    ada_bench_set s = {0};
+    int rc = load_run(run, &s);
+    if (rc) return rc;
+    ada_sweep w;
+    char err[1024];
+    if (ada_sweep_build(&s, want->v, want->n, shape, &w, err, sizeof err)) {
+        ada_bench_set_free(&s);
+        return ada_usage_error("report", "%s: %s", run, err);
+    }
+    ada_bench_set_free(&s);
+    printf("Run `%s`. Medians of pct_copy_bw over the repetitions (%% of a device-to-device "
+           "copy of the same bytes timed in the same run).\n\n", run);
+    ada_sweep_print(stdout, &w);
+    if (out) {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&buf, &len);
+        char title[512];
+        snprintf(title, sizeof title, "%s: %s", run, w.shape);
+        int bad = !m || ada_sweep_svg(m, &w, title);
+        if (m) bad = (fclose(m) != 0) || bad;
+        if (bad || ada_write_file_atomic(out, buf, len)) {
+            rc = ada_usage_error("report", "cannot write %s: %s", out, errno ? strerror(errno) : "I/O error");
+        } else {
+            printf("\nPlot: %s\n", out);
+        }
+        free(buf);
+    }
+    ada_sweep_free(&w);
+    return rc;
 }
 
 static int report(const char *run, const cli_list *want)
 {
     ada_bench_set s = {0};
-    char err[512], path[4096];
-    snprintf(path, sizeof path, "%s/bench.json", run);
-    if (ada_bench_load_file(path, &s, err, sizeof err)) {
-        return ada_usage_error("report", "%s", err);
-    }
-    snprintf(path, sizeof path, "%s/peers.json", run);
-    FILE *pf = fopen(path, "r");
-    if (pf) {
-        fclose(pf);
-        if (ada_bench_load_file(path, &s, err, sizeof err)) {
-            ada_bench_set_free(&s);
-            return ada_usage_error("report", "%s", err);
-        }
-    }
+    char path[4096];
+    int lrc = load_run(run, &s);
+    if (lrc) return lrc;
 
     /* The device, from meta.json when it says. */
     snprintf(path, sizeof path, "%s/meta.json", run);

@@ -5,7 +5,8 @@
  *     names (no Google Benchmark decorations), the CPU reference benchmark present, and
  *     every GPU benchmark either run without error or listed as skipped by name;
  *   - bad usage exits 2; --list-shapes gives the shape table;
- *   - report on a synthetic run folder (ours + peers) prints the expected row.
+ * *   - report on a synthetic run folder (ours + peers) prints the expected row;
+ *   - report --sweep prints the sweep table, writes the SVG where --out says, refuses the rest.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -169,8 +170,9 @@ Test(bench_cli, list_shapes_wan)
     json_error_t e;
     json_t *j = json_load_file(log, 0, &e);
     cr_assert_not_null(j, "%s", e.text);
-    /* 3 hidden sizes x (8 bf16 token counts + 2 fp32 long clips). */
-    cr_assert_eq(json_array_size(j), 30);
+    /* 3 hidden sizes x (8 bf16 token counts + 2 fp32 long clips), then per token, per frame
+     * and fp16 at 5 bar widths (480p) and 3 Wan widths (720p), fp32 at 2048 and 4096. */
+    cr_assert_eq(json_array_size(j), 30 + 3 * (5 + 3) + 2);
     int found = 0;
     size_t i;
     json_t *s;
@@ -248,4 +250,64 @@ Test(report_cli, table_from_synthetic_run)
     text = slurp(log);
     cr_assert_null(strstr(text, "| dtile |"), "%s", text);
     cr_assert_not_null(strstr(text, "| naive |"), "%s", text);
+}
+
+/* report --sweep on a synthetic sweep run: the table on stdout, the SVG where --out says
+ * (atomically, nothing left behind), and every refusal exit 2 with nothing written: --out
+ * inside the run folder, over a folder, --shape/--out without --sweep, an unknown slice. */
+Test(report_cli, sweep_table_and_plot)
+{
+    test_tmp_make("sweep");
+    char run[256], p[320], log[320], svg[320];
+    snprintf(run, sizeof run, "%s/run", test_tmpdir);
+    cr_assert_eq(mkdir(run, 0755), 0);
+    snprintf(p, sizeof p, "%s/bench.json", run);
+    FILE *f = fopen(p, "w");
+    fprintf(f, "{\"context\": {}, \"benchmarks\": [\n");
+    gb_entry(f, "lnmod_fwd/dtile/bf16-f32-bf16/sample/D256/rows32760/graph4", 10, 1e12, 49.5, 1);
+    gb_entry(f, "lnmod_fwd/dtile/bf16-f32-bf16/sample/D1024/rows32760", 30, 3e12, 61.0, 0);
+    gb_entry(f, "lnmod_fwd/dtile/bf16-f32-bf16/sample/D8192/rows32760", 200, 3.8e12, 90.2, 0);
+    gb_entry(f, "lnmod_fwd/naive/bf16-f32-bf16/sample/D1024/rows32760", 90, 1e12, 20.0, 0);
+    gb_entry(f, "lnmod_fwd/dtile/f32-f32-f32/sample/D1536/rows32760", 100, 3.5e12, 93.0, 0);
+    fprintf(f, "]}\n");
+    fclose(f);
+    snprintf(log, sizeof log, "%s/out.md", test_tmpdir);
+    snprintf(svg, sizeof svg, "%s/plot.svg", test_tmpdir);
+    char *a[] = {"report", "--sweep", run, "--out", svg, NULL};
+    cr_assert_eq(run_adaload(a, log), 0);
+    const char *text = slurp(log);
+    cr_assert_not_null(strstr(text, "Sweep of bf16-f32-bf16/sample/rows32760"), "%s", text);
+    cr_assert_not_null(strstr(text, "| D | dtile | naive |"), "%s", text);
+    cr_assert_not_null(strstr(text, "| 256 | 49.5% | — |"), "%s", text);
+    cr_assert_not_null(strstr(text, "| 1024 | 61.0% | 20.0% |"), "%s", text);
+    cr_assert_not_null(strstr(text, "| 8192 | 90.2% | — |"), "%s", text);
+    cr_assert_not_null(strstr(text, "1 other shapes in this run"), "%s", text);
+    const char *plot = slurp(svg);
+    cr_assert(!strncmp(plot, "<?xml", 5) && strstr(plot, "</svg>"), "%s", plot);
+    cr_assert_not_null(strstr(plot, "<title>D 8192: 90.2%</title>"));
+
+    /* The other slice, no plot: the old plot stays as it was. */
+    char *b[] = {"report", "--sweep", run, "--shape", "f32-f32-f32/sample/rows32760", NULL};
+    cr_assert_eq(run_adaload(b, log), 0);
+    cr_assert_not_null(strstr(slurp(log), "| 1536 | 93.0% |"));
+
+    struct stat st;
+    snprintf(p, sizeof p, "%s/plot.svg", run);
+    char *c[] = {"report", "--sweep", run, "--out", p, NULL};
+    cr_assert_eq(run_adaload(c, log), 2, "a plot inside the run folder must be refused");
+    cr_assert_neq(stat(p, &st), 0);
+    char *d[] = {"report", "--sweep", run, "--out", test_tmpdir, NULL};
+    cr_assert_eq(run_adaload(d, log), 2, "a folder is not replaced");
+    char *e[] = {"report", run, "--out", svg, NULL};
+    cr_assert_eq(run_adaload(e, log), 2);
+    char *g[] = {"report", "--sweep", run, "--shape", "f16-f32-f16/token/rows1", "--out", svg, NULL};
+    cr_assert_eq(run_adaload(g, log), 2);
+    char *h[] = {"report", "--sweep", test_tmpdir, "--out", svg, NULL};
+    cr_assert_eq(run_adaload(h, log), 2, "no bench.json");
+    cr_assert(!strncmp(slurp(svg), "<?xml", 5), "a refused call must not touch the old plot");
+    /* Only what the calls wrote: the run folder, the log, the plot; no temporaries. */
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "test \"$(ls -A '%s' | tr '\\n' ' ')\" = 'out.md plot.svg run ' && "
+                              "test \"$(ls -A '%s')\" = 'bench.json'", test_tmpdir, run);
+    cr_assert_eq(system(cmd), 0, "unexpected files left in %s", test_tmpdir);
 }

@@ -16,6 +16,10 @@ adaload's own bench.json:
   copy/torch/bytes<N>[/graph<K>]            dst.copy_(src) of N/2 bytes (N moved), the
                                             ceiling the peers' pct_copy_bw refers to
 
+Layouts as in the shape list: per-sample scale/shift are [B, 1, D] chunks of [B, 6, D];
+per-token [B, S, D] views of [B, S, 6, D]; per-frame [B, F, 1, D] views of [B, F, 6, D]
+broadcast over x seen as [B, F, frame_len, D] (whole frames only).
+
 Timing, the same method as adaload's (harness/bench_gpu.c): each sample is one CUDA-graph
 replay of K calls (K = the shape's graph_k, or 1 for large shapes), time / K, between two
 CUDA events; before each sample a fill of 2x the L2 size evicts L2 outside the events; the
@@ -119,15 +123,30 @@ def main():
     def make_sets(sh, nsets):
         D, rows, S = sh["D"], sh["rows"], sh["rows_per_sample"]
         B = rows // S
+        layout = sh.get("layout", "sample")
+        L = sh.get("frame_len", S)
         xdt, mdt = dtypes[sh["x_dtype"]], dtypes[sh["mod_dtype"]]
+        if layout == "frame" and S % L:
+            raise ValueError("per-frame peer needs whole frames (S %% frame_len == 0)")
         sets = []
         for i in range(nsets):
             g = torch.Generator(device=dev).manual_seed(1000 + i)
             x = (torch.randn(B, S, D, device=dev, generator=g) + 0.25).to(xdt)
-            # Wan's [B, 6, D] modulation: chunk 0 is shift, chunk 1 is scale, [B, 1, D] views
-            # at batch stride 6*D.
-            e = (0.1 * torch.randn(B, 6, D, device=dev, generator=g)).to(mdt)
-            sets.append((x, e[:, 1:2], e[:, 0:1]))
+            if layout == "token":
+                # Wan 2.2 TI2V: a [B, S, 6, D] modulation; [B, S, D] views at row stride 6*D.
+                e = (0.1 * torch.randn(B, S, 6, D, device=dev, generator=g)).to(mdt)
+                sets.append((x, e[:, :, 1], e[:, :, 0]))
+            elif layout == "frame":
+                # A timestep per latent frame: [B, F, 6, D]; x seen as [B, F, L, D] so the
+                # [B, F, 1, D] views broadcast over each frame's tokens.
+                F_ = S // L
+                e = (0.1 * torch.randn(B, F_, 6, D, device=dev, generator=g)).to(mdt)
+                sets.append((x.view(B, F_, L, D), e[:, :, 1:2], e[:, :, 0:1]))
+            else:
+                # Wan's [B, 6, D] modulation: chunk 0 is shift, chunk 1 is scale, [B, 1, D]
+                # views at batch stride 6*D.
+                e = (0.1 * torch.randn(B, 6, D, device=dev, generator=g)).to(mdt)
+                sets.append((x, e[:, 1:2], e[:, 0:1]))
         return sets
 
     def time_graphs(graphs, k, iters):
@@ -191,7 +210,8 @@ def main():
         ydt = dtypes[sh["y_dtype"]]
         xdt = dtypes[sh["x_dtype"]]
         esz = torch.tensor([], dtype=xdt).element_size() + torch.tensor([], dtype=ydt).element_size()
-        set_bytes = sh["rows"] * sh["D"] * esz + (sh["rows"] // sh["rows_per_sample"]) * 6 * sh["D"] * 4
+        mod_rows = sh.get("mod_rows", sh["rows"] // sh["rows_per_sample"])
+        set_bytes = sh["rows"] * sh["D"] * esz + mod_rows * 6 * sh["D"] * 4
         nsets = max(1, -(-2 * l2 // set_bytes))
         copy_name = sh["copy_name"].replace("copy/", "copy/torch/", 1)
 

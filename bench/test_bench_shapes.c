@@ -1,0 +1,161 @@
+/* test_bench_shapes.c -- the shape sets of `adaload bench` pinned: their sizes, unique
+ * benchmark names, every hidden size each set promises (the sweep's multiples of 128, its
+ * large and odd widths; the wan set's layouts and dtypes at the bar widths; every model of
+ * the models set with its name and source), and that every shape is a valid descriptor. */
+#include <stdio.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "bench_shapes.h"
+
+static ada_shape sh[ADA_MAX_SHAPES];
+
+static int64_t load(const char *set)
+{
+    int64_t n = ada_shape_set(set, sh, ADA_MAX_SHAPES);
+    cr_assert(n > 0, "set %s", set);
+    return n;
+}
+
+/* Index of the shape with these properties, or -1. */
+static int64_t find(int64_t n, int64_t D, int64_t rows, lnmod_layout layout, lnmod_dtype x)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (sh[i].desc.D == D && sh[i].desc.rows == rows && sh[i].desc.layout == layout &&
+            sh[i].desc.x_dtype == x)
+            return i;
+    return -1;
+}
+
+static void check_common(const char *set, int64_t n)
+{
+    char a[ADA_NAME_MAX], b[ADA_NAME_MAX];
+    for (int64_t i = 0; i < n; i++) {
+        cr_assert_eq(lnmod_desc_validate(&sh[i].desc), LNMOD_OK, "%s[%lld]", set, (long long)i);
+        cr_assert_eq(sh[i].desc.scale_stride, 6 * sh[i].desc.D);
+        cr_assert_eq(sh[i].min_bytes, lnmod_fwd_min_bytes(&sh[i].desc, 0));
+        cr_assert_eq(sh[i].graph_k, ada_graph_k(sh[i].min_bytes));
+        cr_assert_eq(ada_shape_bench_name(&sh[i], "dtile", a, sizeof a), 0);
+        for (int64_t j = 0; j < i; j++) {
+            cr_assert_eq(ada_shape_bench_name(&sh[j], "dtile", b, sizeof b), 0);
+            cr_assert_str_neq(a, b, "%s: two shapes named %s", set, a);
+        }
+    }
+}
+
+Test(shapes, sizes_of_the_sets)
+{
+    cr_assert_eq(ada_shape_set("wan", sh, ADA_MAX_SHAPES), 56);
+    cr_assert_eq(ada_shape_set("sweep", sh, ADA_MAX_SHAPES), 69);
+    cr_assert_eq(ada_shape_set("models", sh, ADA_MAX_SHAPES), 17);
+    cr_assert_eq(ada_shape_set("quick", sh, ADA_MAX_SHAPES), 3);
+    cr_assert_eq(ada_shape_set("nope", sh, ADA_MAX_SHAPES), -1);
+    cr_assert_eq(ada_shape_set(NULL, sh, ADA_MAX_SHAPES), -1);
+    cr_assert_eq(ada_shape_set("sweep", sh, 68), -1, "too small an array is an error");
+}
+
+Test(shapes, sweep_has_every_width)
+{
+    int64_t n = load("sweep");
+    check_common("sweep", n);
+    int64_t want = 0;
+    for (int64_t D = 256; D <= 8192; D += 128, want++)
+        cr_assert(find(n, D, 32760, LNMOD_PER_SAMPLE, LNMOD_BF16) >= 0, "sweep lacks D %lld", (long long)D);
+    const int64_t more[] = {10240, 12288, 16384, 1000, 1537, 5119};
+    for (size_t i = 0; i < sizeof more / sizeof *more; i++, want++)
+        cr_assert(find(n, more[i], 32760, LNMOD_PER_SAMPLE, LNMOD_BF16) >= 0, "sweep lacks D %lld",
+                  (long long)more[i]);
+    cr_assert_eq(n, want, "the sweep has shapes beyond the promised widths");
+    for (int64_t i = 0; i < n; i++) {
+        cr_assert_eq(sh[i].desc.mod_dtype, LNMOD_F32);
+        cr_assert_eq(sh[i].desc.y_dtype, LNMOD_BF16);
+        cr_assert_null(sh[i].model);
+    }
+}
+
+Test(shapes, wan_layouts_and_dtypes)
+{
+    int64_t n = load("wan");
+    check_common("wan", n);
+    const int64_t bar[] = {1536, 2048, 3072, 4096, 5120};
+    for (size_t i = 0; i < sizeof bar / sizeof *bar; i++) {
+        int64_t D = bar[i], k;
+        cr_assert(find(n, D, 32760, LNMOD_PER_TOKEN, LNMOD_BF16) >= 0, "D %lld per token", (long long)D);
+        cr_assert((k = find(n, D, 32760, LNMOD_PER_FRAME, LNMOD_BF16)) >= 0, "D %lld per frame", (long long)D);
+        /* 480x832, 81 frames: 21 latent frames of 30 x 52 = 1,560 tokens. */
+        cr_assert_eq(sh[k].desc.frame_len, 1560);
+        cr_assert_eq(lnmod_mod_rows(&sh[k].desc), 21);
+        cr_assert(find(n, D, 32760, LNMOD_PER_SAMPLE, LNMOD_F16) >= 0, "D %lld fp16", (long long)D);
+        cr_assert(find(n, D, 32760, LNMOD_PER_SAMPLE, LNMOD_F32) >= 0, "D %lld fp32", (long long)D);
+    }
+    const int64_t wan[] = {1536, 3072, 5120};
+    const int64_t rows[] = {1560, 3600, 5460, 12600, 14040, 32400, 32760, 75600};
+    for (size_t i = 0; i < sizeof wan / sizeof *wan; i++) {
+        for (size_t j = 0; j < sizeof rows / sizeof *rows; j++)
+            cr_assert(find(n, wan[i], rows[j], LNMOD_PER_SAMPLE, LNMOD_BF16) >= 0);
+        int64_t k = find(n, wan[i], 75600, LNMOD_PER_FRAME, LNMOD_BF16);
+        cr_assert(k >= 0);
+        cr_assert_eq(sh[k].desc.frame_len, 3600); /* 720x1280: 45 x 80 per latent frame */
+        k = find(n, wan[i], 75600, LNMOD_PER_TOKEN, LNMOD_BF16);
+        cr_assert(k >= 0);
+        cr_assert_eq(lnmod_mod_rows(&sh[k].desc), 75600);
+        cr_assert(find(n, wan[i], 75600, LNMOD_PER_SAMPLE, LNMOD_F16) >= 0);
+    }
+    char name[ADA_NAME_MAX];
+    int64_t k = find(n, 5120, 32760, LNMOD_PER_FRAME, LNMOD_BF16);
+    cr_assert_eq(ada_shape_bench_name(&sh[k], "dtile", name, sizeof name), 0);
+    cr_assert_str_eq(name, "lnmod_fwd/dtile/bf16-f32-bf16/frame/D5120/rows32760");
+}
+
+Test(shapes, models_named_sourced_and_present)
+{
+    int64_t n = load("models"), nm = 0;
+    check_common("models", n);
+    const ada_model_shape *m = ada_model_shapes(&nm);
+    cr_assert_eq(nm, n);
+    for (int64_t i = 0; i < nm; i++) {
+        cr_assert(m[i].name && *m[i].name && m[i].source && strlen(m[i].source) > 10);
+        int64_t k = find(n, m[i].D, m[i].tokens, LNMOD_PER_SAMPLE, LNMOD_BF16);
+        cr_assert(k >= 0, "%s missing", m[i].name);
+        cr_assert_str_eq(sh[k].model, m[i].name);
+        for (int64_t j = 0; j < i; j++) cr_assert_str_neq(m[i].name, m[j].name);
+    }
+    /* A few hand-checked entries (public configs: heads x head dim; tokens of one sample). */
+    const struct { const char *name; int64_t D, tokens; } hand[] = {
+        {"dit-xl-2-256px", 1152, 256},         {"pixart-alpha-1024px", 1152, 4096},
+        {"sd3-medium-1024px", 24 * 64, 64 * 64}, {"flux1-1024px", 3072, 4096},
+        {"cogvideox-2b-49f", 30 * 64, 13 * 30 * 45}, {"hunyuanvideo-720p-129f", 3072, 33 * 45 * 80},
+        {"mochi-1-480p-163f", 3072, 28 * 30 * 53}, {"ltx-video-2b-768x512-121f", 32 * 64, 16 * 16 * 24},
+        {"wan2.1-14b-720p-81f", 5120, 75600},    {"wan2.2-5b-704p-121f", 3072, 31 * 22 * 40},
+    };
+    for (size_t h = 0; h < sizeof hand / sizeof *hand; h++) {
+        int found = 0;
+        for (int64_t i = 0; i < nm; i++)
+            if (!strcmp(m[i].name, hand[h].name)) {
+                cr_assert_eq(m[i].D, hand[h].D, "%s", hand[h].name);
+                cr_assert_eq(m[i].tokens, hand[h].tokens, "%s", hand[h].name);
+                found = 1;
+            }
+        cr_assert(found, "%s", hand[h].name);
+    }
+}
+
+Test(shapes, json_lists_layout_model_and_frames)
+{
+    int64_t n = load("models");
+    json_t *j = ada_shapes_json(sh, n);
+    cr_assert_not_null(j);
+    cr_assert_eq((int64_t)json_array_size(j), n);
+    cr_assert_str_eq(json_string_value(json_object_get(json_array_get(j, 0), "model")), "dit-xl-2-256px");
+    json_decref(j);
+    n = load("wan");
+    j = ada_shapes_json(sh, n);
+    int64_t k = find(n, 1536, 32760, LNMOD_PER_FRAME, LNMOD_BF16);
+    json_t *o = json_array_get(j, (size_t)k);
+    cr_assert_str_eq(json_string_value(json_object_get(o, "layout")), "frame");
+    cr_assert_eq(json_integer_value(json_object_get(o, "frame_len")), 1560);
+    cr_assert_eq(json_integer_value(json_object_get(o, "mod_rows")), 21);
+    cr_assert_null(json_object_get(o, "model"));
+    json_decref(j);
+}
