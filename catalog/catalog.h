@@ -1,0 +1,145 @@
+/* catalog.h -- the results catalog: what run folders results/ holds, its index, and the
+ * pruning policy. A library: it never prints or exits; every call returns a cat_status.
+ *
+ *   cat_catalog c = {0};
+ *   char err[512];
+ *   if (cat_scan("results", &c, err, sizeof err) != CAT_OK) -> bad tree (err says where)
+ *   for (int64_t i = 0; i < c.n; i++) puts(c.run[i].path);   // sorted by time, then path
+ *   cat_write_index("results", &c, err, sizeof err);          // results/index.jsonl
+ *   cat_free(&c);
+ *
+ * The layout: results/<testbed>/<kind>/<run>/, kind one of cat_kinds[] (verify, bench,
+ * regression-check, explore, planner, e2e); <run> starts with its UTC time
+ * "yyyy-mm-ddTHHMMSSZ" (usually "_<sha7>" follows). A run folder holds a meta.json (or, for
+ * runs made of several runs -- a regression check, an exploration -- its first sub-folder
+ * with one does: that is where git sha and kernel hash are read from). Plain files at the
+ * testbed and kind levels (README.md, console logs) are notes, not runs; so are
+ * results/index.jsonl and results/README.md. Anything else at those levels (an unknown
+ * kind, a run folder whose name has no time, an unreadable meta.json) is a bad tree.
+ *
+ * The index, results/index.jsonl, has one JSON object per line and per run, keys in this
+ * order: path (<testbed>/<kind>/<run>), testbed, kind, run, time (ISO 8601, from the
+ * folder name), git_sha, git_dirty, kernel_hash, hash_scheme (1: the hash of the files'
+ * bytes, kernels/source_hash.cmake; 2: of their contents without comments and whitespace,
+ * srchash/srchash.h), kernel_hash_v2 (or null), command (the command line of meta.json),
+ * measured (one line: what the run measured, derived from its files). Every line is a pure
+ * function of the run folder, so `cat_check` can rebuild it and compare; writers append the
+ * line of the run they just finished (cat_append); runs are never edited.
+ */
+#ifndef ADALOAD_CATALOG_H
+#define ADALOAD_CATALOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+typedef enum {
+    CAT_OK = 0,
+    CAT_BAD_TREE = 1,   /* the results tree breaks the layout (err names the path) */
+    CAT_BAD_INDEX = 2,  /* index.jsonl is malformed (err names the line) */
+    CAT_MISMATCH = 3,   /* cat_check: index and tree disagree (the report lists how) */
+    CAT_IO = 4,         /* a file could not be read or written (errno kept) */
+    CAT_NOMEM = 5,
+    CAT_BAD_ARG = 6,    /* e.g. cat_append on a folder that is not a run of the layout */
+} cat_status;
+
+const char *cat_strerror(cat_status s);
+
+/* The kinds, ending with NULL. */
+extern const char *const cat_kinds[];
+/* 1 when name is one of cat_kinds. */
+int cat_is_kind(const char *name);
+
+typedef struct {
+    char *path;      /* <testbed>/<kind>/<run> */
+    char *testbed, *kind, *run;
+    char time[24];   /* 2026-11-29T23:47:44Z */
+    char *git_sha;   /* "unknown" when meta has none */
+    int git_dirty;   /* 1, 0, -1 unknown */
+    char *kernel_hash;    /* legacy (scheme 1) hash, "" when unknown */
+    int hash_scheme;      /* scheme of the record's own hash: 1 or 2 */
+    char *kernel_hash_v2; /* NULL when the run predates scheme 2 */
+    char *command;
+    char *measured;
+    /* Verify runs only (not in the index line): what the gate reads. */
+    char *verify_grid, *verify_backend; /* NULL when not a verify run */
+    int verify_passed;                  /* every case passed, all_passed, sanitizers clean */
+} cat_run;
+
+typedef struct {
+    cat_run *run;
+    int64_t n, cap;
+} cat_catalog;
+
+void cat_free(cat_catalog *c);
+
+/* Scans root (the results folder) into c, sorted by (time, path). A missing root is an
+ * empty catalog. */
+cat_status cat_scan(const char *root, cat_catalog *c, char *err, size_t err_n);
+
+/* Derives the record of one run folder root/<path>. */
+cat_status cat_scan_run(const char *root, const char *path, cat_run *out, char *err, size_t err_n);
+void cat_run_free(cat_run *r);
+
+/* The index line of r (a new JSON object, keys in index order) and its text (one line, no
+ * newline; free()). */
+json_t *cat_run_json(const cat_run *r);
+char *cat_run_line(const cat_run *r);
+
+/* Writes root/index.jsonl for c (temp file in root + rename). */
+cat_status cat_write_index(const char *root, const cat_catalog *c, char *err, size_t err_n);
+
+/* Reads root/index.jsonl: its lines as JSON objects in *lines (a new array; an absent index
+ * is an empty array). */
+cat_status cat_read_index(const char *root, json_t **lines, char *err, size_t err_n);
+
+/* Appends the line of run root/<path> to root/index.jsonl (rewritten atomically, under an
+ * advisory lock so concurrent writers do not lose lines). CAT_BAD_ARG when the run is
+ * already indexed. */
+cat_status cat_append(const char *root, const char *path, char *err, size_t err_n);
+
+/* path of a folder under root, relative to root ("nvidia-h200/bench/RUN"), when dir is
+ * root/<testbed>/<kind>/<run> (after resolving both with realpath); else CAT_BAD_ARG. */
+cat_status cat_relpath(const char *root, const char *dir, char *out, size_t n);
+
+/* Compares the index with the tree. *report gets one line per difference ("not in the
+ * index: P", "in the index but not in the tree: P", "stale line for P: field F", "P listed
+ * twice"); CAT_MISMATCH when there is any. */
+cat_status cat_check(const char *root, char **report, char *err, size_t err_n);
+
+/* Filters for listing: NULL/empty fields match everything. since/until compare with time
+ * as strings (any prefix of ISO 8601 works, e.g. "2026-11-29"). */
+typedef struct {
+    const char *kind, *testbed, *since, *until, *sha, *hash;
+} cat_filter;
+int cat_match(const cat_run *r, const cat_filter *f);
+
+/* The pruning policy (cat_prune_plan fills one decision per run, in catalog order):
+ * - verify: full-grid GPU records are superseded by newer ones of the same testbed: per
+ *   testbed the newest record for this tree's kernel sources (the one the gate reads; either
+ *   hash scheme) and the newest record overall are kept, older full-grid records are
+ *   pruned. Other verify runs (quick grids, CPU models) are kept.
+ * - bench and planner: kept when made from a clean tree at a commit on the main line
+ *   (on_main says so), pruned when made from a dirty tree or from a commit not on it; kept
+ *   when on_main cannot tell (-1).
+ * - regression-check, explore, e2e: kept (README and notes cite them).
+ */
+typedef struct {
+    const char *hash_v1, *hash_v2; /* this tree's kernel hashes (either may be NULL) */
+    /* 1 the commit is on the main line, 0 it is not, -1 unknown. */
+    int (*on_main)(const char *sha, void *ctx);
+    void *ctx;
+} cat_prune_opts;
+
+typedef struct {
+    int prune;           /* 1 remove, 0 keep */
+    char reason[160];
+} cat_decision;
+
+cat_status cat_prune_plan(const cat_catalog *c, const cat_prune_opts *o, cat_decision *d);
+
+/* Removes the run folder root/<path> (files, then folders; never follows links). */
+cat_status cat_remove_run(const char *root, const char *path, char *err, size_t err_n);
+
+#endif

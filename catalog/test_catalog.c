@@ -1,0 +1,310 @@
+/* test_catalog.c -- the results catalog on small synthetic trees: layout rules, the index
+ * (write, check, append), filters and the pruning policy. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "catalog.h"
+
+static char tmp[64];
+static char err[1024];
+
+static void tree_remove(void)
+{
+    if (!tmp[0]) return;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+    if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", tmp);
+    tmp[0] = '\0';
+}
+
+static void tree_make(void)
+{
+    snprintf(tmp, sizeof tmp, "/tmp/adaload-test-catalog-XXXXXX");
+    cr_assert_not_null(mkdtemp(tmp));
+}
+
+TestSuite(catalog, .init = tree_make, .fini = tree_remove);
+
+static void put(const char *rel, const char *text)
+{
+    char p[512], cmd[600];
+    snprintf(p, sizeof p, "%s/%s", tmp, rel);
+    snprintf(cmd, sizeof cmd, "mkdir -p \"$(dirname '%s')\"", p);
+    cr_assert_eq(system(cmd), 0);
+    FILE *f = fopen(p, "w");
+    cr_assert_not_null(f, "%s", p);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void meta(const char *run, const char *sha, const char *dirty, const char *hash)
+{
+    char rel[400], text[1024];
+    snprintf(rel, sizeof rel, "%s/meta.json", run);
+    snprintf(text, sizeof text,
+             "{\"schema\": \"adaload.meta/1\", \"git_sha\": \"%s\", \"git_dirty\": %s, "
+             "\"command_line\": \"adaload x\", \"kernel_source_hash\": \"%s\"}\n",
+             sha, dirty, hash);
+    put(rel, text);
+}
+
+static void verify(const char *run, const char *hash, const char *grid, int ok)
+{
+    meta(run, "1111111aaaa", "false", hash);
+    char rel[400], text[1024];
+    snprintf(rel, sizeof rel, "%s/verify.json", run);
+    snprintf(text, sizeof text,
+             "{\"grid\": \"%s\", \"backend\": \"cuda\", \"summary\": {\"cases\": 4, \"passed\": %d},"
+             " \"all_passed\": %s, \"sanitizers\": {\"memcheck\": \"clean\", \"racecheck\": "
+             "\"clean\", \"initcheck\": \"clean\", \"synccheck\": \"clean\"}}\n",
+             grid, ok ? 4 : 3, ok ? "true" : "false");
+    put(rel, text);
+}
+
+static void bench(const char *run, const char *sha, const char *dirty)
+{
+    meta(run, sha, dirty, "h1");
+    char rel[400];
+    snprintf(rel, sizeof rel, "%s/bench.json", run);
+    put(rel, "{\"context\": {\"adaload_set\": \"wan\", \"adaload_repetitions\": \"2\"}, \"benchmarks\": ["
+             "{\"name\": \"a\", \"run_name\": \"a\", \"run_type\": \"iteration\", \"real_time\": 1},"
+             "{\"name\": \"a\", \"run_name\": \"a\", \"run_type\": \"iteration\", \"real_time\": 1},"
+             "{\"name\": \"a_median\", \"run_name\": \"a\", \"run_type\": \"aggregate\"},"
+             "{\"name\": \"b\", \"run_name\": \"b\", \"run_type\": \"iteration\", \"real_time\": 2}]}\n");
+}
+
+static void sample_tree(void)
+{
+    verify("r/gpu/verify/2026-01-02T000000Z_bbbbbbb", "h1", "full", 1);
+    verify("r/gpu/verify/2026-01-01T000000Z_aaaaaaa", "h0", "full", 1);
+    verify("r/gpu/verify/2026-01-03T000000Z_ccccccc", "h1", "quick", 1);
+    bench("r/gpu/bench/2026-01-02T010000Z_bbbbbbb", "bbbbbbb000", "false");
+    put("r/gpu/README.md", "notes are allowed\n");
+    put("r/README.md", "notes\n");
+}
+
+static char path[512];
+static const char *at(const char *rel)
+{
+    snprintf(path, sizeof path, "%s/%s", tmp, rel);
+    return path;
+}
+
+Test(catalog, scan_sorts_by_time_and_measures)
+{
+    sample_tree();
+    cat_catalog c;
+    cr_assert_eq(cat_scan(at("r"), &c, err, sizeof err), CAT_OK, "%s", err);
+    cr_assert_eq(c.n, 4);
+    cr_assert_str_eq(c.run[0].path, "gpu/verify/2026-01-01T000000Z_aaaaaaa");
+    cr_assert_str_eq(c.run[1].path, "gpu/verify/2026-01-02T000000Z_bbbbbbb");
+    cr_assert_str_eq(c.run[2].path, "gpu/bench/2026-01-02T010000Z_bbbbbbb");
+    cr_assert_str_eq(c.run[2].time, "2026-01-02T01:00:00Z");
+    cr_assert_str_eq(c.run[2].measured, "set wan, 2 benchmarks x 2 repetitions");
+    cr_assert_str_eq(c.run[1].measured, "grid full, 4/4 cases passed, sanitizers clean");
+    cr_assert_eq(c.run[1].verify_passed, 1);
+    cr_assert_eq(c.run[0].git_dirty, 0);
+    cr_assert_eq(c.run[0].hash_scheme, 1);
+    char *line = cat_run_line(&c.run[2]);
+    cr_assert_str_eq(line,
+                     "{\"path\":\"gpu/bench/2026-01-02T010000Z_bbbbbbb\",\"testbed\":\"gpu\",\"kind\":"
+                     "\"bench\",\"run\":\"2026-01-02T010000Z_bbbbbbb\",\"time\":\"2026-01-02T01:00:00Z\","
+                     "\"git_sha\":\"bbbbbbb000\",\"git_dirty\":false,\"kernel_hash\":\"h1\","
+                     "\"hash_scheme\":1,\"kernel_hash_v2\":null,\"command\":\"adaload x\","
+                     "\"measured\":\"set wan, 2 benchmarks x 2 repetitions\"}");
+    free(line);
+    cat_free(&c);
+}
+
+Test(catalog, missing_root_is_empty)
+{
+    cat_catalog c;
+    cr_assert_eq(cat_scan(at("nothing"), &c, err, sizeof err), CAT_OK);
+    cr_assert_eq(c.n, 0);
+    cat_free(&c);
+}
+
+Test(catalog, layout_violations_are_named)
+{
+    cat_catalog c;
+    bench("r1/gpu/benchmarks/2026-01-02T010000Z_b", "b", "false");
+    cr_assert_eq(cat_scan(at("r1"), &c, err, sizeof err), CAT_BAD_TREE);
+    cr_assert(strstr(err, "benchmarks"), "%s", err);
+
+    bench("r2/gpu/bench/latest", "b", "false");
+    cr_assert_eq(cat_scan(at("r2"), &c, err, sizeof err), CAT_BAD_TREE);
+    cr_assert(strstr(err, "latest") && strstr(err, "UTC time"), "%s", err);
+
+    put("r3/gpu/bench/2026-01-02T010000Z_b/bench.json", "{}");
+    cr_assert_eq(cat_scan(at("r3"), &c, err, sizeof err), CAT_BAD_TREE);
+    cr_assert(strstr(err, "meta.json"), "%s", err);
+
+    meta("r4/gpu/verify/2026-01-02T010000Z_b", "b", "false", "h");
+    cr_assert_eq(cat_scan(at("r4"), &c, err, sizeof err), CAT_BAD_TREE);
+    cr_assert(strstr(err, "verify.json"), "%s", err);
+
+    /* The old layout (a run straight under its testbed) is not a kind. */
+    bench("r5/gpu/2026-01-02T010000Z_b", "b", "false");
+    cr_assert_eq(cat_scan(at("r5"), &c, err, sizeof err), CAT_BAD_TREE);
+}
+
+Test(catalog, multi_run_folders_read_their_first_meta)
+{
+    bench("r/gpu/regression-check/2026-01-05T000000Z/normal", "ddddddd", "false");
+    bench("r/gpu/regression-check/2026-01-05T000000Z/slowed", "eeeeeee", "false");
+    put("r/gpu/regression-check/2026-01-05T000000Z/compare-same.txt",
+        "x\n0 slower, 0 faster, 6 same, 0 with errors (threshold 5%)\n");
+    put("r/gpu/regression-check/2026-01-05T000000Z/compare-slowed.txt",
+        "3 slower, 0 faster, 3 same, 0 with errors (threshold 5%)\n");
+    cat_catalog c;
+    cr_assert_eq(cat_scan(at("r"), &c, err, sizeof err), CAT_OK, "%s", err);
+    cr_assert_eq(c.n, 1);
+    cr_assert_str_eq(c.run[0].git_sha, "ddddddd");
+    cr_assert_str_eq(c.run[0].measured,
+                     "same: 0 slower, 0 faster, 6 same, 0 with errors; slowed: 3 slower, 0 faster, "
+                     "3 same, 0 with errors");
+    cat_free(&c);
+}
+
+Test(catalog, index_write_check_append)
+{
+    sample_tree();
+    cat_catalog c;
+    char *rep = NULL;
+    cr_assert_eq(cat_check(at("r"), &rep, err, sizeof err), CAT_MISMATCH);
+    cr_assert(strstr(rep, "not in the index: gpu/bench/2026-01-02T010000Z_bbbbbbb"), "%s", rep);
+    free(rep);
+    cr_assert_eq(cat_scan(at("r"), &c, err, sizeof err), CAT_OK);
+    cr_assert_eq(cat_write_index(at("r"), &c, err, sizeof err), CAT_OK, "%s", err);
+    cat_free(&c);
+    cr_assert_eq(cat_check(at("r"), &rep, err, sizeof err), CAT_OK, "%s", rep ? rep : "");
+    free(rep);
+
+    /* A new run: not indexed until appended; appending twice is refused. */
+    bench("r/gpu/bench/2026-01-04T000000Z_fffffff", "fffffff", "false");
+    cr_assert_eq(cat_check(at("r"), &rep, err, sizeof err), CAT_MISMATCH);
+    free(rep);
+    cr_assert_eq(cat_append(at("r"), "gpu/bench/2026-01-04T000000Z_fffffff", err, sizeof err), CAT_OK,
+                 "%s", err);
+    cr_assert_eq(cat_check(at("r"), &rep, err, sizeof err), CAT_OK, "%s", rep ? rep : "");
+    free(rep);
+    cr_assert_eq(cat_append(at("r"), "gpu/bench/2026-01-04T000000Z_fffffff", err, sizeof err),
+                 CAT_BAD_ARG);
+    cr_assert(strstr(err, "already"), "%s", err);
+    json_t *lines;
+    cr_assert_eq(cat_read_index(at("r"), &lines, err, sizeof err), CAT_OK);
+    cr_assert_eq(json_array_size(lines), 5);
+    json_decref(lines);
+
+    /* An edited run (its meta changed) makes its line stale; a removed run leaves one behind. */
+    meta("r/gpu/bench/2026-01-04T000000Z_fffffff", "0000000", "false", "h1");
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -r '%s/r/gpu/verify/2026-01-01T000000Z_aaaaaaa'", tmp);
+    cr_assert_eq(system(cmd), 0);
+    cr_assert_eq(cat_check(at("r"), &rep, err, sizeof err), CAT_MISMATCH);
+    cr_assert(strstr(rep, "stale line for gpu/bench/2026-01-04T000000Z_fffffff: field git_sha"), "%s", rep);
+    cr_assert(strstr(rep, "in the index but not in the tree: gpu/verify/2026-01-01T000000Z_aaaaaaa"),
+              "%s", rep);
+    free(rep);
+}
+
+Test(catalog, check_catches_duplicates_and_bad_lines)
+{
+    sample_tree();
+    cat_catalog c;
+    cr_assert_eq(cat_scan(at("r"), &c, err, sizeof err), CAT_OK);
+    char *l = cat_run_line(&c.run[0]);
+    char text[4096];
+    snprintf(text, sizeof text, "%s\n%s\n", l, l);
+    free(l);
+    cat_free(&c);
+    put("r/index.jsonl", text);
+    char *rep = NULL;
+    cr_assert_eq(cat_check(at("r"), &rep, err, sizeof err), CAT_MISMATCH);
+    cr_assert(strstr(rep, "gpu/verify/2026-01-01T000000Z_aaaaaaa listed twice"), "%s", rep);
+    free(rep);
+    put("r/index.jsonl", "{\"path\": \"x\"}\nnot json\n");
+    cr_assert_eq(cat_check(at("r"), &rep, err, sizeof err), CAT_BAD_INDEX);
+    cr_assert(strstr(err, "index.jsonl:2"), "%s", err);
+}
+
+Test(catalog, relpath_accepts_only_runs_under_root)
+{
+    sample_tree();
+    char out[256], root[512];
+    snprintf(root, sizeof root, "%s", at("r"));
+    cr_assert_eq(cat_relpath(root, at("r/gpu/bench/2026-01-02T010000Z_bbbbbbb"), out, sizeof out), CAT_OK);
+    cr_assert_str_eq(out, "gpu/bench/2026-01-02T010000Z_bbbbbbb");
+    cr_assert_eq(cat_relpath(root, at("r/gpu/bench"), out, sizeof out), CAT_BAD_ARG);
+    cr_assert_eq(cat_relpath(root, at("elsewhere"), out, sizeof out), CAT_BAD_ARG);
+}
+
+Test(catalog, filters)
+{
+    sample_tree();
+    cat_catalog c;
+    cr_assert_eq(cat_scan(at("r"), &c, err, sizeof err), CAT_OK);
+    cat_filter f = {.kind = "verify"};
+    int64_t n = 0;
+    for (int64_t i = 0; i < c.n; i++) n += cat_match(&c.run[i], &f);
+    cr_assert_eq(n, 3);
+    cat_filter g = {.since = "2026-01-02", .until = "2026-01-02T00"};
+    n = 0;
+    for (int64_t i = 0; i < c.n; i++) n += cat_match(&c.run[i], &g);
+    cr_assert_eq(n, 1, "only the verify run at 2026-01-02T00:00:00Z");
+    cat_filter h = {.sha = "bbbb", .testbed = "gpu"};
+    n = 0;
+    for (int64_t i = 0; i < c.n; i++) n += cat_match(&c.run[i], &h);
+    cr_assert_eq(n, 1);
+    cat_free(&c);
+}
+
+static int main_line(const char *sha, void *ctx)
+{
+    (void)ctx;
+    if (!strncmp(sha, "bad", 3)) return 0;
+    if (!strncmp(sha, "unk", 3)) return -1;
+    return 1;
+}
+
+Test(catalog, prune_policy)
+{
+    sample_tree();
+    verify("r/gpu/verify/2026-01-00T000000Z_old", "h1", "full", 1);   /* older, same hash */
+    verify("r/gpu/verify/2026-01-04T000000Z_new", "h2", "full", 0);   /* newer, other hash */
+    verify("r/cpu/verify/2025-12-01T000000Z_x", "h9", "full", 1);     /* other testbed */
+    bench("r/gpu/bench/2026-01-05T000000Z_dirty", "ddd", "true");
+    bench("r/gpu/bench/2026-01-06T000000Z_side", "badbad", "false");
+    bench("r/gpu/planner/2026-01-07T000000Z_unk", "unkunk", "false");
+    cat_catalog c;
+    cr_assert_eq(cat_scan(at("r"), &c, err, sizeof err), CAT_OK, "%s", err);
+    cat_decision d[16];
+    cr_assert_leq(c.n, 16);
+    cat_prune_opts o = {.hash_v1 = "h1", .on_main = main_line};
+    cr_assert_eq(cat_prune_plan(&c, &o, d), CAT_OK);
+    const char *want[][2] = {
+        {"cpu/verify/2025-12-01T000000Z_x", "0"},      {"gpu/verify/2026-01-00T000000Z_old", "1"},
+        {"gpu/verify/2026-01-01T000000Z_aaaaaaa", "1"}, {"gpu/verify/2026-01-02T000000Z_bbbbbbb", "0"},
+        {"gpu/bench/2026-01-02T010000Z_bbbbbbb", "0"}, {"gpu/verify/2026-01-03T000000Z_ccccccc", "0"},
+        {"gpu/verify/2026-01-04T000000Z_new", "0"},     {"gpu/bench/2026-01-05T000000Z_dirty", "1"},
+        {"gpu/bench/2026-01-06T000000Z_side", "1"},     {"gpu/planner/2026-01-07T000000Z_unk", "0"},
+    };
+    cr_assert_eq(c.n, 10);
+    for (int i = 0; i < 10; i++) {
+        cr_assert_str_eq(c.run[i].path, want[i][0]);
+        cr_assert_eq(d[i].prune, want[i][1][0] == '1', "%s: %s", c.run[i].path, d[i].reason);
+    }
+    cr_assert(strstr(d[1].reason, "2026-01-02T000000Z_bbbbbbb"), "%s", d[1].reason);
+    cr_assert(strstr(d[2].reason, "superseded"), "%s", d[2].reason);
+
+    cr_assert_eq(cat_remove_run(at("r"), c.run[1].path, err, sizeof err), CAT_OK, "%s", err);
+    struct stat st;
+    cr_assert_neq(stat(at("r/gpu/verify/2026-01-00T000000Z_old"), &st), 0);
+    cr_assert_eq(cat_remove_run(at("r"), "gpu/../../x", err, sizeof err), CAT_BAD_ARG);
+    cat_free(&c);
+}
