@@ -210,8 +210,6 @@ cat_status cat_scan_run(const char *root, const char *path, cat_run *r, char *er
     json_t *d = json_object_get(m, "git_dirty");
     r->git_dirty = json_is_boolean(d) ? json_is_true(d) : -1;
     r->kernel_hash = cat__strdup(jstr(m, "kernel_source_hash", ""));
-    json_t *sch = json_object_get(m, "hash_scheme");
-    r->hash_scheme = json_is_integer(sch) ? (int)json_integer_value(sch) : 1;
     const char *v2 = json_string_value(json_object_get(m, "kernel_source_hash_v2"));
     r->kernel_hash_v2 = v2 ? cat__strdup(v2) : NULL;
     r->command = cat__strdup(jstr(m, "command_line", ""));
@@ -340,7 +338,6 @@ json_t *cat_run_json(const cat_run *r)
     json_object_set_new(o, "git_sha", json_string(r->git_sha));
     json_object_set_new(o, "git_dirty", r->git_dirty < 0 ? json_null() : json_boolean(r->git_dirty));
     json_object_set_new(o, "kernel_hash", json_string(r->kernel_hash));
-    json_object_set_new(o, "hash_scheme", json_integer(r->hash_scheme));
     json_object_set_new(o, "kernel_hash_v2",
                         r->kernel_hash_v2 ? json_string(r->kernel_hash_v2) : json_null());
     json_object_set_new(o, "command", json_string(r->command));

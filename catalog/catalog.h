@@ -19,9 +19,9 @@
  *
  * The index, results/index.jsonl, has one JSON object per line and per run, keys in this
  * order: path (<testbed>/<kind>/<run>), testbed, kind, run, time (ISO 8601, from the
- * folder name), git_sha, git_dirty, kernel_hash, hash_scheme (1: the hash of the files'
- * bytes, kernels/source_hash.cmake; 2: of their contents without comments and whitespace,
- * srchash/srchash.h), kernel_hash_v2 (or null), command (the command line of meta.json),
+ * folder name), git_sha, git_dirty, kernel_hash (scheme 1: of the kernel files' bytes,
+ * kernels/source_hash.cmake), kernel_hash_v2 (scheme 2: of their text without comments and
+ * layout, srchash/srchash.h; null for runs made before it existed), command (the command line of meta.json),
  * measured (one line: what the run measured, derived from its files). Every line is a pure
  * function of the run folder, so `cat_check` can rebuild it and compare; writers append the
  * line of the run they just finished (cat_append); runs are never edited.
@@ -57,9 +57,8 @@ typedef struct {
     char time[24];   /* 2026-11-29T23:47:44Z */
     char *git_sha;   /* "unknown" when meta has none */
     int git_dirty;   /* 1, 0, -1 unknown */
-    char *kernel_hash;    /* legacy (scheme 1) hash, "" when unknown */
-    int hash_scheme;      /* scheme of the record's own hash: 1 or 2 */
-    char *kernel_hash_v2; /* NULL when the run predates scheme 2 */
+    char *kernel_hash;    /* scheme 1 hash (meta.json kernel_source_hash), "" when unknown */
+    char *kernel_hash_v2; /* scheme 2 hash (kernel_source_hash_v2); NULL in older runs */
     char *command;
     char *measured;
     /* Verify runs only (not in the index line): what the gate reads. */
@@ -117,8 +116,8 @@ int cat_match(const cat_run *r, const cat_filter *f);
 
 /* The pruning policy (cat_prune_plan fills one decision per run, in catalog order):
  * - verify: full-grid GPU records are superseded by newer ones of the same testbed: per
- *   testbed the newest record for this tree's kernel sources (the one the gate reads; either
- *   hash scheme) and the newest record overall are kept, older full-grid records are
+ *   testbed the newest record for this tree's kernel sources (the one the gate reads: same
+ *   scheme-2 hash, or same scheme-1 hash) and the newest record overall are kept, older full-grid records are
  *   pruned. Other verify runs (quick grids, CPU models) are kept.
  * - bench and planner: kept when made from a clean tree at a commit on the main line
  *   (on_main says so), pruned when made from a dirty tree or from a commit not on it; kept

@@ -17,11 +17,10 @@ static int is_gate_record(const cat_run *r)
            !strcmp(r->verify_backend, "cuda");
 }
 
-/* 1 when r's own hash is this tree's hash under r's scheme. */
+/* 1 when r verified this tree's kernel sources (scheme 2 where r knows it, else scheme 1). */
 static int matches_tree(const cat_run *r, const cat_prune_opts *o)
 {
-    if (r->hash_scheme == 2)
-        return o->hash_v2 && r->kernel_hash_v2 && !strcmp(r->kernel_hash_v2, o->hash_v2);
+    if (r->kernel_hash_v2 && o->hash_v2 && !strcmp(r->kernel_hash_v2, o->hash_v2)) return 1;
     return o->hash_v1 && !strcmp(r->kernel_hash, o->hash_v1);
 }
 

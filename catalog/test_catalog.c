@@ -109,13 +109,12 @@ Test(catalog, scan_sorts_by_time_and_measures)
     cr_assert_str_eq(c.run[1].measured, "grid full, 4/4 cases passed, sanitizers clean");
     cr_assert_eq(c.run[1].verify_passed, 1);
     cr_assert_eq(c.run[0].git_dirty, 0);
-    cr_assert_eq(c.run[0].hash_scheme, 1);
     char *line = cat_run_line(&c.run[2]);
     cr_assert_str_eq(line,
                      "{\"path\":\"gpu/bench/2026-01-02T010000Z_bbbbbbb\",\"testbed\":\"gpu\",\"kind\":"
                      "\"bench\",\"run\":\"2026-01-02T010000Z_bbbbbbb\",\"time\":\"2026-01-02T01:00:00Z\","
                      "\"git_sha\":\"bbbbbbb000\",\"git_dirty\":false,\"kernel_hash\":\"h1\","
-                     "\"hash_scheme\":1,\"kernel_hash_v2\":null,\"command\":\"adaload x\","
+                     "\"kernel_hash_v2\":null,\"command\":\"adaload x\","
                      "\"measured\":\"set wan, 2 benchmarks x 2 repetitions\"}");
     free(line);
     cat_free(&c);
