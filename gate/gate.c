@@ -1,0 +1,327 @@
+/* gate.c -- judging verification records (full and compact), making the compact one, and
+ * scanning results/ for the gate (see gate.h).
+ */
+#include "gate.h"
+
+#include <dirent.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const char *const tools[4] = {"memcheck", "racecheck", "initcheck", "synccheck"};
+
+static gate_status bad(char *msg, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, n, fmt, ap);
+    va_end(ap);
+    return GATE_MALFORMED;
+}
+
+static const char *str(const json_t *o, const char *k)
+{
+    return json_string_value(json_object_get(o, k));
+}
+
+static const char *or_q(const char *s) { return s ? s : "?"; }
+
+/* The hash a record names must equal the tree's hash of the record's scheme. */
+static gate_status which_sources(const json_t *rec, const gate_hashes *h, int *mine, char *msg, size_t n)
+{
+    const char *hash = str(rec, "kernel_source_hash");
+    if (!hash) return bad(msg, n, "no kernel_source_hash string");
+    json_t *sch = json_object_get(rec, "hash_scheme");
+    json_int_t scheme = 1;
+    if (sch) {
+        if (!json_is_integer(sch) || (json_integer_value(sch) != 1 && json_integer_value(sch) != 2))
+            return bad(msg, n, "hash_scheme is neither 1 nor 2");
+        scheme = json_integer_value(sch);
+    }
+    const char *want = scheme == 2 ? h->v2 : h->v1;
+    *mine = want && !strcmp(hash, want);
+    return GATE_OK;
+}
+
+/* Full records: every case has a pass boolean; the first failed one is named. */
+static gate_status judge_cases(const json_t *cases, int *ok, char *msg, size_t n)
+{
+    size_t i;
+    json_t *c;
+    *ok = 1;
+    json_array_foreach(cases, i, c) {
+        if (!json_is_boolean(json_object_get(c, "pass"))) return bad(msg, n, "case %zu has no pass boolean", i);
+    }
+    json_array_foreach(cases, i, c) {
+        if (json_is_true(json_object_get(c, "pass"))) continue;
+        const char *nr = str(c, "not_run");
+        snprintf(msg, n, "case %zu (%s %s-%s-%s %s D=%lld rows=%lld) %s", i, or_q(str(c, "variant")),
+                 or_q(str(c, "x")), or_q(str(c, "mod")), or_q(str(c, "y")), or_q(str(c, "layout")),
+                 (long long)json_integer_value(json_object_get(c, "D")),
+                 (long long)json_integer_value(json_object_get(c, "rows")), nr ? nr : "failed");
+        *ok = 0;
+        return GATE_OK;
+    }
+    if (json_array_size(cases) == 0) {
+        snprintf(msg, n, "no cases");
+        *ok = 0;
+    }
+    return GATE_OK;
+}
+
+/* Compact records: groups add up to the summary, every group passed, no failures. */
+static gate_status judge_groups(const json_t *rec, int *ok, char *msg, size_t n)
+{
+    json_t *groups = json_object_get(rec, "groups");
+    json_t *fails = json_object_get(rec, "failures");
+    json_t *sum = json_object_get(rec, "summary");
+    if (!json_is_array(groups)) return bad(msg, n, "no groups array");
+    if (!json_is_array(fails)) return bad(msg, n, "no failures array");
+    if (!json_is_integer(json_object_get(sum, "cases"))) return bad(msg, n, "no summary.cases integer");
+    json_int_t total = 0;
+    size_t i;
+    json_t *g;
+    *ok = 1;
+    json_array_foreach(groups, i, g) {
+        json_t *c = json_object_get(g, "cases"), *p = json_object_get(g, "passed");
+        if (!json_is_integer(c) || !json_is_integer(p))
+            return bad(msg, n, "group %zu has no cases and passed integers", i);
+        total += json_integer_value(c);
+        if (*ok && json_integer_value(p) != json_integer_value(c)) {
+            snprintf(msg, n, "group %zu (%s %s %s %s): %lld of %lld cases passed", i,
+                     or_q(str(g, "variant")), or_q(str(g, "dtypes")), or_q(str(g, "layout")),
+                     or_q(str(g, "direction")), (long long)json_integer_value(p),
+                     (long long)json_integer_value(c));
+            *ok = 0;
+        }
+    }
+    if (total != json_integer_value(json_object_get(sum, "cases")))
+        return bad(msg, n, "groups hold %lld cases, summary.cases says %lld", (long long)total,
+                   (long long)json_integer_value(json_object_get(sum, "cases")));
+    if (*ok && total == 0) {
+        snprintf(msg, n, "no cases");
+        *ok = 0;
+    }
+    if (*ok && json_array_size(fails) > 0) {
+        snprintf(msg, n, "%zu failed case(s) listed", json_array_size(fails));
+        *ok = 0;
+    }
+    return GATE_OK;
+}
+
+gate_status gate_judge(const json_t *rec, const gate_hashes *h, gate_verdict *v, char *msg, size_t n)
+{
+    *v = GATE_OTHER_SOURCES;
+    msg[0] = '\0';
+    if (!json_is_object(rec)) return bad(msg, n, "not a JSON object");
+    const char *schema = str(rec, "schema");
+    int compact = schema && !strcmp(schema, "adaload.verify-summary/1");
+    if (!compact && (!schema || strcmp(schema, "adaload.verify/1")))
+        return bad(msg, n, "schema is neither \"adaload.verify/1\" nor \"adaload.verify-summary/1\"");
+    int mine = 0;
+    if (which_sources(rec, h, &mine, msg, n) != GATE_OK) return GATE_MALFORMED;
+    json_t *cases = json_object_get(rec, "cases");
+    json_t *san = json_object_get(rec, "sanitizers");
+    json_t *all = json_object_get(rec, "all_passed");
+    const char *grid = str(rec, "grid"), *backend = str(rec, "backend");
+    if (!compact && !json_is_array(cases)) return bad(msg, n, "no cases array");
+    if (!json_is_object(san)) return bad(msg, n, "no sanitizers object");
+    if (!json_is_boolean(all)) return bad(msg, n, "no all_passed boolean");
+    if (!grid || !backend) return bad(msg, n, "no grid or backend string");
+    int ok = 1;
+    gate_status s = compact ? judge_groups(rec, &ok, msg, n) : judge_cases(cases, &ok, msg, n);
+    if (s != GATE_OK) return s;
+    if (!mine) return GATE_OK;
+
+    *v = GATE_NOT_COUNTED;
+    if (strcmp(backend, "cuda")) return snprintf(msg, n, "backend is \"%s\", not a GPU run", backend), GATE_OK;
+    if (strcmp(grid, "full")) return snprintf(msg, n, "grid is \"%s\", the gate needs \"full\"", grid), GATE_OK;
+    if (!ok) return GATE_OK;
+    if (!json_is_true(all)) return snprintf(msg, n, "all_passed is false"), GATE_OK;
+    for (int t = 0; t < 4; t++) {
+        const char *sv = str(san, tools[t]);
+        if (!sv || strcmp(sv, "clean"))
+            return snprintf(msg, n, "sanitizer %s is \"%s\", not \"clean\"", tools[t], sv ? sv : "missing"),
+                   GATE_OK;
+    }
+    *v = GATE_PASS;
+    return GATE_OK;
+}
+
+/* ---- the compact record ---------------------------------------------------------------- */
+
+static double case_worst(const json_t *c)
+{
+    double w = json_number_value(json_object_get(c, "worst_ratio"));
+    const char *sub[2] = {"mean", "rstd"};
+    for (int k = 0; k < 2; k++) {
+        double x = json_number_value(json_object_get(json_object_get(c, sub[k]), "worst_ratio"));
+        if (x > w) w = x;
+    }
+    return w;
+}
+
+static json_t *group_of(json_t *groups, const json_t *c, const char *dtypes)
+{
+    const char *variant = or_q(str(c, "variant")), *layout = or_q(str(c, "layout"));
+    const char *dir = str(c, "direction") ? str(c, "direction") : "fwd";
+    size_t i;
+    json_t *g;
+    json_array_foreach(groups, i, g) {
+        if (!strcmp(str(g, "variant"), variant) && !strcmp(str(g, "dtypes"), dtypes) &&
+            !strcmp(str(g, "layout"), layout) && !strcmp(str(g, "direction"), dir))
+            return g;
+    }
+    g = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:f, s:n}", "variant", variant, "dtypes",
+                  dtypes, "layout", layout, "direction", dir, "cases", (json_int_t)0, "passed",
+                  (json_int_t)0, "failed", (json_int_t)0, "not_run", (json_int_t)0, "worst_ratio", 0.0,
+                  "worst_case");
+    if (!g || json_array_append_new(groups, g)) return NULL;
+    return g;
+}
+
+static void bump(json_t *g, const char *k)
+{
+    json_object_set_new(g, k, json_integer(json_integer_value(json_object_get(g, k)) + 1));
+}
+
+json_t *gate_summary(const json_t *full)
+{
+    json_t *cases = json_object_get(full, "cases");
+    const char *schema = str(full, "schema");
+    if (!json_is_array(cases) || !schema || strcmp(schema, "adaload.verify/1")) return NULL;
+    json_t *out = json_object(), *groups = json_array(), *fails = json_array();
+    int oom = !out || !groups || !fails;
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)full, k, v) {
+        if (oom) break;
+        if (!strcmp(k, "cases")) continue;
+        if (!strcmp(k, "schema")) v = json_string("adaload.verify-summary/1");
+        else json_incref(v);
+        oom |= json_object_set_new(out, k, v) != 0;
+    }
+    size_t i;
+    json_t *c;
+    json_array_foreach(cases, i, c) {
+        if (oom) break;
+        char dtypes[64];
+        snprintf(dtypes, sizeof dtypes, "%.15s-%.15s-%.15s", or_q(str(c, "x")), or_q(str(c, "mod")),
+                 or_q(str(c, "y")));
+        json_t *g = group_of(groups, c, dtypes);
+        if (!g) {
+            oom = 1;
+            break;
+        }
+        bump(g, "cases");
+        if (json_is_true(json_object_get(c, "pass"))) bump(g, "passed");
+        else if (str(c, "not_run")) bump(g, "not_run");
+        else bump(g, "failed");
+        if (!json_is_true(json_object_get(c, "pass"))) oom |= json_array_append(fails, c) != 0;
+        double w = case_worst(c);
+        if (w > json_number_value(json_object_get(g, "worst_ratio")) || json_is_null(json_object_get(g, "worst_case"))) {
+            json_object_set_new(g, "worst_ratio", json_real(w));
+            json_object_set_new(g, "worst_case",
+                                json_pack("{s:O?, s:O?}", "D", json_object_get(c, "D"), "rows",
+                                          json_object_get(c, "rows")));
+        }
+    }
+    if (oom || json_object_set_new(out, "groups", groups) || json_object_set_new(out, "failures", fails)) {
+        json_decref(out);
+        return NULL;
+    }
+    return out;
+}
+
+/* ---- scanning results/ ----------------------------------------------------------------- */
+
+static int note(gate_scan_result *r, size_t *cap, const char *path, const char *why)
+{
+    size_t len = r->notes ? strlen(r->notes) : 0, add = strlen(path) + strlen(why) + 4;
+    if (len + add > *cap) {
+        size_t c = *cap ? *cap * 2 : 1024;
+        while (len + add > c) c *= 2;
+        char *p = realloc(r->notes, c);
+        if (!p) return -1;
+        r->notes = p;
+        *cap = c;
+        if (!len) p[0] = '\0';
+    }
+    snprintf(r->notes + len, *cap - len, "%s: %s\n", path, why);
+    return 0;
+}
+
+static int is_dir(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static gate_status judge_run(const char *dir, const gate_hashes *h, gate_scan_result *r, size_t *cap)
+{
+    char path[4200];
+    struct stat st;
+    snprintf(path, sizeof path, "%.4100s/verify-summary.json", dir);
+    if (stat(path, &st) != 0) {
+        snprintf(path, sizeof path, "%.4100s/verify.json", dir);
+        if (stat(path, &st) != 0) return GATE_OK; /* not a record: the catalog's check names it */
+    }
+    r->records++;
+    json_error_t je;
+    json_t *rec = json_load_file(path, 0, &je);
+    char msg[600];
+    gate_verdict v = GATE_OTHER_SOURCES;
+    gate_status s = rec ? gate_judge(rec, h, &v, msg, sizeof msg) : GATE_MALFORMED;
+    if (!rec) snprintf(msg, sizeof msg, "%.200s (line %d)", je.text, je.line);
+    json_decref(rec);
+    char why[700];
+    int e = 0;
+    if (s == GATE_MALFORMED) {
+        r->malformed++;
+        snprintf(why, sizeof why, "malformed record: %s", msg);
+        e = note(r, cap, path, why);
+    } else if (v == GATE_PASS) {
+        r->matching++;
+        if (!r->passed++) snprintf(r->pass_path, sizeof r->pass_path, "%s", path);
+    } else if (v == GATE_NOT_COUNTED) {
+        r->matching++;
+        snprintf(why, sizeof why, "same kernel sources, not counted: %s", msg);
+        e = note(r, cap, path, why);
+    }
+    return e ? GATE_NOMEM : GATE_OK;
+}
+
+static int skip(const struct dirent *d) { return d->d_name[0] != '.'; }
+
+gate_status gate_scan(const char *results, const gate_hashes *h, gate_scan_result *r)
+{
+    memset(r, 0, sizeof *r);
+    size_t cap = 0;
+    struct dirent **tb = NULL;
+    int ntb = is_dir(results) ? scandir(results, &tb, skip, alphasort) : 0;
+    gate_status s = GATE_OK;
+    for (int a = 0; a < ntb; a++) {
+        char vdir[4200];
+        snprintf(vdir, sizeof vdir, "%.4000s/%.180s/verify", results, tb[a]->d_name);
+        struct dirent **runs = NULL;
+        int nr = (s == GATE_OK && is_dir(vdir)) ? scandir(vdir, &runs, skip, alphasort) : 0;
+        for (int b = 0; b < nr; b++) {
+            char dir[4200];
+            snprintf(dir, sizeof dir, "%.4000s/%.190s", vdir, runs[b]->d_name);
+            if (s == GATE_OK && is_dir(dir)) s = judge_run(dir, h, r, &cap);
+            free(runs[b]);
+        }
+        free(runs);
+        free(tb[a]);
+    }
+    free(tb);
+    return s;
+}
+
+void gate_scan_free(gate_scan_result *r)
+{
+    free(r->notes);
+    r->notes = NULL;
+}

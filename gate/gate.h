@@ -1,0 +1,72 @@
+/* gate.h -- GPU verification records and the rule of CI's gate. A library: it never prints
+ * or exits; calls return a gate_status, messages go into caller buffers.
+ *
+ *   gate_hashes h = {.v1 = ADALOAD_KERNEL_HASH, .v2 = ADALOAD_KERNEL_HASH_V2};
+ *   gate_scan_result r;
+ *   gate_scan("results", &h, &r);           // every results/<testbed>/verify/<run>/
+ *   r.passed ? ok : print r.notes            // one line per record that did not count
+ *   gate_scan_free(&r);
+ *
+ *   json_t *compact = gate_summary(full);   // the committed record, from verify's full one
+ *
+ * Two record formats, both read by the gate:
+ * - the full record, verify.json (schema "adaload.verify/1"): every case with its errors;
+ *   3.7 MB for the full grid;
+ * - the compact record, verify-summary.json (schema "adaload.verify-summary/1"): the same
+ *   top-level fields without "cases", plus "groups" -- one per variant x dtype combination
+ *   (x-mod-y) x layout x direction with cases, passed, failed, not_run, worst_ratio (the
+ *   largest error over tolerance of any output: <= 1 passes) and the shape where it
+ *   occurred -- and "failures", every case that did not pass, in full. This is what gets
+ *   committed; verify.json stays where it was made.
+ * When a run folder holds both, the gate reads the compact one.
+ *
+ * Which hash a record names: "hash_scheme": 2 (new records) -- kernel_source_hash is the
+ * scheme-2 hash (srchash.h: comments and layout do not count); no "hash_scheme" or 1 (older
+ * records) -- it is the scheme-1 hash of kernels/source_hash.cmake. A record counts for this
+ * tree when its hash equals the tree's hash of its scheme.
+ *
+ * A record passes when it has backend "cuda", grid "full", at least one case, every case
+ * passed, all_passed true and every sanitizer verdict (memcheck, racecheck, initcheck,
+ * synccheck) "clean". A record that is not valid JSON or lacks these fields is malformed:
+ * the gate fails on it whatever else passes (a broken record in the tree is a bug).
+ */
+#ifndef ADALOAD_GATE_H
+#define ADALOAD_GATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+typedef enum { GATE_OK = 0, GATE_MALFORMED = 1, GATE_NOMEM = 2 } gate_status;
+
+typedef struct {
+    const char *v1; /* this tree's scheme-1 hash (NULL: no scheme-1 record can count) */
+    const char *v2; /* this tree's scheme-2 hash (NULL: no scheme-2 record can count) */
+} gate_hashes;
+
+typedef enum {
+    GATE_OTHER_SOURCES = 0, /* the record is of other kernel sources */
+    GATE_PASS = 1,          /* of these sources, and it passes */
+    GATE_NOT_COUNTED = 2,   /* of these sources, but it does not pass (why in msg) */
+} gate_verdict;
+
+/* Judges one parsed record (either format). GATE_MALFORMED with why in msg. */
+gate_status gate_judge(const json_t *rec, const gate_hashes *h, gate_verdict *v, char *msg, size_t n);
+
+/* The compact record of a full one (a new object), or NULL when full is not a full record
+ * or memory ran out. */
+json_t *gate_summary(const json_t *full);
+
+typedef struct {
+    int64_t records, matching, passed, malformed;
+    char pass_path[4200]; /* the first passing record */
+    char *notes;          /* "path: why" lines of records that did not count or are malformed */
+} gate_scan_result;
+
+/* Judges results/<testbed>/verify/<run>/ (verify-summary.json, else verify.json) for every
+ * testbed. GATE_NOMEM is the only failure; malformed records are counted in r. */
+gate_status gate_scan(const char *results, const gate_hashes *h, gate_scan_result *r);
+void gate_scan_free(gate_scan_result *r);
+
+#endif
