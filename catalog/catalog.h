@@ -63,7 +63,8 @@ typedef struct {
     char *measured;
     /* Verify runs only (not in the index line): what the gate reads. */
     char *verify_grid, *verify_backend; /* NULL when not a verify run */
-    int verify_passed;                  /* every case passed, all_passed, sanitizers clean */
+    int verify_cases_passed;            /* every case passed and all_passed */
+    int verify_passed;                  /* ... and every sanitizer verdict clean */
 } cat_run;
 
 typedef struct {
@@ -119,9 +120,10 @@ int cat_match(const cat_run *r, const cat_filter *f);
  *   testbed the newest record for this tree's kernel sources (the one the gate reads: same
  *   scheme-2 hash, or same scheme-1 hash) and the newest record overall are kept, older full-grid records are
  *   pruned. Other verify runs (quick grids, CPU models) are kept.
- * - bench and planner: kept when made from a clean tree at a commit on the main line
- *   (on_main says so), pruned when made from a dirty tree or from a commit not on it; kept
- *   when on_main cannot tell (-1).
+ * - bench and planner: kept when made at a commit on the main line (on_main says so; a
+ *   dirty tree there is an uncommitted change being timed, kept too), pruned when made at a
+ *   commit that is not on it (a side branch that never landed); kept when on_main cannot
+ *   tell (-1).
  * - regression-check, explore, e2e: kept (README and notes cite them).
  */
 typedef struct {

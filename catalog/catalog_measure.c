@@ -79,8 +79,8 @@ static cat_status measure_verify(const char *dir, cat_run *r, char *err, size_t 
     sanitizer_text(json_object_get(v, "sanitizers"), st, sizeof st, &clean);
     r->verify_grid = cat__strdup(grid ? grid : "unknown");
     r->verify_backend = cat__strdup(backend ? backend : "unknown");
-    r->verify_passed = json_is_true(json_object_get(v, "all_passed")) && cases > 0 &&
-                       passed == cases && clean;
+    r->verify_cases_passed = json_is_true(json_object_get(v, "all_passed")) && cases > 0 && passed == cases;
+    r->verify_passed = r->verify_cases_passed && clean;
     char text[320];
     snprintf(text, sizeof text, "%s%sgrid %s, %lld/%lld cases passed, %s",
              backend && strcmp(backend, "cuda") ? backend : "",

@@ -57,18 +57,17 @@ static void decide_verify(const cat_catalog *c, int64_t i, const cat_prune_opts 
 
 static void decide_bench(const cat_run *r, const cat_prune_opts *o, cat_decision *d)
 {
-    if (r->git_dirty == 1) {
-        d->prune = 1;
-        snprintf(d->reason, sizeof d->reason, "made from a dirty tree at %.12s", r->git_sha);
-        return;
-    }
     int m = o->on_main ? o->on_main(r->git_sha, o->ctx) : -1;
     if (m == 0) {
         d->prune = 1;
         snprintf(d->reason, sizeof d->reason, "commit %.12s is not on the main line", r->git_sha);
         return;
     }
-    keep(d, m == 1 ? "a run from the main line" : "cannot tell whether its commit is on the main line: kept");
+    if (m == -1) return keep(d, "cannot tell whether its commit is on the main line: kept");
+    /* A dirty tree at a main-line commit is how a change is timed before it is committed
+     * (kernels/NOTES.md cites such runs): kept, and said. */
+    keep(d, r->git_dirty == 1 ? "from the main line (tree was dirty: uncommitted changes timed)"
+                              : "a run from the main line");
 }
 
 cat_status cat_prune_plan(const cat_catalog *c, const cat_prune_opts *o, cat_decision *d)

@@ -290,7 +290,7 @@ Test(catalog, prune_policy)
         {"cpu/verify/2025-12-01T000000Z_x", "0"},      {"gpu/verify/2026-01-00T000000Z_old", "1"},
         {"gpu/verify/2026-01-01T000000Z_aaaaaaa", "1"}, {"gpu/verify/2026-01-02T000000Z_bbbbbbb", "0"},
         {"gpu/bench/2026-01-02T010000Z_bbbbbbb", "0"}, {"gpu/verify/2026-01-03T000000Z_ccccccc", "0"},
-        {"gpu/verify/2026-01-04T000000Z_new", "0"},     {"gpu/bench/2026-01-05T000000Z_dirty", "1"},
+        {"gpu/verify/2026-01-04T000000Z_new", "0"},     {"gpu/bench/2026-01-05T000000Z_dirty", "0"},
         {"gpu/bench/2026-01-06T000000Z_side", "1"},     {"gpu/planner/2026-01-07T000000Z_unk", "0"},
     };
     cr_assert_eq(c.n, 10);

@@ -1,0 +1,244 @@
+/* dashboard.c -- the data of the results site (see dashboard.h for what each part holds).
+ * Runs come from the catalog; timings from bench_json.h (the same reader as `adaload
+ * compare`), verdicts from bench_stats.h, gate status from gate.h.
+ */
+#include "dashboard.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "bench_json.h"
+#include "bench_stats.h"
+#include "catalog.h"
+#include "dashboard_internal.h"
+#include "gate.h"
+
+dash_status dash__fail(dash_status s, char *err, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, n, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+static int is_peer(const char *name) { return strstr(name, "/torch") != NULL; }
+
+static json_t *run_head(const cat_run *r)
+{
+    return json_pack("{s:s, s:s, s:s, s:s, s:o, s:s, s:o, s:s}", "run", r->run, "path", r->path, "time",
+                     r->time, "git_sha", r->git_sha, "git_dirty",
+                     r->git_dirty < 0 ? json_null() : json_boolean(r->git_dirty), "kernel_hash",
+                     r->kernel_hash, "kernel_hash_v2",
+                     r->kernel_hash_v2 ? json_string(r->kernel_hash_v2) : json_null(), "measured",
+                     r->measured);
+}
+
+static double median_of(const double *v, int64_t n) { return n ? ada_median(v, n) : 0; }
+
+/* Appends run index i of set s to the series object (name -> [[i, us, pct|null, reps]]). */
+static int add_series(json_t *series, const ada_bench_set *s, int64_t i)
+{
+    for (int64_t k = 0; k < s->n; k++) {
+        const ada_bench_rec *b = &s->r[k];
+        if (b->error || b->n == 0) continue;
+        json_t *arr = json_object_get(series, b->name);
+        if (!arr) {
+            arr = json_array();
+            if (!arr || json_object_set_new(series, b->name, arr)) return -1;
+        }
+        /* A run without a copy benchmark of the same bytes has no % of copy (0 in the JSON). */
+        double pct = b->has_pct ? median_of(b->pct_copy, b->n) : 0;
+        json_t *pt = json_pack("[I, f, o, I]", (json_int_t)i, median_of(b->time_ns, b->n) * 1e-3,
+                               pct > 0 ? json_real(pct) : json_null(),
+                               (json_int_t)b->n);
+        if (!pt || json_array_append_new(arr, pt)) return -1;
+    }
+    return 0;
+}
+
+/* compare(prev, cur) as `adaload compare` does it; regressions go to regs. */
+static int compare_runs(const ada_bench_set *a, const ada_bench_set *b, int64_t ia, int64_t ib,
+                        const dash_opts *o, json_t *compares, json_t *regs)
+{
+    int64_t slower = 0, faster = 0, same = 0;
+    for (int64_t k = 0; k < a->n; k++) {
+        const ada_bench_rec *x = &a->r[k];
+        const ada_bench_rec *y = ada_bench_find(b, x->name);
+        if (!y || is_peer(x->name) || x->error || y->error || !x->n || !y->n) continue;
+        double ratio = 1;
+        ada_mwu t;
+        ada_verdict v = ada_compare_samples(x->time_ns, x->n, y->time_ns, y->n, o->threshold, o->alpha, &ratio, &t);
+        slower += v == ADA_SLOWER;
+        faster += v == ADA_FASTER;
+        same += v == ADA_SAME;
+        if (v != ADA_SLOWER) continue;
+        json_t *r = json_pack("{s:I, s:I, s:s, s:f, s:f, s:f, s:f}", "run", (json_int_t)ib, "prev",
+                              (json_int_t)ia, "name", x->name, "before_us", median_of(x->time_ns, x->n) * 1e-3,
+                              "after_us", median_of(y->time_ns, y->n) * 1e-3, "ratio", ratio, "p", t.p);
+        if (!r || json_array_append_new(regs, r)) return -1;
+    }
+    json_t *c = json_pack("{s:I, s:I, s:I, s:I, s:I}", "run", (json_int_t)ib, "prev", (json_int_t)ia,
+                          "slower", (json_int_t)slower, "faster", (json_int_t)faster, "same", (json_int_t)same);
+    return (!c || json_array_append_new(compares, c)) ? -1 : 0;
+}
+
+typedef struct {
+    json_t *tb;           /* the testbed object */
+    ada_bench_set prev;   /* the previous bench run's timings */
+    int64_t nbench;
+} tb_state;
+
+static dash_status add_bench(const char *results, const cat_run *r, tb_state *st, const dash_opts *o,
+                             char *err, size_t en)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/%s", results, r->path);
+    ada_bench_set s = {0};
+    char e2[512];
+    if (ada_bench_load(dir, &s, e2, sizeof e2)) return dash__fail(DASH_BAD_INPUT, err, en, "%s", e2);
+    int64_t i = st->nbench++;
+    json_t *head = run_head(r);
+    char bj[PATH_MAX + 16];
+    snprintf(bj, sizeof bj, "%s/bench.json", dir);
+    json_t *b = json_load_file(bj, 0, NULL);
+    const char *set = json_string_value(json_object_get(json_object_get(b, "context"), "adaload_set"));
+    struct stat sb;
+    char pj[PATH_MAX + 16];
+    snprintf(pj, sizeof pj, "%s/peers.json", dir);
+    int ok = head && !json_object_set_new(head, "set", json_string(set ? set : "")) &&
+             !json_object_set_new(head, "with_peers", json_boolean(stat(pj, &sb) == 0)) &&
+             !json_array_append_new(json_object_get(st->tb, "bench_runs"), head);
+    json_decref(b);
+    ok = ok && add_series(json_object_get(st->tb, "series"), &s, i) == 0;
+    if (ok && i > 0)
+        ok = compare_runs(&st->prev, &s, i - 1, i, o, json_object_get(st->tb, "compares"),
+                          json_object_get(st->tb, "regressions")) == 0;
+    if (ok) {
+        json_object_set_new(st->tb, "latest", json_integer(i));
+        if (set && !strcmp(set, "sweep")) json_object_set_new(st->tb, "sweep", json_integer(i));
+    }
+    ada_bench_set_free(&st->prev);
+    st->prev = s;
+    return ok ? DASH_OK : dash__fail(DASH_NOMEM, err, en, "out of memory");
+}
+
+static dash_status add_verify(const char *results, const cat_run *r, tb_state *st, const dash_opts *o,
+                              char *err, size_t en)
+{
+    char p[PATH_MAX + 32];
+    struct stat sb;
+    snprintf(p, sizeof p, "%s/%s/verify-summary.json", results, r->path);
+    if (stat(p, &sb) != 0) snprintf(p, sizeof p, "%s/%s/verify.json", results, r->path);
+    json_t *rec = json_load_file(p, 0, NULL);
+    gate_hashes h = {.v1 = o->hash_v1, .v2 = o->hash_v2};
+    gate_verdict v = GATE_OTHER_SOURCES;
+    char msg[600] = "";
+    gate_status gs = rec ? gate_judge(rec, &h, &v, msg, sizeof msg) : GATE_MALFORMED;
+    json_t *sch = json_object_get(rec, "hash_scheme");
+    json_t *head = run_head(r);
+    const char *status = gs != GATE_OK ? "malformed"
+                         : v == GATE_PASS ? "passes the gate for this tree"
+                         : v == GATE_NOT_COUNTED ? "this tree's sources, not counted"
+                         : !r->verify_cases_passed ? "did not pass"
+                         : r->verify_grid && strcmp(r->verify_grid, "full") ? "all cases passed (not a full-grid record)"
+                         : r->verify_passed ? "passed (other kernel sources)"
+                                            : "all cases passed, sanitizers not clean";
+    int ok = head && !json_object_set_new(head, "grid", json_string(r->verify_grid ? r->verify_grid : "")) &&
+             !json_object_set_new(head, "backend", json_string(r->verify_backend ? r->verify_backend : "")) &&
+             !json_object_set_new(head, "hash_scheme", json_integer(json_is_integer(sch) ? json_integer_value(sch) : 1)) &&
+             !json_object_set_new(head, "passed", json_boolean(r->verify_passed)) &&
+             !json_object_set_new(head, "gate", json_boolean(gs == GATE_OK && v == GATE_PASS)) &&
+             !json_object_set_new(head, "status", json_string(status)) &&
+             !json_object_set_new(head, "why", json_string(msg)) &&
+             !json_array_append_new(json_object_get(st->tb, "verify"), head);
+    json_decref(rec);
+    return ok ? DASH_OK : dash__fail(DASH_NOMEM, err, en, "out of memory");
+}
+
+static dash_status add_other(const cat_run *r, tb_state *st, char *err, size_t en)
+{
+    json_t *head = run_head(r);
+    if (!head || json_object_set_new(head, "kind", json_string(r->kind)) ||
+        json_array_append_new(json_object_get(st->tb, "other"), head))
+        return dash__fail(DASH_NOMEM, err, en, "out of memory");
+    return DASH_OK;
+}
+
+static json_t *new_testbed(const char *name)
+{
+    return json_pack("{s:s, s:[], s:{}, s:[], s:[], s:I, s:I, s:[], s:[], s:[]}", "name", name, "bench_runs",
+                     "series", "compares", "regressions", "latest", (json_int_t)-1, "sweep",
+                     (json_int_t)-1, "verify", "planner", "other");
+}
+
+dash_status dash_collect(const char *results, const dash_opts *oin, json_t **data, char *err, size_t en)
+{
+    *data = NULL;
+    dash_opts o = *oin;
+    if (o.threshold <= 0) o.threshold = 0.05;
+    if (o.alpha <= 0) o.alpha = 0.05;
+    cat_catalog c;
+    cat_status cs = cat_scan(results, &c, err, en);
+    if (cs != CAT_OK) return cs == CAT_NOMEM ? DASH_NOMEM : DASH_BAD_INPUT;
+    char now[32];
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    json_t *d = json_pack("{s:s, s:s, s:{s:s?, s:s?}, s:f, s:f, s:[]}", "generated", now, "results", results,
+                          "tree", "kernel_hash", o.hash_v1, "kernel_hash_v2", o.hash_v2, "threshold",
+                          o.threshold, "alpha", o.alpha, "testbeds");
+    if (!d) {
+        cat_free(&c);
+        return dash__fail(DASH_NOMEM, err, en, "out of memory");
+    }
+    dash_status s = DASH_OK;
+    /* One testbed at a time, in name order; runs in catalog (time) order within it. */
+    char **names = calloc((size_t)c.n + 1, sizeof *names);
+    int64_t nn = 0;
+    for (int64_t i = 0; names && i < c.n; i++) {
+        int64_t k = 0;
+        while (k < nn && strcmp(names[k], c.run[i].testbed)) k++;
+        if (k == nn) names[nn++] = c.run[i].testbed;
+    }
+    for (int64_t a = 0; a < nn; a++)
+        for (int64_t b = a + 1; b < nn; b++)
+            if (strcmp(names[b], names[a]) < 0) {
+                char *x = names[a];
+                names[a] = names[b];
+                names[b] = x;
+            }
+    if (!names) s = dash__fail(DASH_NOMEM, err, en, "out of memory");
+    for (int64_t k = 0; k < nn && s == DASH_OK; k++) {
+        tb_state st = {.tb = new_testbed(names[k])};
+        if (!st.tb || json_array_append_new(json_object_get(d, "testbeds"), st.tb)) {
+            s = dash__fail(DASH_NOMEM, err, en, "out of memory");
+            break;
+        }
+        for (int64_t i = 0; i < c.n && s == DASH_OK; i++) {
+            const cat_run *r = &c.run[i];
+            if (strcmp(r->testbed, names[k])) continue;
+            if (!strcmp(r->kind, "bench")) s = add_bench(results, r, &st, &o, err, en);
+            else if (!strcmp(r->kind, "verify")) s = add_verify(results, r, &st, &o, err, en);
+            else if (!strcmp(r->kind, "planner")) s = dash__add_planner(results, r, json_object_get(st.tb, "planner"), err, en);
+            else s = add_other(r, &st, err, en);
+            if (s == DASH_OK && !strcmp(r->kind, "bench"))
+                s = dash__add_planner(results, r, json_object_get(st.tb, "planner"), err, en);
+        }
+        ada_bench_set_free(&st.prev);
+    }
+    free(names);
+    cat_free(&c);
+    if (s != DASH_OK) {
+        json_decref(d);
+        return s;
+    }
+    *data = d;
+    return DASH_OK;
+}
