@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "bench_json.h"
+#include "run_bench.h"
 #include "bench_stats.h"
 #include "catalog.h"
 #include "dashboard_internal.h"

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench_json.h"
+#include "run_bench.h"
 #include "dashboard_internal.h"
 
 typedef struct {

@@ -32,7 +32,7 @@
 #define CMD "bench"
 
 typedef struct {
-    const char *set, *filter, *out;
+    const char *set, *filter, *out, *kind;
     cli_list variants;
     int64_t reps;
     double min_time;
@@ -46,7 +46,8 @@ static void usage(const cli_opt *opts)
            "                     [--no-gpu] [--list-shapes]\n"
            "  Times the LayerNorm-Modulate variants (and a device-to-device copy of the same\n"
            "  bytes, the ceiling), the float64 reference and the planner on the CPU, with\n"
-           "  Google Benchmark, into results/<testbed>/<UTC time>_<sha7>/ (or DIR).\n");
+           "  Google Benchmark, into results/<testbed>/<kind>/<UTC time>_<sha7>/ (or DIR), and\n"
+           "  adds the run to results/index.jsonl.\n");
     cli_print_options(stdout, opts);
     printf("  Without a CUDA device the GPU benchmarks are skipped by name and the CPU ones run.\n"
            "  exit: 0 ok, 1 a benchmark or the peers failed, 2 bad usage, 3 internal failure,\n"
@@ -57,6 +58,7 @@ static int parse(int argc, char **argv, bopts *o)
 {
     memset(o, 0, sizeof *o);
     o->set = "wan";
+    o->kind = "bench";
     o->reps = -1;
     o->min_time = 0.01;
     const cli_opt opts[] = {
@@ -67,12 +69,17 @@ static int parse(int argc, char **argv, bopts *o)
         CLI_F64("--min-time", &o->min_time, 0, 60, "S", "minimum measured time per repetition in seconds (default 0.01)"),
         CLI_STR("--filter", &o->filter, "REGEX", "only benchmarks whose name matches (POSIX extended regex)"),
         CLI_STR("--out", &o->out, "DIR", "write into DIR (created; must not hold a bench.json yet)"),
+        CLI_STR("--kind", &o->kind, "K", "kind of run folder: bench (default) or planner (the planner's CPU speed)"),
         CLI_FLAG("--no-gpu", &o->no_gpu, "CPU benchmarks only"),
         CLI_FLAG("--list-shapes", &o->list_shapes, "print the set's shapes as JSON (the peers script reads it) and exit"),
         CLI_END};
     int r = cli_parse(CMD, opts, argc, argv, NULL, 0, NULL);
     if (r == CLI_HELP) usage(opts);
     if (r == CLI_OK && o->reps < 0) o->reps = !strcmp(o->set, "quick") ? 3 : 9;
+    if (r == CLI_OK && strcmp(o->kind, "bench") && strcmp(o->kind, "planner")) {
+        ada_usage_error(CMD, "--kind %s: must be bench or planner", o->kind);
+        return CLI_ERROR;
+    }
     return r;
 }
 
@@ -113,7 +120,7 @@ static int open_run_folder(const bopts *o, int argc, char **argv, char *dir, siz
         }
     } else {
         char testbed[128];
-        if (ada_run_testbed(testbed, sizeof testbed) || ada_run_new(ada_source_dir(), testbed, cmdline, dir, n)) {
+        if (ada_run_testbed(testbed, sizeof testbed) || ada_run_new(ada_source_dir(), testbed, o->kind, cmdline, dir, n)) {
             ada_msg(CMD, "cannot create a run folder under %s/results: %s", ada_source_dir(), strerror(errno));
             rc = ADA_EXIT_FAIL;
         } else {
@@ -205,6 +212,12 @@ int cmd_bench(int argc, char **argv)
             if (made) discard_run(dir);
         } else {
             rc = after_run(&o, s, dir, ran);
+            char ierr[600];
+            struct stat sb;
+            if (made && stat(dir, &sb) == 0 && ada_run_index(ada_source_dir(), dir, ierr, sizeof ierr) < 0) {
+                ada_msg(CMD, "%s: the run is written but not indexed: %s (adaload results index rebuilds it)", dir, ierr);
+                if (rc == ADA_EXIT_OK) rc = ADA_EXIT_USAGE;
+            }
         }
     }
     ada_bench_session_free(s);

@@ -30,6 +30,7 @@
 #include "cli.h"
 #include "cli_opts.h"
 #include "commands.h"
+#include "gate.h"
 #include "run_folder.h"
 #include "verify.h"
 #include "verify_model.h"
@@ -181,7 +182,7 @@ static int make_run_folder(const vopts *o, const char *cmdline, char *dir, size_
     char tb[128];
     if (o->cpu_model) snprintf(tb, sizeof tb, "cpu-model");
     else if (ada_run_testbed(tb, sizeof tb) != 0) snprintf(tb, sizeof tb, "unknown");
-    if (ada_run_new(ada_source_dir(), tb, cmdline, dir, n) != 0) {
+    if (ada_run_new(ada_source_dir(), tb, "verify", cmdline, dir, n) != 0) {
         ada_msg(CMD, "cannot create a run folder under %s/results: %s", ada_source_dir(), strerror(errno));
         return -1;
     }
@@ -204,7 +205,9 @@ static void sanitizers(const vopts *o, const verify_config *c, const char *dir, 
     if (!dir[0]) printf("sanitizer logs: %s\n", logdir);
 }
 
-/* Writes dir/verify.json; 0, or -1 after saying why. */
+/* Writes dir/verify.json (every case) and dir/verify-summary.json (the compact record that
+ * gets committed, gate.h), then adds the run to results/index.jsonl when dir is a run folder
+ * of the layout; 0, or -1 after saying why. */
 static int write_record(verify_config *c, verify_session *s, const char *dir, const char *date,
                         const char *cmdline, json_t *verdicts, json_t *details)
 {
@@ -215,11 +218,22 @@ static int write_record(verify_config *c, verify_session *s, const char *dir, co
                                     verify_session_take_cases(s), json_incref(verdicts), json_incref(details), date,
                                     cmdline, meta);
     json_decref(meta);
+    json_t *compact = rec ? gate_summary(rec) : NULL;
     snprintf(path, sizeof path, "%s/verify.json", dir);
-    int rc = rec ? ada_write_json_atomic(path, rec) : -1;
-    if (rc) ada_msg(CMD, "cannot write %s: %s", path, rec ? strerror(errno) : "out of memory");
-    else printf("record: %s\n", path);
+    int rc = compact ? ada_write_json_atomic(path, rec) : -1;
+    if (rc == 0) {
+        snprintf(path, sizeof path, "%s/verify-summary.json", dir);
+        rc = ada_write_json_atomic(path, compact);
+    }
+    if (rc) ada_msg(CMD, "cannot write %s: %s", path, compact ? strerror(errno) : "out of memory");
+    else printf("record: %s (every case: verify.json beside it)\n", path);
     json_decref(rec);
+    json_decref(compact);
+    char err[600];
+    if (rc == 0 && ada_run_index(ada_source_dir(), dir, err, sizeof err) < 0) {
+        ada_msg(CMD, "%s: the record is written but not indexed: %s (adaload results index rebuilds it)", dir, err);
+        rc = -1;
+    }
     return rc;
 }
 

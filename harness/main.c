@@ -9,6 +9,8 @@
  *   adaload compare    two runs, noise-aware verdict per benchmark
  *   adaload report     the README table of a results run
  *   adaload plan       the dual-constraint batch planner and its simulator
+ *   adaload results    the runs under results/: list, index, check, prune
+ *   adaload dashboard  the static results site (history, regressions, verification)
  *   adaload version    versions of adaload, its libraries and the kernel sources
  * `adaload CMD --help` explains each. Exit codes (cli.h): 0 ok, 1 a check failed, 2 bad usage,
  * bad input or an output that cannot be written, 3 internal or resource failure, 77 nothing
@@ -31,10 +33,12 @@ static const command commands[] = {
     {"env", cmd_env, "what this machine has: CUDA devices, OpenBLAS, library versions"},
     {"verify", cmd_verify, "check kernel variants against the float64 reference (needs a GPU)"},
     {"gate", cmd_gate, "CI gate: a committed passing verification record for these kernels"},
-    {"bench", cmd_bench, "time kernels (Google Benchmark) into results/<testbed>/<run>/"},
+    {"bench", cmd_bench, "time kernels (Google Benchmark) into results/<testbed>/bench/<run>/"},
     {"compare", cmd_compare, "compare two benchmark runs with a noise-aware rule"},
     {"report", cmd_report, "print the results table of a benchmark run (markdown)"},
     {"plan", cmd_plan, "plan batches for a manifest (dual-constraint planner) and simulate"},
+    {"results", cmd_results, "list, index, check and prune the runs under results/"},
+    {"dashboard", cmd_dashboard, "the static results site: history, regressions, verification"},
     {"version", cmd_version, "versions of adaload, its libraries and the kernel sources"},
     {NULL, NULL, NULL},
 };
@@ -42,7 +46,7 @@ static const command commands[] = {
 static void usage(FILE *f)
 {
     fprintf(f, "usage: adaload <command> [options]   (adaload <command> --help)\n\ncommands:\n");
-    for (const command *c = commands; c->name; c++) fprintf(f, "  %-8s  %s\n", c->name, c->summary);
+    for (const command *c = commands; c->name; c++) fprintf(f, "  %-9s  %s\n", c->name, c->summary);
     fprintf(f, "\nexit codes: 0 ok, 1 a check failed, 2 bad usage or input, 3 internal failure, 77 nothing can run here\n");
 }
 

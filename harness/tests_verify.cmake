@@ -35,11 +35,13 @@ add_test(NAME verify_sanitizer_plumbing
                  -DWORK=${CMAKE_CURRENT_BINARY_DIR}/verify_sanitizers
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/test_verify_sanitizers.cmake)
 
-# The gate's own test: it can pass, and it fails on an edited kernel source.
+# The gate's own test: it can pass; a code edit fails it under both hash schemes, a comment
+# or whitespace edit keeps a scheme-2 record passing.
 add_test(NAME kernel_gate_selftest
          COMMAND ${CMAKE_COMMAND} -DADALOAD=$<TARGET_FILE:adaload>
+                 -DSRCHASH=$<TARGET_FILE:adaload_srchash>
                  -DSRC=${PROJECT_SOURCE_DIR} -DWORK=${CMAKE_CURRENT_BINARY_DIR}/gate_selftest
-                 -DHASH=${ADALOAD_KERNEL_HASH}
+                 -DHASH=${ADALOAD_KERNEL_HASH} -DHASH_V2_HEADER=${ADALOAD_KERNEL_HASH_V2_HEADER}
                  -P ${PROJECT_SOURCE_DIR}/kernels/test_gate.cmake)
 
 # GPU tests: the quick grid per shipped variant. Exit 77 (no CUDA build or no device) is

@@ -1,18 +1,23 @@
 # test_gate.cmake -- the test of `adaload gate` itself (CTest: kernel_gate_selftest):
-#   cmake -DADALOAD=<adaload> -DSRC=<source tree> -DWORK=<scratch dir> -DHASH=<embedded hash>
+#   cmake -DADALOAD=<adaload> -DSRCHASH=<adaload_srchash> -DSRC=<source tree> -DWORK=<scratch>
+#         -DHASH=<embedded scheme-1 hash> -DHASH_V2_HEADER=<generated kernel_hash_v2.h>
 #         -P kernels/test_gate.cmake
-# 1. copies kernels/ to WORK and hashes the copy with kernels/source_hash.cmake's function:
-#    it must equal the hash embedded in the build (the gate's default key);
-# 2. appends a comment to one .cu file of the copy and hashes again: the hash must change;
-# 3. writes a synthetic passing GPU record for the ORIGINAL hash and checks that
-#    `adaload gate --hash <original>` passes (0) while `--hash <edited>` fails (1), i.e. an
-#    edited kernel cannot land on the old record;
+# 1. copies kernels/ to WORK and hashes the copy: scheme 1 (kernels/source_hash.cmake's
+#    function) must equal the hash embedded in the build, scheme 2 (adaload_srchash) the
+#    embedded scheme-2 hash;
+# 2. edits copies: a comment-only edit and a whitespace-only edit change the scheme-1 hash
+#    but keep the scheme-2 hash; a code edit changes both;
+# 3. with records for the ORIGINAL sources -- one of scheme 2, one of scheme 1 (no
+#    hash_scheme field, as every record before scheme 2) -- checks that the gate passes the
+#    scheme-2 record after the comment edit and fails both after the code edit, while the
+#    scheme-1 record passes only the unedited sources;
 # 4. checks that the gate fails on records that must not pass: one failed case, a sanitizer
 #    not clean, the quick grid, a CPU-model backend (a real record written by `adaload verify
-#    --cpu-model`), a malformed file.
-# (Named test_* so source_hash.cmake leaves it out of the kernel hash.)
+#    --cpu-model`, compact record included), a malformed file.
+# Records sit where verify writes them: <results>/<testbed>/verify/<run>/.
+# (Named test_* so neither hash scheme counts it as a kernel source.)
 cmake_minimum_required(VERSION 3.25)
-foreach(v ADALOAD SRC WORK HASH)
+foreach(v ADALOAD SRCHASH SRC WORK HASH HASH_V2_HEADER)
   if(NOT DEFINED ${v})
     message(FATAL_ERROR "test_gate.cmake: -D${v}=... is required")
   endif()
@@ -20,36 +25,80 @@ endforeach()
 
 include(${SRC}/kernels/source_hash.cmake)
 
+file(STRINGS ${HASH_V2_HEADER} v2_line REGEX "#define ADALOAD_KERNEL_HASH_V2 ")
+string(REGEX MATCH "[0-9a-f]+\"$" HASH_V2 "${v2_line}")
+string(REPLACE "\"" "" HASH_V2 "${HASH_V2}")
+
+function(v2_of dir out)
+  execute_process(COMMAND ${SRCHASH} ${dir} RESULT_VARIABLE rc OUTPUT_VARIABLE h
+                  ERROR_VARIABLE err OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "adaload_srchash ${dir} failed (${rc}): ${err}")
+  endif()
+  set(${out} ${h} PARENT_SCOPE)
+endfunction()
+
+# A copy of kernels/ under WORK/<name>, its .cu files sorted, the first one edited by
+# appending text; both hashes of the result.
+function(edited_copy name text out1 out2)
+  file(MAKE_DIRECTORY ${WORK}/${name})
+  file(COPY ${SRC}/kernels DESTINATION ${WORK}/${name})
+  file(GLOB cu ${WORK}/${name}/kernels/*.cu)
+  list(SORT cu)
+  list(GET cu 0 victim)
+  file(APPEND ${victim} "${text}")
+  adaload_kernel_source_hash(${WORK}/${name}/kernels h1 files)
+  v2_of(${WORK}/${name}/kernels h2)
+  set(${out1} ${h1} PARENT_SCOPE)
+  set(${out2} ${h2} PARENT_SCOPE)
+endfunction()
+
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
-file(COPY ${SRC}/kernels DESTINATION ${WORK})
-
-adaload_kernel_source_hash(${WORK}/kernels original files)
+edited_copy(original "" original original_v2)
 if(NOT original STREQUAL HASH)
-  message(FATAL_ERROR "hash of the copied kernels (${original}) differs from the embedded "
+  message(FATAL_ERROR "scheme-1 hash of the copied kernels (${original}) differs from the embedded "
                       "hash (${HASH}): reconfigure the build")
 endif()
-
-file(GLOB cu_files ${WORK}/kernels/*.cu)
-list(SORT cu_files)
-list(GET cu_files 0 victim)
-file(APPEND ${victim} "\n// an edit that must invalidate the verification record\n")
-adaload_kernel_source_hash(${WORK}/kernels edited files)
-if(edited STREQUAL original)
-  message(FATAL_ERROR "editing ${victim} did not change the kernel source hash")
+if(NOT original_v2 STREQUAL HASH_V2)
+  message(FATAL_ERROR "scheme-2 hash of the copied kernels (${original_v2}) differs from the embedded "
+                      "hash (${HASH_V2}): rebuild")
 endif()
 
-# A synthetic record: the fields the gate reads, two cases, sanitizer verdicts.
-function(write_record root name hash backend grid case2_pass memcheck)
-  set(dir ${root}/nvidia-test/${name})
+edited_copy(comment "\n// a comment-only edit: /* not code */ \"neither\"\n/* nor this\n   block */\n" comment comment_v2)
+edited_copy(space "\n\n  \t \n" space space_v2)
+edited_copy(code "\nstatic const int adaload_gate_probe = 1;\n" code code_v2)
+foreach(e comment space code)
+  if(${e} STREQUAL original)
+    message(FATAL_ERROR "the ${e} edit did not change the scheme-1 hash")
+  endif()
+endforeach()
+foreach(e comment space)
+  if(NOT ${e}_v2 STREQUAL original_v2)
+    message(FATAL_ERROR "the ${e}-only edit changed the scheme-2 hash (${original_v2} -> ${${e}_v2})")
+  endif()
+endforeach()
+if(code_v2 STREQUAL original_v2)
+  message(FATAL_ERROR "a code edit did not change the scheme-2 hash")
+endif()
+message(STATUS "ok: comment and whitespace edits keep the scheme-2 hash, a code edit changes both")
+
+# A synthetic record: the fields the gate reads, two cases, sanitizer verdicts. scheme is
+# "2" (kernel_source_hash is then the scheme-2 hash) or "" (an old record: no field).
+function(write_record root name hash scheme backend grid case2_pass memcheck)
+  set(dir ${root}/nvidia-test/verify/${name})
   file(MAKE_DIRECTORY ${dir})
   if(case2_pass)
     set(all true)
   else()
     set(all false)
   endif()
+  set(sch "")
+  if(scheme)
+    set(sch "\"hash_scheme\": ${scheme},")
+  endif()
   file(WRITE ${dir}/verify.json "{
-  \"schema\": \"adaload.verify/1\",
+  \"schema\": \"adaload.verify/1\", ${sch}
   \"kernel_source_hash\": \"${hash}\",
   \"backend\": \"${backend}\",
   \"gpu\": {\"name\": \"NVIDIA Test\"},
@@ -79,37 +128,51 @@ function(expect_gate expected what)
   message(STATUS "ok: ${what} (exit ${rc})")
 endfunction()
 
-set(good ${WORK}/good/results)
-write_record(${good} 2026-01-01T000000Z_aaaaaaa ${original} cuda full true clean)
-expect_gate(0 "a passing record for the kernel sources" --results ${good} --hash ${original})
-expect_gate(1 "kernel edited without a new record" --results ${good} --hash ${edited})
+set(v2 ${WORK}/v2/results)
+write_record(${v2} 2026-01-01T000000Z_aaaaaaa ${original_v2} 2 cuda full true clean)
+expect_gate(0 "a scheme-2 record of the sources" --results ${v2} --hash ${original} --hash-v2 ${original_v2})
+expect_gate(0 "the scheme-2 record after a comment-only edit" --results ${v2} --hash ${comment} --hash-v2 ${comment_v2})
+expect_gate(0 "the scheme-2 record after a whitespace-only edit" --results ${v2} --hash ${space} --hash-v2 ${space_v2})
+expect_gate(1 "the scheme-2 record after a code edit" --results ${v2} --hash ${code} --hash-v2 ${code_v2})
+
+set(v1 ${WORK}/v1/results)
+write_record(${v1} 2026-01-01T000000Z_aaaaaaa ${original} "" cuda full true clean)
+expect_gate(0 "a scheme-1 record of the unedited sources" --results ${v1} --hash ${original} --hash-v2 ${original_v2})
+expect_gate(1 "the scheme-1 record after a comment-only edit" --results ${v1} --hash ${comment} --hash-v2 ${comment_v2})
+expect_gate(1 "the scheme-1 record after a code edit" --results ${v1} --hash ${code} --hash-v2 ${code_v2})
 
 set(bad ${WORK}/failed/results)
-write_record(${bad} 2026-01-01T000000Z_bbbbbbb ${original} cuda full false clean)
-expect_gate(1 "a record with one failed case" --results ${bad} --hash ${original})
+write_record(${bad} 2026-01-01T000000Z_bbbbbbb ${original_v2} 2 cuda full false clean)
+expect_gate(1 "a record with one failed case" --results ${bad} --hash ${original} --hash-v2 ${original_v2})
 
 set(bad ${WORK}/sanitizer/results)
-write_record(${bad} 2026-01-01T000000Z_ccccccc ${original} cuda full true "errors")
-expect_gate(1 "a record whose memcheck is not clean" --results ${bad} --hash ${original})
+write_record(${bad} 2026-01-01T000000Z_ccccccc ${original_v2} 2 cuda full true "errors")
+expect_gate(1 "a record whose memcheck is not clean" --results ${bad} --hash ${original} --hash-v2 ${original_v2})
 
 set(bad ${WORK}/quick/results)
-write_record(${bad} 2026-01-01T000000Z_ddddddd ${original} cuda quick true clean)
-expect_gate(1 "a quick-grid record" --results ${bad} --hash ${original})
+write_record(${bad} 2026-01-01T000000Z_ddddddd ${original_v2} 2 cuda quick true clean)
+expect_gate(1 "a quick-grid record" --results ${bad} --hash ${original} --hash-v2 ${original_v2})
 
 set(bad ${WORK}/malformed/results)
-write_record(${bad} 2026-01-01T000000Z_eeeeeee ${original} cuda full true clean)
-file(MAKE_DIRECTORY ${bad}/nvidia-test/2026-01-02T000000Z_fffffff)
-file(WRITE ${bad}/nvidia-test/2026-01-02T000000Z_fffffff/verify.json "{\"schema\": ")
-expect_gate(1 "a malformed record beside a passing one" --results ${bad} --hash ${original})
+write_record(${bad} 2026-01-01T000000Z_eeeeeee ${original_v2} 2 cuda full true clean)
+file(MAKE_DIRECTORY ${bad}/nvidia-test/verify/2026-01-02T000000Z_fffffff)
+file(WRITE ${bad}/nvidia-test/verify/2026-01-02T000000Z_fffffff/verify.json "{\"schema\": ")
+expect_gate(1 "a malformed record beside a passing one" --results ${bad} --hash ${original} --hash-v2 ${original_v2})
 
 expect_gate(1 "no results folder at all" --results ${WORK}/nothing-here --hash ${original})
 
-# A real record from the verifier's CPU model carries this build's hash but must not gate.
-set(model ${WORK}/model/results/cpu-model/run)
+# A real record from the verifier's CPU model carries this build's hashes but must not gate;
+# its folder holds the compact record, which the gate reads first.
+set(model ${WORK}/model/results/cpu-model/verify/2026-01-01T000000Z_model)
 execute_process(COMMAND ${ADALOAD} verify --cpu-model --grid smoke --seed 3 --threads 2
                         --out ${model}
                 RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
-if(NOT rc EQUAL 0 OR NOT EXISTS ${model}/verify.json OR NOT EXISTS ${model}/meta.json)
+if(NOT rc EQUAL 0 OR NOT EXISTS ${model}/verify.json OR NOT EXISTS ${model}/verify-summary.json
+   OR NOT EXISTS ${model}/meta.json)
   message(FATAL_ERROR "adaload verify --cpu-model --out ${model} failed (exit ${rc}): ${err}")
 endif()
-expect_gate(1 "a CPU-model record" --results ${WORK}/model/results --hash ${original})
+expect_gate(1 "a CPU-model record" --results ${WORK}/model/results --hash ${original} --hash-v2 ${original_v2})
+file(READ ${model}/verify-summary.json compact)
+if(NOT compact MATCHES "\"hash_scheme\": 2" OR NOT compact MATCHES "\"groups\"" OR compact MATCHES "\"cases\": \\[")
+  message(FATAL_ERROR "${model}/verify-summary.json is not a compact scheme-2 record")
+endif()

@@ -27,6 +27,8 @@
 #include "ada_output.h"
 #include "ada_util.h"
 #include "build_info.h"
+#include "catalog.h"
+#include "kernel_hash_v2.h"
 #include "run_sysinfo.h"
 
 #if ADALOAD_HAVE_CUDA
@@ -177,6 +179,7 @@ static json_t *meta_object(const char *root, const char *cmdline, const char *te
     if (testbed) json_object_set_new(m, "testbed", json_string(testbed));
     json_object_set_new(m, "command_line", json_string(cmdline ? cmdline : ""));
     json_object_set_new(m, "kernel_source_hash", json_string(ADALOAD_KERNEL_HASH));
+    json_object_set_new(m, "kernel_source_hash_v2", json_string(ADALOAD_KERNEL_HASH_V2));
     json_object_set_new(m, "sysinfo", ada_sysinfo());
     return m;
 }
@@ -197,10 +200,11 @@ int ada_run_write_meta(const char *dir, const char *root, const char *cmdline)
     return rc;
 }
 
-int ada_run_new(const char *root, const char *testbed, const char *cmdline,
-                        char *dir_out, size_t n)
+int ada_run_new(const char *root, const char *testbed, const char *kind, const char *cmdline,
+                char *dir_out, size_t n)
 {
-    if (!root || !testbed || !dir_out || n == 0 || !*testbed || strchr(testbed, '/')) {
+    if (!root || !testbed || !kind || !dir_out || n == 0 || !*testbed || strchr(testbed, '/') ||
+        !cat_is_kind(kind)) {
         errno = EINVAL;
         return -1;
     }
@@ -211,7 +215,7 @@ int ada_run_new(const char *root, const char *testbed, const char *cmdline,
     else strcpy(sha7, "nogit");
 
     char parent[4200];
-    if (snprintf(parent, sizeof parent, "%s/results/%s", root, testbed) >= (int)sizeof parent) {
+    if (snprintf(parent, sizeof parent, "%s/results/%s/%s", root, testbed, kind) >= (int)sizeof parent) {
         errno = ENAMETOOLONG;
         return -1;
     }
@@ -254,4 +258,12 @@ int ada_run_new(const char *root, const char *testbed, const char *cmdline,
     }
     snprintf(dir_out, n, "%s", dir);
     return 0;
+}
+
+int ada_run_index(const char *root, const char *dir, char *err, size_t n)
+{
+    char results[4200], rel[4200];
+    snprintf(results, sizeof results, "%s/results", root);
+    if (cat_relpath(results, dir, rel, sizeof rel) != CAT_OK) return 1;
+    return cat_append(results, rel, err, n) == CAT_OK ? 0 : -1;
 }

@@ -60,9 +60,9 @@ Test(results, new_run_writes_meta_from_env_without_git)
     setenv("ADALOAD_GIT_SHA", "0123456789abcdef0123456789abcdef01234567", 1);
     setenv("ADALOAD_GIT_DIRTY", "1", 1);
     char dir[1024], dir2[1024];
-    cr_assert_eq(ada_run_new(root, "nvidia-test", "adaload test --x", dir, sizeof dir), 0,
+    cr_assert_eq(ada_run_new(root, "nvidia-test", "bench", "adaload test --x", dir, sizeof dir), 0,
                  "errno %d", errno);
-    cr_expect(strstr(dir, "/results/nvidia-test/") != NULL, "%s", dir);
+    cr_expect(strstr(dir, "/results/nvidia-test/bench/") != NULL, "%s", dir);
     cr_expect(strstr(dir, "_0123456") != NULL, "sha7 in the folder name: %s", dir);
     json_t *m = load_meta(dir);
     cr_expect_str_eq(json_string_value(json_object_get(m, "git_sha")),
@@ -71,9 +71,20 @@ Test(results, new_run_writes_meta_from_env_without_git)
     cr_expect_str_eq(json_string_value(json_object_get(m, "command_line")), "adaload test --x");
     cr_expect(json_is_object(json_object_get(m, "sysinfo")));
     cr_expect(json_is_string(json_object_get(m, "date")));
+    cr_expect_eq(strlen(json_string_value(json_object_get(m, "kernel_source_hash_v2"))), 64);
     json_decref(m);
+    /* Finished, it goes into results/index.jsonl once; a folder outside the layout does not. */
+    char err[512];
+    cr_assert_eq(ada_run_index(root, dir, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(ada_run_index(root, dir, err, sizeof err), -1, "indexed twice");
+    cr_expect_eq(ada_run_index(root, root, err, sizeof err), 1, "not a run folder of the layout");
+    char idx[1200];
+    snprintf(idx, sizeof idx, "%s/results/index.jsonl", root);
+    json_t *lines = json_load_file(idx, JSON_DISABLE_EOF_CHECK, NULL);
+    cr_expect_str_eq(json_string_value(json_object_get(lines, "kind")), "bench");
+    json_decref(lines);
     /* A second run right away gets its own folder: a run folder is never reused. */
-    cr_assert_eq(ada_run_new(root, "nvidia-test", "again", dir2, sizeof dir2), 0);
+    cr_assert_eq(ada_run_new(root, "nvidia-test", "bench", "again", dir2, sizeof dir2), 0);
     cr_expect_str_neq(dir, dir2);
     unsetenv("ADALOAD_GIT_SHA");
     unsetenv("ADALOAD_GIT_DIRTY");
@@ -93,7 +104,7 @@ Test(results, exported_sha_wins_over_a_git_checkout)
     setenv("ADALOAD_GIT_SHA", "fedcba9876543210fedcba9876543210fedcba98", 1);
     setenv("ADALOAD_GIT_DIRTY", "0", 1);
     char dir[1400];
-    cr_assert_eq(ada_run_new(repo, "nvidia-test", "x", dir, sizeof dir), 0);
+    cr_assert_eq(ada_run_new(repo, "nvidia-test", "bench", "x", dir, sizeof dir), 0);
     cr_expect(strstr(dir, "_fedcba9") != NULL, "the exported sha names the folder: %s", dir);
     json_t *m = load_meta(dir);
     cr_expect_str_eq(json_string_value(json_object_get(m, "git_sha")),
@@ -104,7 +115,7 @@ Test(results, exported_sha_wins_over_a_git_checkout)
     unsetenv("ADALOAD_GIT_SHA");
     unsetenv("ADALOAD_GIT_DIRTY");
     /* Without the variable the checkout's own HEAD is used. */
-    cr_assert_eq(ada_run_new(repo, "nvidia-test", "y", dir, sizeof dir), 0);
+    cr_assert_eq(ada_run_new(repo, "nvidia-test", "bench", "y", dir, sizeof dir), 0);
     m = load_meta(dir);
     cr_expect_str_eq(json_string_value(json_object_get(m, "git_source")), "git");
     cr_expect_str_neq(json_string_value(json_object_get(m, "git_sha")),
@@ -115,9 +126,10 @@ Test(results, exported_sha_wins_over_a_git_checkout)
 Test(results, bad_arguments_fail_cleanly)
 {
     char dir[1024];
-    cr_expect_eq(ada_run_new(root, "a/b", "", dir, sizeof dir), -1, "testbed with '/'");
-    cr_expect_eq(ada_run_new(root, "", "", dir, sizeof dir), -1, "empty testbed");
+    cr_expect_eq(ada_run_new(root, "a/b", "bench", "", dir, sizeof dir), -1, "testbed with '/'");
+    cr_expect_eq(ada_run_new(root, "", "bench", "", dir, sizeof dir), -1, "empty testbed");
+    cr_expect_eq(ada_run_new(root, "tb", "benchmarks", "", dir, sizeof dir), -1, "not a kind of run");
     char small[8];
-    cr_expect_eq(ada_run_new(root, "tb", "", small, sizeof small), -1, "dir_out too small");
-    cr_expect_eq(ada_run_new("/proc/definitely/not/writable", "tb", "", dir, sizeof dir), -1);
+    cr_expect_eq(ada_run_new(root, "tb", "bench", "", small, sizeof small), -1, "dir_out too small");
+    cr_expect_eq(ada_run_new("/proc/definitely/not/writable", "tb", "bench", "", dir, sizeof dir), -1);
 }
