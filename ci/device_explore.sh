@@ -11,7 +11,9 @@
 #   3. Nsight Compute (clocks left alone) on one launch of each "build:kernel:benchmark" in
 #      EXPLORE_NCU (speed of light, memory, scheduler, warp stalls, occupancy) into
 #      $OUT/ncu.txt.
-# Then, here: tar xzf explore.tgz; .devbundle/adaload compare exp-1-base exp-1-<tag>.
+# Then, here: tar xzf explore.tgz; .devbundle/adaload compare exp-1-base exp-1-<tag>. To
+# keep it: unpack into results/<testbed>/explore/<UTC time>/ (beside explore.log, ncu.txt)
+# and `adaload results add` that folder (results/index.jsonl).
 set -uo pipefail
 . "$(dirname "$0")/device_env.sh"
 filter=${EXPLORE_FILTER:-'^lnmod_fwd/dtile/(bf16-f32-bf16/sample/D(1536|3072|5120)|f32-f32-f32/sample/D1536)/rows(32760|75600)$'}

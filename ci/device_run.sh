@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # ci/device_run.sh MODE -- run on a GPU machine after ci/device_bundle.sh built .devbundle/
-# here. Writes run folders under results/<gpu>/ and packs every new
-# run folder into $OUT/results.tgz (the device tool brings $OUT back).
+# here. Writes run folders under results/<gpu>/<kind>/ (verify, bench, regression-check),
+# each added to results/index.jsonl, and packs every new run folder and the index into
+# $OUT/results.tgz (the device tool brings $OUT back; here, after unpacking, `adaload results
+# check` says whether the index agrees, `adaload results index` rebuilds it). The full
+# per-case verify.json stays out of git (.gitignore): verify-summary.json is the record.
 #   MODE quick  env, verify --grid quick for every variant, bench --set quick
 #   MODE verify env, verify --grid full --sanitizers (the CI gate's record)
 #   MODE bench  bench --set wan (every shape), bench --set wan --with-peers on the shapes of
@@ -28,7 +31,7 @@ case "$mode" in
     log bench wan bar shapes with peers
     $ada bench --set wan --with-peers --filter 'rows(32760|75600)$'; echo "bench peers rc=$?"
     log "regression check: normal build twice, then the slowed build (dtile does its work twice)"
-    rc_dir=results/regression-check/$(date -u +%Y-%m-%dT%H%M%SZ)
+    rc_dir=results/$($ada results testbed)/regression-check/$(date -u +%Y-%m-%dT%H%M%SZ)
     mkdir -p "$rc_dir"
     f='^(lnmod_fwd/dtile|copy)/'
     $ada bench --set quick --repetitions 9 --filter "$f" --out "$rc_dir/normal" >/dev/null; echo "bench normal rc=$?"
@@ -36,10 +39,12 @@ case "$mode" in
     .devbundle/adaload-slow bench --set quick --repetitions 9 --filter "$f" --out "$rc_dir/slowed" >/dev/null; echo "bench slowed rc=$?"
     $ada compare "$rc_dir/normal" "$rc_dir/normal-again" | tee "$rc_dir/compare-same.txt"; echo "compare same build rc=${PIPESTATUS[0]} (want 0)"
     $ada compare "$rc_dir/normal" "$rc_dir/slowed" | tee "$rc_dir/compare-slowed.txt"; echo "compare slowed rc=${PIPESTATUS[0]} (want 1)"
+    $ada results add "$rc_dir"; echo "results add rc=$?"
     ;;
 esac
 find results -name meta.json | sort | comm -13 "$before" - | xargs -r -n1 dirname >"$out/new_runs.txt"
 [ -n "${rc_dir:-}" ] && echo "$rc_dir" >>"$out/new_runs.txt"
 cp "$out/new_runs.txt" "$out/new_runs.list"
+echo results/index.jsonl >>"$out/new_runs.txt"
 tar czf "$out/results.tgz" -T "$out/new_runs.txt" 2>/dev/null
 log packed "$(wc -l <"$out/new_runs.txt")" run folders
