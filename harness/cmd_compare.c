@@ -24,7 +24,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: adaload compare A B [--threshold PCT] [--alpha A]\n"
-            "  A, B: run folders (results/<testbed>/<run>/) or Google Benchmark JSON files.\n"
+            "  A, B: run folders (results/<testbed>/bench/<run>/) or Google Benchmark JSON files.\n"
             "  Per benchmark in both: median of A and B, B/A, Mann-Whitney U p-value over the\n"
             "  repetitions, verdict: slower if p < alpha and B/A > 1 + PCT/100, faster if\n"
             "  p < alpha and B/A < 1 - PCT/100, else same.\n"

@@ -142,7 +142,7 @@ int cmd_report(int argc, char **argv)
         return ADA_EXIT_OK;
     }
     if (r != CLI_OK) return ADA_EXIT_USAGE;
-    if (!run) return ada_usage_error("report", "give a run folder (results/<testbed>/<run>/)");
+    if (!run) return ada_usage_error("report", "give a run folder (results/<testbed>/bench/<run>/)");
     if (!sweep && (shape || out)) return ada_usage_error("report", "--shape and --out go with --sweep");
     return sweep ? sweep_report(run, &want, shape, out) : report(run, &want);
 }

@@ -72,7 +72,7 @@ static int parse_opts(int argc, char **argv, vopts *o)
         {.name = "--seed", .kind = CLI_KIND_U64, .dst = &o->seed, .ihi = INT64_MAX, .given = &o->seed_given,
          .what = "a whole number in [0, 2^63)", .meta = "N", .help = "input seed (default from the clock; always printed)"},
         CLI_I64("--threads", &o->threads, 1, VERIFY_MAX_THREADS, "N", "CPU threads for inputs/reference/comparison (default: online CPUs)"),
-        CLI_STR("--out", &o->out, "DIR", "write the record into DIR (default a new results/<gpu>/<run>/)"),
+        CLI_STR("--out", &o->out, "DIR", "write the record into DIR (default a new results/<gpu>/verify/<run>/)"),
         CLI_FLAG("--no-record", &o->no_record, "print only, write nothing"),
         CLI_FLAG("--sanitizers", &o->sanitizers, "after the grid, run the quick grid under compute-sanitizer"),
         CLI_I64("--sanitizer-timeout", &o->sanitizer_timeout, 1, 86400, "S", "seconds allowed per sanitizer run (default 420)"),
