@@ -2,9 +2,10 @@
 # ci/setup.sh -- install what adaload needs from Debian packages; idempotent (skips what is
 # present, runs apt-get only when something is missing). The CUDA toolkit is optional and is
 # never installed here: with it the GPU kernels are built, without it everything else is.
+# chromium (headless) and a font are for the dashboard's browser test (dashboard_browser).
 set -euo pipefail
 pkgs=(cmake make gcc g++ pkg-config libopenblas-dev libcriterion-dev libbenchmark-dev
-      libjansson-dev python3)
+      libjansson-dev python3 chromium fonts-dejavu-core)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -114,14 +114,15 @@ static dash_status add_bench(const char *results, const cat_run *r, tb_state *st
     int ok = head && !json_object_set_new(head, "set", json_string(set ? set : "")) &&
              !json_object_set_new(head, "with_peers", json_boolean(stat(pj, &sb) == 0)) &&
              !json_array_append_new(json_object_get(st->tb, "bench_runs"), head);
-    json_decref(b);
+    int sweep = set && !strcmp(set, "sweep");
+    json_decref(b); /* set points into b */
     ok = ok && add_series(json_object_get(st->tb, "series"), &s, i) == 0;
     if (ok && i > 0)
         ok = compare_runs(&st->prev, &s, i - 1, i, o, json_object_get(st->tb, "compares"),
                           json_object_get(st->tb, "regressions")) == 0;
     if (ok) {
         json_object_set_new(st->tb, "latest", json_integer(i));
-        if (set && !strcmp(set, "sweep")) json_object_set_new(st->tb, "sweep", json_integer(i));
+        if (sweep) json_object_set_new(st->tb, "sweep", json_integer(i));
     }
     ada_bench_set_free(&st->prev);
     st->prev = s;

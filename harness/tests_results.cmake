@@ -1,8 +1,17 @@
 # tests_results.cmake -- `adaload results` and `adaload dashboard`:
 #   results_index      the committed results/index.jsonl agrees with the committed run folders
 #   results_cli        the subcommands on a synthetic tree (catalog/test_results_cli.cmake)
+#   nightly_plan, nightly_nogpu  ci/nightly.sh without a GPU (ci/test_nightly.cmake)
 add_test(NAME results_index COMMAND adaload results check)
 add_test(NAME results_cli
          COMMAND ${CMAKE_COMMAND} -DADALOAD=$<TARGET_FILE:adaload>
                  -DWORK=${CMAKE_CURRENT_BINARY_DIR}/results_cli
                  -P ${PROJECT_SOURCE_DIR}/catalog/test_results_cli.cmake)
+# ci/nightly.sh's logic without a GPU: the plan (--dry-run) and the no-GPU exit (77).
+foreach(mode plan nogpu)
+  add_test(NAME nightly_${mode}
+           COMMAND ${CMAKE_COMMAND} -DNIGHTLY=${PROJECT_SOURCE_DIR}/ci/nightly.sh -DBUILD=${PROJECT_BINARY_DIR}
+                   -DRESULTS=${PROJECT_SOURCE_DIR}/results -DMODE=${mode}
+                   -P ${PROJECT_SOURCE_DIR}/ci/test_nightly.cmake)
+endforeach()
+set_tests_properties(nightly_nogpu PROPERTIES SKIP_REGULAR_EXPRESSION "skipped: a GPU is here")

@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""test_browser.py -- `adaload dashboard` in a real browser (CTest: dashboard_browser).
+
+    python3 dashboard/test_browser.py --adaload build/adaload --results results --work DIR
+
+Builds two sites -- one from the committed results/, one from a synthetic history (three
+bench runs of one testbed; dtile is 20% slower in the last one, naive is not) -- loads each
+in headless Chromium from file:// and checks in the DOM that the page ran to its end
+(<html data-ready="1">), recorded no error (data-errors="0", and Chromium logged no console
+message), drew every chart (each figure.chart has data-rendered="1" and at least one mark),
+references nothing outside its folder, and, for the synthetic one, flagged the planted
+regression (a table row and a ring on the chart, for dtile only). Screenshots of both go to
+DIR (dashboard-committed.png, dashboard-synthetic.png). Only the standard library is used.
+Exit 0 passed, 1 a check failed, 77 no Chromium here (ci/setup.sh installs it).
+"""
+import argparse
+import html.parser
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+PLANTED = "lnmod_fwd/dtile/bf16-f32-bf16/sample/D1536/rows32760"
+STEADY = "lnmod_fwd/naive/bf16-f32-bf16/sample/D1536/rows32760"
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+class Dom(html.parser.HTMLParser):
+    """The elements the checks need: their tag and attributes, in document order."""
+
+    def __init__(self):
+        super().__init__()
+        self.elements = []
+
+    def handle_starttag(self, tag, attrs):
+        self.elements.append((tag, dict(attrs)))
+
+    def all(self, tag=None, cls=None):
+        out = []
+        for t, a in self.elements:
+            if tag and t != tag:
+                continue
+            if cls and cls not in a.get("class", "").split():
+                continue
+            out.append(a)
+        return out
+
+
+def chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def browser(exe, url, extra, timeout=120):
+    args = [exe, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+            "--no-first-run", "--disable-extensions", "--enable-logging=stderr", "--v=0",
+            "--virtual-time-budget=15000"] + extra + [url]
+    env = dict(os.environ, HOME=os.environ.get("HOME", "/tmp"))
+    p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout, env=env)
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+def write(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def synthetic(root):
+    """Three bench runs and a verification record of testbed synth-gpu."""
+    runs = [("2026-01-01T000000Z_aaaaaaa", 55.0), ("2026-01-02T000000Z_bbbbbbb", 55.2),
+            ("2026-01-03T000000Z_ccccccc", 66.0)]
+    for run, dtile_us in runs:
+        d = os.path.join(root, "synth-gpu", "bench", run)
+        sha = run.split("_")[1] * 5
+        write(os.path.join(d, "meta.json"), json.dumps(
+            {"git_sha": sha[:40], "git_dirty": False, "kernel_source_hash": "ab" * 32,
+             "command_line": "adaload bench --set wan"}))
+        bench = []
+        for name, us in ((PLANTED, dtile_us), (STEADY, 110.0), ("copy/bytes201289728", 50.0)):
+            for k in range(9):
+                bench.append({"name": name, "run_name": name, "run_type": "iteration", "repetitions": 9,
+                              "repetition_index": k, "iterations": 1, "real_time": us * (1 + 0.001 * (k - 4)),
+                              "time_unit": "us", "pct_copy_bw": 100.0 * 50.0 / us})
+        write(os.path.join(d, "bench.json"), json.dumps({"context": {"adaload_set": "wan"}, "benchmarks": bench}))
+    d = os.path.join(root, "synth-gpu", "verify", "2026-01-01T000000Z_aaaaaaa")
+    write(os.path.join(d, "meta.json"), json.dumps({"git_sha": "a" * 40, "git_dirty": False,
+                                                   "kernel_source_hash": "ab" * 32, "command_line": "v"}))
+    write(os.path.join(d, "verify.json"), json.dumps({
+        "schema": "adaload.verify/1", "kernel_source_hash": "ab" * 32, "backend": "cuda", "grid": "full",
+        "cases": [{"pass": True}], "summary": {"cases": 1, "passed": 1}, "all_passed": True,
+        "sanitizers": {t: "clean" for t in ("memcheck", "racecheck", "initcheck", "synccheck")}}))
+
+
+def check_site(exe, site, shot, what):
+    url = "file://" + os.path.abspath(os.path.join(site, "index.html"))
+    rc, dom_text, err = browser(exe, url, ["--dump-dom"])
+    if rc != 0 or "<html" not in dom_text:
+        fail("%s: chromium --dump-dom exited %d\n%s" % (what, rc, err[-2000:]))
+    console = [l for l in err.splitlines() if ":CONSOLE(" in l or "Uncaught" in l]
+    if console:
+        fail("%s: the page logged to the console:\n%s" % (what, "\n".join(console[:10])))
+    dom = Dom()
+    dom.feed(dom_text)
+    root = dom.all("html")[0]
+    if root.get("data-ready") != "1":
+        fail("%s: app.js did not run to its end (no data-ready)" % what)
+    if root.get("data-errors") != "0":
+        fail("%s: the page recorded %s error(s)" % (what, root.get("data-errors")))
+    charts = dom.all("figure", "chart")
+    if not charts or len(charts) != int(root.get("data-charts", "-1")):
+        fail("%s: %d charts in the DOM, the page counted %s" % (what, len(charts), root.get("data-charts")))
+    for c in charts:
+        if c.get("data-rendered") != "1" or int(c.get("data-points", "0")) < 1:
+            fail("%s: chart %s was not drawn (%s)" % (what, c.get("data-chart"), c))
+    if len(dom.all("details", "table-view")) < len(charts):
+        fail("%s: a chart without its table view" % what)
+    for t, a in dom.elements:
+        for k in ("src", "href"):
+            v = a.get(k, "")
+            if "://" in v or v.startswith("//"):
+                fail("%s: <%s %s=%s> reaches outside the site folder" % (what, t, k, v))
+    rc, _, err = browser(exe, url, ["--screenshot=" + shot, "--window-size=1400,2600", "--hide-scrollbars"])
+    with open(shot, "rb") as f:
+        head = f.read(8)
+    if rc != 0 or head != b"\x89PNG\r\n\x1a\n" or os.path.getsize(shot) < 10000:
+        fail("%s: no screenshot (%d)\n%s" % (what, rc, err[-1000:]))
+    print("ok: %s: %d charts drawn, no console message, screenshot %s" % (what, len(charts), shot))
+    return dom
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--adaload", required=True)
+    ap.add_argument("--results", required=True, help="the committed results/ folder")
+    ap.add_argument("--work", required=True, help="scratch folder; the screenshots stay here")
+    a = ap.parse_args()
+    exe = chromium()
+    if not exe:
+        print("skipped: no chromium here (ci/setup.sh installs Debian's chromium)")
+        return 77
+    shutil.rmtree(a.work, ignore_errors=True)
+    os.makedirs(a.work)
+
+    site = os.path.join(a.work, "committed-site")
+    subprocess.run([a.adaload, "dashboard", "--results", a.results, "--out", site], check=True,
+                   stdout=subprocess.DEVNULL)
+    dom = check_site(exe, site, os.path.join(a.work, "dashboard-committed.png"), "committed results")
+    beds = [x.get("data-testbed") for x in dom.all("section", "testbed")]
+    if "nvidia-h200" not in beds:
+        fail("committed results: no nvidia-h200 section (%s)" % beds)
+    history = [c for c in dom.all("figure", "chart") if c.get("data-chart", "").startswith("history-")]
+    if len(history) < 10:
+        fail("committed results: only %d history charts" % len(history))
+    if not [r for r in dom.all("tr", "verify-status") if r.get("data-gate") == "1"]:
+        fail("committed results: no verification record shown as passing the gate for this tree")
+
+    synth = os.path.join(a.work, "synthetic", "results")
+    synthetic(synth)
+    site = os.path.join(a.work, "synthetic-site")
+    subprocess.run([a.adaload, "dashboard", "--results", synth, "--out", site], check=True,
+                   stdout=subprocess.DEVNULL)
+    dom = check_site(exe, site, os.path.join(a.work, "dashboard-synthetic.png"), "synthetic history")
+    rows = dom.all("tr", "regression")
+    flagged = sorted(set(r.get("data-name") for r in rows if r.get("data-name")))
+    if flagged != [PLANTED]:
+        fail("synthetic history: flagged %s, want only %s" % (flagged, PLANTED))
+    if [r for r in rows if r.get("data-name") and r.get("data-run") != "2026-01-03T000000Z_ccccccc"]:
+        fail("synthetic history: the regression is flagged on the wrong run")
+    rings = [x.get("data-name") for x in dom.all("circle", "regression-point")]
+    if PLANTED not in rings or STEADY in rings:
+        fail("synthetic history: the chart rings %s, want %s" % (rings, PLANTED))
+    print("ok: synthetic history: the planted regression (%s) is flagged in the table and on its chart" % PLANTED)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
