@@ -18,9 +18,9 @@ if(MODE STREQUAL "plan")
     message(FATAL_ERROR "--dry-run exited ${rc}: ${err}")
   endif()
   set(at -1)
-  foreach(s "(verify): .*verify --grid full --sanitizers" "(gate): " "(bench-wan): .*--set wan --with-peers"
-            "(bench-sweep): .*--set sweep" "(planner): .*--kind planner" "(compare): .* compare "
-            "(index): .*results check" "(dashboard): .*dashboard --out ")
+  foreach(s "[(]verify[)]: .*verify --grid full --sanitizers" "[(]gate[)]: " "[(]bench-wan[)]: .*--set wan --with-peers"
+            "[(]bench-sweep[)]: .*--set sweep" "[(]planner[)]: .*--kind planner" "[(]compare[)]: .* compare "
+            "[(]index[)]: .*results check" "[(]dashboard[)]: .*dashboard --out ")
     string(REGEX MATCH "would run ${s}" m "${out}")
     if(NOT m)
       message(FATAL_ERROR "the plan has no step matching 'would run ${s}':\n${out}")
