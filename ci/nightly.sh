@@ -4,7 +4,9 @@
 #   2. verify --grid full --sanitizers          -> results/<gpu>/verify/<run>/
 #   3. bench --set wan --with-peers              -> results/<gpu>/bench/<run>/
 #      bench --set sweep                         -> results/<gpu>/bench/<run>/
-#      bench --no-gpu --filter ^cpu/planner/ --kind planner -> results/<gpu>/planner/<run>/
+#      the planner: plan summaries of the default manifest under both policies (simulated
+#      metrics) and bench --no-gpu --filter ^cpu/planner/ (CPU speed), one run folder
+#      results/<gpu>/planner/<run>/, indexed once complete;
 #   4. compare the new wan run with the previous wan run of the same testbed (the newest
 #      before this job in results/index.jsonl), and adaload results check;
 #   5. the dashboard into SITE (see README, "Publishing the dashboard").
@@ -89,7 +91,20 @@ step verify "$ada" verify --grid full --sanitizers
 step gate "$ada" gate
 step bench-wan "$ada" bench --set wan --with-peers
 step bench-sweep "$ada" bench --set sweep
-step planner "$ada" bench --set wan --no-gpu --filter '^cpu/planner/' --kind planner
+# One planner run folder, made whole before it is indexed: the plans' simulated metrics,
+# then the planner's CPU speed.
+stamp=$(date -u +%Y-%m-%dT%H%M%SZ)_$(git -C "$root" rev-parse --short=7 HEAD 2>/dev/null || echo nogit)
+pdir=$root/results/$tb/planner/$stamp
+if [ $dry -eq 1 ] || mkdir -p "$pdir"; then
+  for pol in equal-token dual; do
+    step plan-$pol "$ada" plan --policy $pol --summary-json "$pdir/plan-$pol.json"
+  done
+  step planner "$ada" bench --set wan --no-gpu --filter '^cpu/planner/' --kind planner --out "$pdir"
+  step planner-index "$ada" results add "$pdir"
+else
+  log "planner: cannot create $pdir"
+  broken=1
+fi
 
 if [ $dry -eq 1 ]; then
   echo "would run (compare): $ada compare results/$tb/bench/<previous wan run> results/$tb/bench/<tonight's wan run>"

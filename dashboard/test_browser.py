@@ -4,7 +4,8 @@
     python3 dashboard/test_browser.py --adaload build/adaload --results results --work DIR
 
 Builds two sites -- one from the committed results/, one from a synthetic history (three
-bench runs of one testbed; dtile is 20% slower in the last one, naive is not) -- loads each
+bench runs of one testbed; dtile is 20% slower in the last one, naive is not; a planner run
+with a plan summary) -- loads each
 in headless Chromium from file:// and checks in the DOM that the page ran to its end
 (<html data-ready="1">), recorded no error (data-errors="0", and Chromium logged no console
 message), drew every chart (each figure.chart has data-rendered="1" and at least one mark),
@@ -91,6 +92,15 @@ def synthetic(root):
                               "repetition_index": k, "iterations": 1, "real_time": us * (1 + 0.001 * (k - 4)),
                               "time_unit": "us", "pct_copy_bw": 100.0 * 50.0 / us})
         write(os.path.join(d, "bench.json"), json.dumps({"context": {"adaload_set": "wan"}, "benchmarks": bench}))
+    d = os.path.join(root, "synth-gpu", "planner", "2026-01-03T010000Z_ccccccc")
+    write(os.path.join(d, "meta.json"), json.dumps({"git_sha": "c" * 40, "git_dirty": False,
+                                                   "kernel_source_hash": "ab" * 32, "command_line": "p"}))
+    bench = [{"name": "cpu/planner/%s/samples100000" % pol, "run_name": "cpu/planner/%s/samples100000" % pol,
+              "run_type": "iteration", "repetition_index": k, "real_time": 14000.0 + k, "time_unit": "us",
+              "seconds_per_10M": 1.4, "bytes_per_sample": 33.8} for pol in ("equal-token", "dual") for k in range(3)]
+    write(os.path.join(d, "bench.json"), json.dumps({"context": {"adaload_set": "wan"}, "benchmarks": bench}))
+    write(os.path.join(d, "plan-dual.json"), json.dumps({"policy": "dual", "assign": "random", "model": "wan2.1-14b",
+        "gpus": 16, "metrics": {"epoch_idle_fraction": 0.338, "vram_util_mean": 0.846, "samples_per_s": 0.274}}))
     d = os.path.join(root, "synth-gpu", "verify", "2026-01-01T000000Z_aaaaaaa")
     write(os.path.join(d, "meta.json"), json.dumps({"git_sha": "a" * 40, "git_dirty": False,
                                                    "kernel_source_hash": "ab" * 32, "command_line": "v"}))
@@ -178,6 +188,11 @@ def main():
     rings = [x.get("data-name") for x in dom.all("circle", "regression-point")]
     if PLANTED not in rings or STEADY in rings:
         fail("synthetic history: the chart rings %s, want %s" % (rings, PLANTED))
+    planner = [c for c in dom.all("figure", "chart") if c.get("data-chart", "").startswith("planner-speed/")]
+    if len(planner) != 1 or int(planner[0].get("data-points", "0")) != 2:
+        fail("synthetic history: the planner's speed chart is missing or incomplete (%s)" % planner)
+    if not dom.all("table", "plans"):
+        fail("synthetic history: no table of the plans' simulated metrics")
     print("ok: synthetic history: the planted regression (%s) is flagged in the table and on its chart" % PLANTED)
     return 0
 
