@@ -307,3 +307,30 @@ Test(catalog, prune_policy)
     cr_assert_eq(cat_remove_run(at("r"), "gpu/../../x", err, sizeof err), CAT_BAD_ARG);
     cat_free(&c);
 }
+
+/* A record made after a comment-only kernel edit: its scheme-1 hash is not the tree's, its
+ * scheme-2 hash is; it is the tree's record, and an older one with neither is superseded. */
+Test(catalog, prune_matches_scheme_2)
+{
+    verify("r/gpu/verify/2026-01-01T000000Z_old", "h0", "full", 1);
+    verify("r/gpu/verify/2026-01-02T000000Z_v2", "h-before-comment-edit", "full", 1);
+    put("r/gpu/verify/2026-01-02T000000Z_v2/meta.json",
+        "{\"git_sha\": \"2222222\", \"git_dirty\": false, \"command_line\": \"v\", \"kernel_source_hash\": "
+        "\"h-before-comment-edit\", \"kernel_source_hash_v2\": \"v2-of-tree\"}\n");
+    verify("r/gpu/verify/2026-01-03T000000Z_other", "h9", "full", 1);
+    cat_catalog c;
+    cr_assert_eq(cat_scan(at("r"), &c, err, sizeof err), CAT_OK, "%s", err);
+    cr_assert_eq(c.n, 3);
+    cr_assert_str_eq(c.run[1].kernel_hash_v2, "v2-of-tree");
+    cat_decision d[3];
+    cat_prune_opts o = {.hash_v1 = "h-tree", .hash_v2 = "v2-of-tree", .on_main = main_line};
+    cr_assert_eq(cat_prune_plan(&c, &o, d), CAT_OK);
+    cr_assert_eq(d[0].prune, 1, "%s", d[0].reason);
+    cr_assert_eq(d[1].prune, 0, "the tree's record by scheme 2: %s", d[1].reason);
+    cr_assert(strstr(d[1].reason, "this tree"), "%s", d[1].reason);
+    cr_assert_eq(d[2].prune, 0, "the newest record: %s", d[2].reason);
+    char *line = cat_run_line(&c.run[1]);
+    cr_assert(strstr(line, "\"kernel_hash_v2\":\"v2-of-tree\""), "%s", line);
+    free(line);
+    cat_free(&c);
+}

@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "cli_opts.h"
 #include "commands.h"
+#include "kernel_hash_v2.h"
 #include "run_sysinfo.h"
 
 int cmd_version(int argc, char **argv)
@@ -16,7 +17,7 @@ int cmd_version(int argc, char **argv)
     int r = cli_parse("version", opts, argc, argv, NULL, 0, NULL);
     if (r == CLI_HELP) {
         printf("usage: adaload version\n  prints adaload's version, its libraries' versions "
-               "and the kernel source hash\n");
+               "and the kernel source hashes (schemes 1 and 2)\n");
         return ADA_EXIT_OK;
     }
     if (r != CLI_OK) return ADA_EXIT_USAGE;
@@ -24,7 +25,8 @@ int cmd_version(int argc, char **argv)
     json_t *b = json_object_get(info, "build");
     json_t *libs = json_object_get(info, "libraries");
     printf("adaload %s\n", ADALOAD_VERSION);
-    printf("kernel sources  %s\n", ADALOAD_KERNEL_HASH);
+    printf("kernel sources  %s (scheme 1: bytes)\n", ADALOAD_KERNEL_HASH);
+    printf("                %s (scheme 2: code without comments and layout)\n", ADALOAD_KERNEL_HASH_V2);
     printf("gpu kernels     %s\n", ADALOAD_HAVE_CUDA ? "built (CUDA architectures " ADALOAD_CUDA_ARCHS ")"
                                                        : "not built (no CUDA toolkit)");
     printf("openblas        %s\n", ADALOAD_OPENBLAS_VERSION);
