@@ -30,7 +30,8 @@
   }
   function short(h) { return h ? String(h).slice(0, 8) : '-'; }
   function sha7(s) { return s ? String(s).slice(0, 7) : '-'; }
-  function runLabel(r) { return r.time.slice(5, 16).replace('T', ' ') + ' ' + sha7(r.git_sha); }
+  // Axis label of a run: its UTC date and time (the commit is in the tooltip and the table).
+  function runLabel(r) { return r.time.slice(5, 16).replace('T', ' '); }
 
   // ---- tooltip ---------------------------------------------------------------------------
   var tip = document.getElementById('tip');
@@ -120,10 +121,17 @@
     });
     svg.appendChild(sv('line', { 'class': 'axis', x1: L, x2: L, y1: T, y2: H - B }));
     svg.appendChild(sv('line', { 'class': 'axis', x1: L, x2: W - R, y1: H - B, y2: H - B }));
-    var every = Math.max(1, Math.ceil(nx / Math.max(1, Math.floor((W - L - R) / 95))));
-    spec.xs.forEach(function (lab, i) {
-      if (i % every && i !== nx - 1) return;
-      var tx = sv('text', { x: X(i), y: H - B + 14, 'text-anchor': 'middle' }); tx.textContent = lab; svg.appendChild(tx);
+    // Labels at least 140 px apart (a date and time is about 75 px), the last one always shown.
+    var step = (W - L - R) / Math.max(1, nx - 1), every = Math.max(1, Math.ceil(140 / step)), shown = [];
+    for (var k = 0; k < nx; k += every) shown.push(k);
+    if (nx > 1 && shown[shown.length - 1] !== nx - 1) {
+      if ((nx - 1 - shown[shown.length - 1]) * step < 140) shown.pop();
+      shown.push(nx - 1);
+    }
+    shown.forEach(function (i) {
+      // The end labels lean inwards so that they stay inside the chart.
+      var anchor = nx > 1 && i === 0 ? 'start' : nx > 1 && i === nx - 1 ? 'end' : 'middle';
+      var tx = sv('text', { x: X(i), y: H - B + 14, 'text-anchor': anchor }); tx.textContent = spec.xs[i]; svg.appendChild(tx);
     });
     var yl = sv('text', { x: 4, y: 12, 'text-anchor': 'start' });
     yl.textContent = spec.yLabel; svg.appendChild(yl);
@@ -421,7 +429,7 @@
     tb.planner.forEach(function (p) { p.benchmarks.forEach(function (b) { names[b.name] = true; }); });
     var ns = Object.keys(names).sort();
     if (ns.length) {
-      var xs = tb.planner.map(function (p) { return p.time.slice(5, 16).replace('T', ' ') + ' ' + sha7(p.git_sha); });
+      var xs = tb.planner.map(runLabel);
       var series = ns.map(function (n, j) {
         return { name: n.replace('cpu/planner/', ''), color: EXTRA[j % EXTRA.length], dashed: false, pts: tb.planner.map(function (p, i) {
           var b = p.benchmarks.filter(function (q) { return q.name === n; })[0];
@@ -474,7 +482,12 @@
   var app = document.getElementById('app');
   app.textContent = '';
   var nav = document.getElementById('testbeds');
-  D.testbeds.forEach(function (tb) {
+  // Testbeds with benchmark history first (the GPUs), then the others, each in name order.
+  var beds = D.testbeds.slice().sort(function (a, b) {
+    var ha = a.bench_runs.length > 0, hb = b.bench_runs.length > 0;
+    return ha !== hb ? (ha ? -1 : 1) : a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+  });
+  beds.forEach(function (tb) {
     var a = el('a', { href: '#tb-' + tb.name }, tb.name);
     nav.appendChild(a);
     var sec = el('section', { 'class': 'testbed', id: 'tb-' + tb.name, 'data-testbed': tb.name });
