@@ -5,7 +5,7 @@
 
 Builds two sites -- one from the committed results/, one from a synthetic history (three
 bench runs of one testbed; dtile is 20% slower in the last one, naive is not; a planner run
-with a plan summary) -- loads each
+with a plan summary; a sweep run) -- loads each
 in headless Chromium from file:// and checks in the DOM that the page ran to its end
 (<html data-ready="1">), recorded no error (data-errors="0", and Chromium logged no console
 message), drew every chart (each figure.chart has data-rendered="1" and at least one mark),
@@ -92,6 +92,16 @@ def synthetic(root):
                               "repetition_index": k, "iterations": 1, "real_time": us * (1 + 0.001 * (k - 4)),
                               "time_unit": "us", "pct_copy_bw": 100.0 * 50.0 / us})
         write(os.path.join(d, "bench.json"), json.dumps({"context": {"adaload_set": "wan"}, "benchmarks": bench}))
+    d = os.path.join(root, "synth-gpu", "bench", "2026-01-03T020000Z_ccccccc")
+    write(os.path.join(d, "meta.json"), json.dumps({"git_sha": "c" * 40, "git_dirty": False,
+                                                   "kernel_source_hash": "ab" * 32, "command_line": "s"}))
+    bench = []
+    for D in (256, 512, 4096):
+        for v, frac in (("naive", 0.4), ("dtile", 0.9)):
+            name = "lnmod_fwd/%s/bf16-f32-bf16/sample/D%d/rows32760" % (v, D)
+            bench += [{"name": name, "run_name": name, "run_type": "iteration", "repetition_index": k,
+                       "real_time": D / 100.0 / frac, "time_unit": "us", "pct_copy_bw": 100 * frac} for k in range(3)]
+    write(os.path.join(d, "bench.json"), json.dumps({"context": {"adaload_set": "sweep"}, "benchmarks": bench}))
     d = os.path.join(root, "synth-gpu", "planner", "2026-01-03T010000Z_ccccccc")
     write(os.path.join(d, "meta.json"), json.dumps({"git_sha": "c" * 40, "git_dirty": False,
                                                    "kernel_source_hash": "ab" * 32, "command_line": "p"}))
@@ -191,6 +201,9 @@ def main():
     planner = [c for c in dom.all("figure", "chart") if c.get("data-chart", "").startswith("planner-speed/")]
     if len(planner) != 1 or int(planner[0].get("data-points", "0")) != 2:
         fail("synthetic history: the planner's speed chart is missing or incomplete (%s)" % planner)
+    sweep = [c for c in dom.all("figure", "chart") if c.get("data-chart", "").startswith("sweep/")]
+    if len(sweep) != 1 or int(sweep[0].get("data-points", "0")) != 6:
+        fail("synthetic history: the sweep chart is missing or incomplete (%s)" % sweep)
     if not dom.all("table", "plans"):
         fail("synthetic history: no table of the plans' simulated metrics")
     print("ok: synthetic history: the planted regression (%s) is flagged in the table and on its chart" % PLANTED)

@@ -292,8 +292,11 @@
     var keys = Object.keys(shapes).sort(function (a, b) { return shapeOrder(shapes[a].shape, shapes[b].shape); });
     var byD = {};
     keys.forEach(function (k) { var d = shapeD(shapes[k].shape); (byD[d] = byD[d] || []).push(k); });
-    Object.keys(byD).sort(function (a, b) { return a - b; }).forEach(function (d) {
-      var det = el('details', { open: '' });
+    // Every group is drawn; with many hidden sizes (a sweep) only Wan's are open at first.
+    var ds = Object.keys(byD).sort(function (a, b) { return a - b; });
+    ds.forEach(function (d) {
+      var open = ds.length <= 6 || ['1536', '3072', '5120'].indexOf(d) >= 0;
+      var det = el('details', open ? { open: '' } : null);
       det.appendChild(el('summary', null, 'D = ' + d + ' (' + byD[d].length + ' shapes)'));
       var grid = el('div', { 'class': 'grid' });
       det.appendChild(grid);
