@@ -3,6 +3,7 @@
  * Micro-batches: the samples of each bucket (manifest order) are shuffled with the seed's
  * first stream, one Fisher-Yates pass per bucket in bucket order, and cut into pieces of B;
  * the last piece holds the rest (a tail, counted, never dropped and never padded).
+ * With metrics_only (the baselines) the samples are not ordered: only counts are needed.
  * Assignment, with the seed's second stream, step by step over `gpus` ranks:
  *   random       the sequence of buckets is a uniform shuffle of all micro-batches, so each
  *                rank's next micro-batch comes from a bucket drawn in proportion to the
@@ -12,12 +13,21 @@
  *   same-bucket  each step draws one bucket in proportion to the micro-batches it has left and
  *                every rank takes the bucket's next micro-batch; when fewer than `gpus` are
  *                left the remaining ranks idle for that step (Lhotse/NeMo synchronized buckets).
+ *   sorted-window, lpt, kk   the random sequence, reordered window by window (plan_window.c).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "ada_rng.h"
 #include "plan_internal.h"
+
+/* Seeds of the two random streams, derived from the user's seed so that the shuffles do not
+ * depend on the assignment mode nor the policy. */
+static uint64_t stream_seed(uint64_t seed, uint64_t stream)
+{
+    uint64_t x = seed ^ (0xA5A5A5A5A5A5A5A5ull * (stream + 1));
+    return ada_splitmix64(&x);
+}
 
 static void shuffle_u32(uint32_t *a, uint64_t n, ada_rng *rng)
 {
@@ -33,9 +43,10 @@ plan_status plan_make_microbatches(plan_result *r, const plan_manifest *mf, plan
                                    plan_error *err)
 {
     int64_t nb = r->nbuckets;
+    int with_order = !r->cfg.metrics_only;
     uint64_t *pos = plan_heap_alloc(h, (size_t)nb * 8 + 8);
-    r->order = plan_heap_alloc(h, (size_t)r->samples_planned * 4);
-    if (!pos || !r->order) {
+    r->order = with_order ? plan_heap_alloc(h, (size_t)r->samples_planned * 4) : NULL;
+    if (!pos || (with_order && !r->order)) {
         plan_heap_free(h, pos, (size_t)nb * 8 + 8);
         return plan_fail(err, PLAN_ERR_NOMEM, "out of memory for %lld samples", (long long)r->samples_planned);
     }
@@ -48,7 +59,7 @@ plan_status plan_make_microbatches(plan_result *r, const plan_manifest *mf, plan
         acc += (uint64_t)r->buckets[b].shape.samples;
         r->nmicro += r->buckets[b].microbatches;
     }
-    for (int64_t s = 0; s < mf->n; s++) {
+    for (int64_t s = 0; with_order && s < mf->n; s++) {
         uint32_t b = mf->bucket[s];
         if (!r->buckets[b].dropped) r->order[pos[b]++] = (uint32_t)s;
     }
@@ -58,7 +69,7 @@ plan_status plan_make_microbatches(plan_result *r, const plan_manifest *mf, plan
         return plan_fail(err, PLAN_ERR_NOMEM, "out of memory for %lld micro-batches", (long long)r->nmicro);
     }
     ada_rng rng;
-    ada_rng_seed(&rng, plan_stream_seed(r->cfg.seed, 0));
+    ada_rng_seed(&rng, stream_seed(r->cfg.seed, 0));
     uint64_t start = 0;
     int64_t k = 0;
     r->tail_microbatches = 0;
@@ -66,7 +77,7 @@ plan_status plan_make_microbatches(plan_result *r, const plan_manifest *mf, plan
         plan_bucket *bk = &r->buckets[b];
         if (bk->dropped) continue;
         uint64_t n = (uint64_t)bk->shape.samples;
-        shuffle_u32(r->order + start, n, &rng);
+        if (with_order) shuffle_u32(r->order + start, n, &rng);
         for (uint64_t off = 0; off < n; off += (uint64_t)bk->batch_size) {
             uint64_t left = n - off;
             uint32_t cnt = (uint32_t)(left < (uint64_t)bk->batch_size ? left : (uint64_t)bk->batch_size);
@@ -82,6 +93,48 @@ plan_status plan_make_microbatches(plan_result *r, const plan_manifest *mf, plan
     return PLAN_OK;
 }
 
+/* The random order: a uniform shuffle of all micro-batches gives the bucket sequence; each
+ * bucket's own micro-batches go in order (first[] is consumed). */
+static void random_sequence(const plan_result *r, uint64_t *first, ada_rng *rng, uint32_t *seq)
+{
+    for (int64_t i = 0; i < r->nmicro; i++) seq[i] = (uint32_t)i;
+    shuffle_u32(seq, (uint64_t)r->nmicro, rng);
+    for (int64_t i = 0; i < r->nmicro; i++) seq[i] = (uint32_t)first[r->micro[seq[i]].bucket]++;
+}
+
+static plan_status same_bucket(plan_result *r, uint64_t *first, ada_rng *rng, plan_heap *h,
+                               plan_error *err)
+{
+    int64_t nb = r->nbuckets, R = r->cfg.gpus;
+    int64_t bound = 0;
+    for (int64_t b = 0; b < nb; b++)
+        if (!r->buckets[b].dropped) bound += (r->buckets[b].microbatches + R - 1) / R;
+    r->slots = plan_heap_alloc(h, (size_t)(bound * R) * 4);
+    /* left[b]: micro-batches bucket b has not handed out yet. */
+    int64_t *left = plan_heap_alloc(h, (size_t)nb * 8 + 8);
+    if (!r->slots || !left) {
+        plan_heap_free(h, left, (size_t)nb * 8 + 8);
+        return plan_fail(err, PLAN_ERR_NOMEM, "out of memory for %lld steps", (long long)bound);
+    }
+    for (int64_t b = 0; b < nb; b++) left[b] = r->buckets[b].dropped ? 0 : r->buckets[b].microbatches;
+    uint64_t total = (uint64_t)r->nmicro;
+    int64_t s = 0;
+    while (total) {
+        uint64_t u = ada_rng_below(rng, total);
+        int64_t b = 0;
+        while (u >= (uint64_t)left[b]) u -= (uint64_t)left[b++];
+        int64_t take = left[b] < R ? left[b] : R;
+        uint32_t *row = r->slots + s * R;
+        for (int64_t i = 0; i < R; i++) row[i] = i < take ? (uint32_t)first[b]++ : PLAN_IDLE;
+        left[b] -= take;
+        total -= (uint64_t)take;
+        s++;
+    }
+    r->steps = s;
+    plan_heap_free(h, left, (size_t)nb * 8 + 8);
+    return PLAN_OK;
+}
+
 plan_status plan_assign_ranks(plan_result *r, plan_heap *h, plan_error *err)
 {
     int64_t nb = r->nbuckets, R = r->cfg.gpus;
@@ -94,54 +147,30 @@ plan_status plan_assign_ranks(plan_result *r, plan_heap *h, plan_error *err)
         if (!r->buckets[b].dropped) acc += (uint64_t)r->buckets[b].microbatches;
     }
     ada_rng rng;
-    ada_rng_seed(&rng, plan_stream_seed(r->cfg.seed, 1));
+    ada_rng_seed(&rng, stream_seed(r->cfg.seed, 1));
     plan_status st = PLAN_OK;
-    if (r->cfg.assign == PLAN_ASSIGN_RANDOM) {
+    if (r->cfg.assign == PLAN_ASSIGN_SAME_BUCKET) {
+        st = same_bucket(r, first, &rng, h, err);
+    } else if (r->cfg.assign == PLAN_ASSIGN_RANDOM) {
         r->steps = (r->nmicro + R - 1) / R;
         size_t nslots = (size_t)(r->steps * R);
         r->slots = plan_heap_alloc(h, nslots * 4);
         if (!r->slots) {
             st = plan_fail(err, PLAN_ERR_NOMEM, "out of memory for %lld steps", (long long)r->steps);
-            goto out;
+        } else {
+            random_sequence(r, first, &rng, r->slots);
+            for (size_t i = (size_t)r->nmicro; i < nslots; i++) r->slots[i] = PLAN_IDLE;
         }
-        for (int64_t i = 0; i < r->nmicro; i++) r->slots[i] = (uint32_t)i;
-        shuffle_u32(r->slots, (uint64_t)r->nmicro, &rng);
-        /* Keep the random bucket sequence, but take each bucket's micro-batches in order. */
-        for (int64_t i = 0; i < r->nmicro; i++) r->slots[i] = (uint32_t)first[r->micro[r->slots[i]].bucket]++;
-        for (size_t i = (size_t)r->nmicro; i < nslots; i++) r->slots[i] = PLAN_IDLE;
     } else {
-        int64_t bound = 0;
-        for (int64_t b = 0; b < nb; b++)
-            if (!r->buckets[b].dropped) bound += (r->buckets[b].microbatches + R - 1) / R;
-        r->slots = plan_heap_alloc(h, (size_t)(bound * R) * 4);
-        if (!r->slots) {
-            st = plan_fail(err, PLAN_ERR_NOMEM, "out of memory for %lld steps", (long long)bound);
-            goto out;
+        uint32_t *seq = plan_heap_alloc(h, (size_t)r->nmicro * 4);
+        if (!seq) {
+            st = plan_fail(err, PLAN_ERR_NOMEM, "out of memory for %lld micro-batches", (long long)r->nmicro);
+        } else {
+            random_sequence(r, first, &rng, seq);
+            st = plan_assign_windows(r, seq, h, err);
+            plan_heap_free(h, seq, (size_t)r->nmicro * 4);
         }
-        /* left[b]: micro-batches bucket b has not handed out yet. */
-        int64_t *left = plan_heap_alloc(h, (size_t)nb * 8 + 8);
-        if (!left) {
-            st = plan_fail(err, PLAN_ERR_NOMEM, "out of memory");
-            goto out;
-        }
-        for (int64_t b = 0; b < nb; b++) left[b] = r->buckets[b].dropped ? 0 : r->buckets[b].microbatches;
-        uint64_t total = (uint64_t)r->nmicro;
-        int64_t s = 0;
-        while (total) {
-            uint64_t u = ada_rng_below(&rng, total);
-            int64_t b = 0;
-            while (u >= (uint64_t)left[b]) u -= (uint64_t)left[b++];
-            int64_t take = left[b] < R ? left[b] : R;
-            uint32_t *row = r->slots + s * R;
-            for (int64_t i = 0; i < R; i++) row[i] = i < take ? (uint32_t)first[b]++ : PLAN_IDLE;
-            left[b] -= take;
-            total -= (uint64_t)take;
-            s++;
-        }
-        r->steps = s;
-        plan_heap_free(h, left, (size_t)nb * 8 + 8);
     }
-out:
     plan_heap_free(h, first, (size_t)nb * 8 + 8);
     return st;
 }

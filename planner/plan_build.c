@@ -1,30 +1,30 @@
 /* plan_build.c -- the planner's driver: checks the configuration, sets the budgets (M_mem from
  * the memory model, M_tok, M_comp, p), drops or rejects samples over the memory budget, and
- * runs the stages: sizing (plan_policy.c), micro-batches and assignment (plan_assign.c),
- * simulation (plan_sim.c). Defaults and their reasons are in planner/README.md.
+ * runs the stages: sizing (plan_policy.c), micro-batches and assignment (plan_assign.c,
+ * plan_window.c), simulation (plan_sim.c). Also the baselines. Defaults and their reasons are
+ * in planner/README.md.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ada_rng.h"
 #include "plan_internal.h"
 
 void plan_config_default(plan_config *c)
 {
     memset(c, 0, sizeof *c);
     c->policy = PLAN_POLICY_DUAL;
-    c->assign = PLAN_ASSIGN_RANDOM;
-    c->gpus = 16;                         /* the paper's data-parallel width */
-    c->gpu_mem_bytes = 141.0 * 1073741824.0; /* an H200 */
+    c->assign = PLAN_ASSIGN_SORTED_WINDOW;
+    c->window = PLAN_DEFAULT_WINDOW;
+    c->gpus = 16; /* the paper's data-parallel width */
+    const plan_gpu *g = plan_gpu_find("h200");
+    c->gpu_mem_bytes = g->bytes;
+    c->gpu_name = g->name;
+    c->mem_margin = PLAN_DEFAULT_MARGIN;
+    c->comp_model = PLAN_COMP_COST;
+    c->comp_ref_pct = PLAN_DEFAULT_REF_PCT;
     c->seed = 0;
     c->flops = 4e14; /* sustained bf16 FLOP/s per H200 in training: an assumption (~40% of peak) */
-}
-
-uint64_t plan_stream_seed(uint64_t seed, uint64_t stream)
-{
-    uint64_t x = seed ^ (0xA5A5A5A5A5A5A5A5ull * (stream + 1));
-    return ada_splitmix64(&x);
 }
 
 static plan_status check_config(const plan_config *c, plan_error *err)
@@ -33,6 +33,15 @@ static plan_status check_config(const plan_config *c, plan_error *err)
         return plan_fail(err, PLAN_ERR_USAGE, "--gpus %lld: must be in [1, 1000000]", (long long)c->gpus);
     if (!(c->gpu_mem_bytes > 0) || !isfinite(c->gpu_mem_bytes))
         return plan_fail(err, PLAN_ERR_USAGE, "--gpu-mem-gib: must be a positive number");
+    if (!(c->mem_margin >= 0 && c->mem_margin <= 0.9))
+        return plan_fail(err, PLAN_ERR_USAGE, "--mem-margin %g: must be in [0, 0.9]", c->mem_margin);
+    if (c->window < 1 || c->window > 1000000)
+        return plan_fail(err, PLAN_ERR_USAGE, "--window %lld: must be in [1, 1000000]", (long long)c->window);
+    if (c->assign == PLAN_ASSIGN_KK && (double)c->window * (double)c->gpus * (double)c->gpus > 67108864.0)
+        return plan_fail(err, PLAN_ERR_USAGE,
+                         "--assign kk: window x gpus^2 = %.4g is above 2^26 (its partitions would need "
+                         "over 1 GiB); use --assign lpt or a smaller --window",
+                         (double)c->window * (double)c->gpus * (double)c->gpus);
     if (c->p != 0 && !(c->p > 0 && c->p <= 3))
         return plan_fail(err, PLAN_ERR_USAGE, "--p %g: must be in (0, 3] or auto", c->p);
     if (!(c->flops > 0) || !isfinite(c->flops))
@@ -43,12 +52,153 @@ static plan_status check_config(const plan_config *c, plan_error *err)
         return plan_fail(err, PLAN_ERR_USAGE, "--tok-budget: must be positive");
     if (c->comp_budget < 0 || !isfinite(c->comp_budget))
         return plan_fail(err, PLAN_ERR_USAGE, "--comp-budget: must be a positive number");
+    if (!(c->comp_ref_pct > 0 && c->comp_ref_pct <= 100))
+        return plan_fail(err, PLAN_ERR_USAGE, "--comp-ref-pct %g: must be in (0, 100]", c->comp_ref_pct);
     return PLAN_OK;
 }
 
 static void copy_name(char *dst, size_t n, const char *src)
 {
     snprintf(dst, n, "%s", src ? src : "");
+}
+
+/* Memory model: bytes per token from the activation setup (or the profile), usable bytes,
+ * M_mem, and the check of --mem-tokens against it. */
+static plan_status set_memory(plan_result *r, const plan_model *m, const plan_config *cfg, plan_error *err)
+{
+    const plan_act_setup *act = plan_model_act(m, cfg->act);
+    if (!act) {
+        char names[256] = "";
+        for (int i = 0; i < m->nact; i++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", m->act[i].name);
+        return plan_fail(err, PLAN_ERR_USAGE, "--act %s: %s has no such activation setup (it has %s)",
+                         cfg->act, m->name, names);
+    }
+    copy_name(r->act, sizeof r->act, act->name);
+    r->bytes_per_token = act->bytes_per_token;
+    r->act_measured = act->measured;
+    if (r->cost.mem_bytes_per_token > 0) {
+        r->bytes_per_token = r->cost.mem_bytes_per_token;
+        r->bpt_from_profile = 1;
+        r->act_measured = 1;
+    }
+    r->fixed_bytes = plan_model_fixed_bytes(m, cfg->gpus);
+    r->mem_usable = cfg->gpu_mem_bytes * (1.0 - cfg->mem_margin);
+    double room = r->mem_usable - r->fixed_bytes;
+    if (room < (double)r->bytes_per_token)
+        return plan_fail(err, PLAN_ERR_USAGE,
+                         "--gpu-mem-gib %.6g: no room for activations: %s needs %.4g GiB per GPU "
+                         "fixed at %lld GPUs, %.4g GiB are usable (margin %g)",
+                         cfg->gpu_mem_bytes / 1073741824.0, m->name, r->fixed_bytes / 1073741824.0,
+                         (long long)cfg->gpus, r->mem_usable / 1073741824.0, cfg->mem_margin);
+    r->m_mem_model = (int64_t)floor(room / (double)r->bytes_per_token);
+    r->m_mem_tokens = r->m_mem_model;
+    if (cfg->mem_tokens > 0) {
+        if (cfg->mem_tokens > r->m_mem_model && !cfg->force)
+            return plan_fail(err, PLAN_ERR_USAGE,
+                             "--mem-tokens %lld: above the %lld tokens the memory model allows (%s, "
+                             "%s, %lld GPUs, margin %g); --force plans with it anyway",
+                             (long long)cfg->mem_tokens, (long long)r->m_mem_model, m->name, r->act,
+                             (long long)cfg->gpus, cfg->mem_margin);
+        if (cfg->mem_tokens > r->m_mem_model) r->warnings |= PLAN_WARN_FORCED_MEM;
+        r->m_mem_tokens = cfg->mem_tokens;
+    }
+    return PLAN_OK;
+}
+
+/* Buckets over the memory budget: an error naming the first such line, or dropped. */
+static plan_status set_buckets(plan_result *r, const plan_manifest *mf, const plan_model *m,
+                               plan_heap *heap, plan_error *err)
+{
+    r->nbuckets = plan_manifest_nbuckets(mf);
+    r->buckets = plan_heap_calloc(heap, (size_t)r->nbuckets * sizeof *r->buckets);
+    if (!r->buckets) return plan_fail(err, PLAN_ERR_NOMEM, "out of memory");
+    const plan_bucket_shape *worst = NULL;
+    r->smin = INT64_MAX;
+    r->smax = 0;
+    int64_t planned_buckets = 0;
+    for (int64_t b = 0; b < r->nbuckets; b++) {
+        plan_bucket *k = &r->buckets[b];
+        k->shape = *plan_manifest_bucket(mf, b);
+        r->samples_total += k->shape.samples;
+        if (k->shape.tokens > r->m_mem_tokens) {
+            k->dropped = 1;
+            r->samples_dropped += k->shape.samples;
+            if (!worst || k->shape.first_line < worst->first_line) worst = &k->shape;
+            continue;
+        }
+        planned_buckets++;
+        r->samples_planned += k->shape.samples;
+        r->tokens_planned += k->shape.samples * k->shape.tokens;
+        if (k->shape.tokens < r->smin) r->smin = k->shape.tokens;
+        if (k->shape.tokens > r->smax) r->smax = k->shape.tokens;
+    }
+    if (worst && !r->cfg.oversize_drop)
+        return plan_fail(err, PLAN_ERR_OVERSIZE,
+                         "%s:%llu: a sample of %lld tokens (%lld frames, %lldx%lld after snapping) "
+                         "exceeds the memory budget of %lld tokens per GPU (%s, %s, %lld GPUs); "
+                         "--oversize=drop drops and reports such samples",
+                         mf->path, (unsigned long long)worst->first_line, (long long)worst->tokens,
+                         (long long)worst->frames, (long long)worst->height, (long long)worst->width,
+                         (long long)r->m_mem_tokens, m->name, r->act, (long long)r->cfg.gpus);
+    if (r->samples_planned == 0)
+        return plan_fail(err, PLAN_ERR_OVERSIZE, "%s: every sample exceeds the memory budget of %lld tokens per GPU",
+                         mf->path, (long long)r->m_mem_tokens);
+    if (planned_buckets == 1) r->warnings |= PLAN_WARN_ONE_SHAPE;
+    return PLAN_OK;
+}
+
+/* The cost model must be positive and finite where it is used; the message blames what made
+ * it (a profile fit may dip below zero; a tiny --flops overflows). */
+static plan_status check_cost(const plan_result *r, plan_error *err)
+{
+    for (int64_t b = 0; b < r->nbuckets; b++) {
+        if (r->buckets[b].dropped) continue;
+        int64_t S = r->buckets[b].shape.tokens;
+        double c = plan_cost_eval(&r->cost, (double)S);
+        if (c > 0 && isfinite(c)) continue;
+        if (r->cost.from_profile)
+            return plan_fail(err, PLAN_ERR_INPUT,
+                             "--profile: the fitted cost is not positive at %lld tokens (%.6g s); "
+                             "measure more points across the dataset's range", (long long)S, c);
+        return plan_fail(err, PLAN_ERR_USAGE,
+                         "--flops %g: the FLOP model's cost at %lld tokens is %.6g s, not a positive "
+                         "finite number", r->cfg.flops, (long long)S, c);
+    }
+    return PLAN_OK;
+}
+
+/* Exponent, M_tok, the reference sample and M_comp. */
+static plan_status set_budgets(plan_result *r, plan_error *err)
+{
+    const plan_config *cfg = &r->cfg;
+    r->p_auto = cfg->p == 0;
+    r->p = r->p_auto ? plan_fit_p(&r->cost, r->smin, r->smax) : cfg->p;
+    if (r->p_auto && r->smin == r->smax) r->warnings |= PLAN_WARN_P_ZERO_RANGE;
+    if (!(r->p > 0 && r->p <= 3)) {
+        if (cfg->comp_model == PLAN_COMP_POWER)
+            return plan_fail(err, PLAN_ERR_USAGE, "--p auto: the fitted exponent %.6g is outside (0, 3]; give --p", r->p);
+        r->p = 0; /* not used by the cost model; reported as 0 */
+    }
+    r->m_tok = cfg->tok_budget > 0 ? cfg->tok_budget : r->smax;
+    /* The reference sample: the smallest S with at least pct% of the planned samples at or
+     * below it (nearest rank), over the buckets in token order. */
+    double want = ceil(cfg->comp_ref_pct / 100.0 * (double)r->samples_planned);
+    if (want < 1) want = 1;
+    int64_t acc = 0;
+    r->s_ref = r->smax;
+    for (int64_t b = 0; b < r->nbuckets; b++) {
+        if (r->buckets[b].dropped) continue;
+        acc += r->buckets[b].shape.samples;
+        if ((double)acc >= want) {
+            r->s_ref = r->buckets[b].shape.tokens;
+            break;
+        }
+    }
+    r->b_ref = r->m_mem_tokens / r->s_ref;
+    if (r->b_ref < 1) r->b_ref = 1;
+    r->m_comp = cfg->comp_budget > 0 ? cfg->comp_budget : (double)r->b_ref * plan_comp_units(r, r->s_ref);
+    return PLAN_OK;
 }
 
 plan_status plan_build(const plan_manifest *mf, const plan_model *m, const plan_config *cfg,
@@ -64,95 +214,18 @@ plan_status plan_build(const plan_manifest *mf, const plan_model *m, const plan_
     r->cfg.cost = NULL; /* the result keeps its own copy in r->cost */
     r->cfg.model_name = NULL;
     r->cfg.manifest_name = NULL;
+    r->cfg.gpu_name = NULL;
+    r->cfg.act = NULL;
     copy_name(r->model, sizeof r->model, cfg->model_name ? cfg->model_name : m->name);
     copy_name(r->manifest, sizeof r->manifest, cfg->manifest_name);
-
-    /* Memory model: fixed bytes per GPU + bytes per token of the micro-batch. */
-    r->fixed_bytes = plan_model_fixed_bytes(m, cfg->gpus);
-    r->bytes_per_token = m->mem_bytes_per_token;
-    if (cfg->mem_tokens > 0) {
-        r->m_mem_tokens = cfg->mem_tokens;
-    } else {
-        double room = cfg->gpu_mem_bytes - r->fixed_bytes;
-        if (room < (double)r->bytes_per_token) {
-            st = plan_fail(err, PLAN_ERR_USAGE,
-                           "--gpu-mem-gib %.6g: no room for activations: %s needs %.4g GiB per GPU "
-                           "fixed at %lld GPUs",
-                           cfg->gpu_mem_bytes / 1073741824.0, m->name, r->fixed_bytes / 1073741824.0,
-                           (long long)cfg->gpus);
-            goto fail;
-        }
-        r->m_mem_tokens = (int64_t)floor(room / (double)r->bytes_per_token);
-    }
-
-    /* Buckets over the memory budget: an error naming the first such line, or dropped. */
-    r->nbuckets = plan_manifest_nbuckets(mf);
-    r->buckets = plan_heap_calloc(&heap, (size_t)r->nbuckets * sizeof *r->buckets);
-    if (!r->buckets) {
-        st = plan_fail(err, PLAN_ERR_NOMEM, "out of memory");
-        goto fail;
-    }
-    const plan_bucket_shape *worst = NULL;
-    r->smin = INT64_MAX;
-    r->smax = 0;
-    for (int64_t b = 0; b < r->nbuckets; b++) {
-        plan_bucket *k = &r->buckets[b];
-        k->shape = *plan_manifest_bucket(mf, b);
-        r->samples_total += k->shape.samples;
-        if (k->shape.tokens > r->m_mem_tokens) {
-            k->dropped = 1;
-            r->samples_dropped += k->shape.samples;
-            if (!worst || k->shape.first_line < worst->first_line) worst = &k->shape;
-            continue;
-        }
-        r->samples_planned += k->shape.samples;
-        r->tokens_planned += k->shape.samples * k->shape.tokens;
-        if (k->shape.tokens < r->smin) r->smin = k->shape.tokens;
-        if (k->shape.tokens > r->smax) r->smax = k->shape.tokens;
-    }
-    if (worst && !cfg->oversize_drop) {
-        st = plan_fail(err, PLAN_ERR_OVERSIZE,
-                       "%s:%llu: a sample of %lld tokens (%lld frames, %lldx%lld after snapping) "
-                       "exceeds the memory budget of %lld tokens per GPU (%s, %lld GPUs); "
-                       "--oversize=drop drops and reports such samples",
-                       mf->path, (unsigned long long)worst->first_line, (long long)worst->tokens,
-                       (long long)worst->frames, (long long)worst->height, (long long)worst->width,
-                       (long long)r->m_mem_tokens, m->name, (long long)cfg->gpus);
-        goto fail;
-    }
-    if (r->samples_planned == 0) {
-        st = plan_fail(err, PLAN_ERR_OVERSIZE,
-                       "%s: every sample exceeds the memory budget of %lld tokens per GPU", mf->path,
-                       (long long)r->m_mem_tokens);
-        goto fail;
-    }
-
-    /* Cost model, checked positive where it is used (a profile fit may dip below zero). */
+    copy_name(r->gpu, sizeof r->gpu, cfg->gpu_name);
     if (cfg->cost) r->cost = *cfg->cost;
     else plan_cost_from_flops(m, cfg->flops, &r->cost);
-    for (int64_t b = 0; b < r->nbuckets; b++) {
-        if (r->buckets[b].dropped) continue;
-        double c = plan_cost_eval(&r->cost, (double)r->buckets[b].shape.tokens);
-        if (!(c > 0) || !isfinite(c)) {
-            st = plan_fail(err, PLAN_ERR_INPUT,
-                           "--profile: the fitted cost is not positive at %lld tokens (%.6g s); "
-                           "measure more points across the dataset's range",
-                           (long long)r->buckets[b].shape.tokens, c);
-            goto fail;
-        }
-    }
 
-    /* Exponent and budgets. */
-    r->p_auto = cfg->p == 0;
-    r->p = r->p_auto ? plan_fit_p(&r->cost, r->smin, r->smax) : cfg->p;
-    if (!(r->p > 0 && r->p <= 3)) {
-        st = plan_fail(err, PLAN_ERR_USAGE,
-                       "--p auto: the fitted exponent %.6g is outside (0, 3]; give --p", r->p);
-        goto fail;
-    }
-    r->m_tok = cfg->tok_budget > 0 ? cfg->tok_budget : r->smax;
-    r->m_comp = cfg->comp_budget > 0 ? cfg->comp_budget : pow((double)r->smax, r->p);
-
+    if ((st = set_memory(r, m, cfg, err))) goto fail;
+    if ((st = set_buckets(r, mf, m, &heap, err))) goto fail;
+    if ((st = check_cost(r, err))) goto fail;
+    if ((st = set_budgets(r, err))) goto fail;
     plan_size_buckets(r);
     if ((st = plan_make_microbatches(r, mf, &heap, err))) goto fail;
     if ((st = plan_assign_ranks(r, &heap, err))) goto fail;
@@ -172,11 +245,55 @@ void plan_result_free(plan_result *r)
     free(r->micro);
     free(r->order);
     free(r->slots);
+    free(r->group_first);
+    free(r->rank_idle);
     free(r);
 }
 
 double plan_microbatch_cost(const plan_result *r, int64_t k)
 {
     const plan_microbatch *mb = &r->micro[k];
-    return (double)mb->count * plan_cost_eval(&r->cost, (double)r->buckets[mb->bucket].shape.tokens);
+    return r->cost.overhead + (double)mb->count * plan_cost_eval(&r->cost, (double)r->buckets[mb->bucket].shape.tokens);
+}
+
+/* ---- baselines -------------------------------------------------------------------------- */
+const char *plan_baseline_name(int which)
+{
+    switch (which) {
+    case PLAN_BASE_TOK_SMAX: return "equal-token M_tok=S_max, random";
+    case PLAN_BASE_TOK_MMEM: return "equal-token M_tok=M_mem, random";
+    case PLAN_BASE_RANDOM: return "same policy, random";
+    }
+    return "?";
+}
+
+plan_status plan_build_baselines(const plan_manifest *mf, const plan_model *m,
+                                 const plan_config *cfg, const plan_result *plan,
+                                 plan_baselines *out, plan_error *err)
+{
+    memset(out, 0, sizeof *out);
+    for (int w = 0; w < PLAN_NBASE; w++) {
+        plan_config c = *cfg;
+        c.assign = PLAN_ASSIGN_RANDOM;
+        c.metrics_only = 1;
+        if (w == PLAN_BASE_TOK_SMAX || w == PLAN_BASE_TOK_MMEM) {
+            c.policy = PLAN_POLICY_EQUAL_TOKEN;
+            c.tok_budget = w == PLAN_BASE_TOK_SMAX ? plan->smax : plan->m_mem_tokens;
+        }
+        plan_status st = plan_build(mf, m, &c, &out->r[w], err);
+        if (st) {
+            plan_baselines_free(out);
+            return st;
+        }
+    }
+    return PLAN_OK;
+}
+
+void plan_baselines_free(plan_baselines *b)
+{
+    if (!b) return;
+    for (int w = 0; w < PLAN_NBASE; w++) {
+        plan_result_free(b->r[w]);
+        b->r[w] = NULL;
+    }
 }

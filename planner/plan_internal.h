@@ -16,6 +16,10 @@
 plan_status plan_fail(plan_error *err, plan_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* UTF-8 (RFC 3629): the length of the valid character at s, or 0; whether s[0..n) is valid. */
+size_t plan_utf8_char(const char *s, size_t n);
+int plan_utf8_valid(const char *s, size_t n);
+
 /* Heap accounting: every large array of a manifest or a result goes through these, so the
  * benchmark can report a deterministic bytes-per-sample figure (the high-water mark). */
 typedef struct {
@@ -26,7 +30,7 @@ void *plan_heap_calloc(plan_heap *h, size_t n);                     /* zeroed */
 void *plan_heap_realloc(plan_heap *h, void *p, size_t old, size_t n);
 void plan_heap_free(plan_heap *h, void *p, size_t n);
 
-/* ---- streaming CSV ---------------------------------------------------------------------- */
+/* ---- streaming CSV (plan_csv.c) ---------------------------------------------------------------------- */
 typedef struct {
     const char *s; /* not NUL-terminated; quotes removed, "" unescaped */
     size_t n;
@@ -53,6 +57,8 @@ int64_t csv_split(const csv_reader *r, char *line, size_t len, csv_field *f, siz
                   plan_error *err);
 /* A field with spaces and tabs trimmed at both ends. */
 csv_field csv_trim(csv_field f);
+/* 1 if the line holds only spaces and tabs. */
+int csv_blank(const char *line, size_t len);
 
 /* ---- the manifest ----------------------------------------------------------------------- */
 struct plan_manifest {
@@ -73,16 +79,20 @@ struct plan_manifest {
 /* ---- stages of plan_build (each fills its part of the result) ------------------------------ */
 /* Batch size and binding constraint of every kept bucket (plan_policy.c). */
 void plan_size_buckets(plan_result *r);
+/* The compute a sample of S tokens counts against M_comp: C(S) or S^p. */
+double plan_comp_units(const plan_result *r, int64_t S);
+/* floor(x) with a relative slack of 1e-12, clamped at 1e15. */
+int64_t plan_floor_ratio(double x);
 /* Groups the samples by bucket, shuffles each bucket with the seed, cuts micro-batches, then
  * deals them to ranks step by step (plan_assign.c). */
 plan_status plan_make_microbatches(plan_result *r, const plan_manifest *mf, plan_heap *h,
                                    plan_error *err);
 plan_status plan_assign_ranks(plan_result *r, plan_heap *h, plan_error *err);
+/* Window assignments (plan_window.c): reorders seq (nmicro micro-batch indices in the random
+ * order) window by window into r->slots, r->steps and, for lpt and kk, r->group_first. */
+plan_status plan_assign_windows(plan_result *r, const uint32_t *seq, plan_heap *h, plan_error *err);
 /* Per step and rank loads, memory and the metrics (plan_sim.c). */
 plan_status plan_simulate(plan_result *r, plan_error *err);
 
-/* Seeds of the two random streams, derived from the user's seed so that the shuffles do not
- * depend on the assignment mode nor the policy. */
-uint64_t plan_stream_seed(uint64_t seed, uint64_t stream);
 
 #endif

@@ -1,6 +1,7 @@
-/* plan_model.c -- model presets (JSON files under datasets/models/), the snapping rule and
- * token count, the FLOP and memory models, the least-squares cost fit to a measured profile
- * and the fit of the exponent p. Formulas and their sources: datasets/models/README.md.
+/* plan_model.c -- model presets (JSON files under datasets/models/) with their activation
+ * setups, the snapping rule and token count, the FLOP and memory models, and the fit of the
+ * exponent p. Formulas and their sources: datasets/models/README.md. (Measured profiles:
+ * plan_profile.c; GPU presets: plan_memory.c.)
  */
 #include <errno.h>
 #include <math.h>
@@ -52,6 +53,50 @@ static plan_status get_triple(json_t *o, const char *path, const char *key, int6
     return PLAN_OK;
 }
 
+/* "activations": [{"name", "bytes_per_token", "status", ...}, ...] and "activation_default". */
+static plan_status get_activations(json_t *o, const char *path, plan_model *m, plan_error *err)
+{
+    json_t *a = json_object_get(o, "activations");
+    if (!json_is_array(a) || json_array_size(a) < 1 || json_array_size(a) > PLAN_MAX_ACT)
+        return key_error(err, path, "activations", "must be an array of 1 to 8 setups");
+    m->nact = (int)json_array_size(a);
+    for (int i = 0; i < m->nact; i++) {
+        json_t *e = json_array_get(a, (size_t)i);
+        plan_act_setup *s = &m->act[i];
+        char key[48];
+        snprintf(key, sizeof key, "activations[%d]", i);
+        if (!json_is_object(e)) return key_error(err, path, key, "must be an object");
+        json_t *n = json_object_get(e, "name"), *st = json_object_get(e, "status");
+        if (!json_is_string(n) || json_string_length(n) == 0 || json_string_length(n) >= sizeof s->name)
+            return key_error(err, path, key, "'name' must be a string of 1 to 31 characters");
+        snprintf(s->name, sizeof s->name, "%s", json_string_value(n));
+        for (int j = 0; j < i; j++)
+            if (!strcmp(m->act[j].name, s->name)) return key_error(err, path, key, "'name' appears twice");
+        plan_status r = get_int(e, path, "bytes_per_token", &s->bytes_per_token, err);
+        if (r) return key_error(err, path, key, "'bytes_per_token' must be a positive whole number");
+        const char *sv = json_is_string(st) ? json_string_value(st) : "";
+        if (!strcmp(sv, "measured")) s->measured = 1;
+        else if (!strcmp(sv, "estimated, not yet measured")) s->measured = 0;
+        else return key_error(err, path, key, "'status' must be \"measured\" or \"estimated, not yet measured\"");
+    }
+    json_t *d = json_object_get(o, "activation_default");
+    const char *dn = json_is_string(d) ? json_string_value(d) : NULL;
+    m->default_act = -1;
+    for (int i = 0; dn && i < m->nact; i++)
+        if (!strcmp(m->act[i].name, dn)) m->default_act = i;
+    if (m->default_act < 0)
+        return key_error(err, path, "activation_default", "must name one of the activation setups");
+    return PLAN_OK;
+}
+
+const plan_act_setup *plan_model_act(const plan_model *m, const char *name)
+{
+    if (!name) return &m->act[m->default_act];
+    for (int i = 0; i < m->nact; i++)
+        if (!strcmp(m->act[i].name, name)) return &m->act[i];
+    return NULL;
+}
+
 plan_status plan_model_load(const char *path, plan_model *m, plan_error *err)
 {
     memset(m, 0, sizeof *m);
@@ -86,7 +131,6 @@ plan_status plan_model_load(const char *path, plan_model *m, plan_error *err)
     if ((st = get_real(o, path, "params", &m->params, err))) goto out;
     if ((st = get_real(o, path, "state_bytes_per_param", &m->state_bytes_per_param, err))) goto out;
     if ((st = get_int(o, path, "reserve_bytes", &m->reserve_bytes, err))) goto out;
-    if ((st = get_int(o, path, "mem_bytes_per_token", &m->mem_bytes_per_token, err))) goto out;
     if ((st = get_real(o, path, "train_flop_factor", &m->train_flop_factor, err))) goto out;
     json_t *sh = json_object_get(o, "shard_states");
     if (!json_is_boolean(sh)) {
@@ -94,6 +138,7 @@ plan_status plan_model_load(const char *path, plan_model *m, plan_error *err)
         goto out;
     }
     m->shard_states = json_is_true(sh);
+    st = get_activations(o, path, m, err);
 out:
     json_decref(o);
     return st;
@@ -146,8 +191,11 @@ void plan_cost_from_flops(const plan_model *m, double flops, plan_cost *c)
     c->alpha = k * a1;
     c->beta = k * b1;
     c->gamma = k * g1;
+    c->overhead = 0;
     c->from_profile = 0;
     c->profile_points = 0;
+    c->mem_bytes_per_token = 0;
+    c->mem_intercept_bytes = 0;
 }
 
 double plan_cost_eval(const plan_cost *c, double S)
@@ -180,164 +228,3 @@ double plan_fit_p(const plan_cost *c, int64_t smin, int64_t smax)
     return sxy / sxx;
 }
 
-/* ---- profile fit ---------------------------------------------------------------------- */
-
-static int parse_real(csv_field v, double *out)
-{
-    v = csv_trim(v);
-    char tmp[64];
-    if (v.n == 0 || v.n >= sizeof tmp) return -1;
-    memcpy(tmp, v.s, v.n);
-    tmp[v.n] = '\0';
-    char *end = NULL;
-    errno = 0;
-    double x = strtod(tmp, &end);
-    if (errno || *end || !isfinite(x)) return -1;
-    *out = x;
-    return 0;
-}
-
-/* Solves the 3x3 system a x = b by Gaussian elimination with partial pivoting; -1 if singular. */
-static int solve3(double a[3][3], double b[3], double x[3])
-{
-    for (int c = 0; c < 3; c++) {
-        int piv = c;
-        for (int r = c + 1; r < 3; r++)
-            if (fabs(a[r][c]) > fabs(a[piv][c])) piv = r;
-        if (fabs(a[piv][c]) < 1e-300) return -1;
-        if (piv != c) {
-            for (int k = 0; k < 3; k++) {
-                double t = a[c][k];
-                a[c][k] = a[piv][k];
-                a[piv][k] = t;
-            }
-            double t = b[c];
-            b[c] = b[piv];
-            b[piv] = t;
-        }
-        for (int r = c + 1; r < 3; r++) {
-            double f = a[r][c] / a[c][c];
-            for (int k = c; k < 3; k++) a[r][k] -= f * a[c][k];
-            b[r] -= f * b[c];
-        }
-    }
-    for (int r = 2; r >= 0; r--) {
-        double s = b[r];
-        for (int k = r + 1; k < 3; k++) s -= a[r][k] * x[k];
-        x[r] = s / a[r][r];
-    }
-    return 0;
-}
-
-plan_status plan_cost_from_profile(const char *path, plan_cost *c, plan_error *err)
-{
-    plan_heap heap = {0, 0};
-    csv_reader rd;
-    plan_status st = csv_open(&rd, path, &heap, err);
-    if (st) return st;
-    char *line;
-    size_t len;
-    csv_field fields[65];
-    int got = csv_next_line(&rd, &line, &len, err);
-    int64_t pt = -1, ps = -1, ncols = 0;
-    double (*pts)[2] = NULL;
-    size_t npts = 0, cap = 0;
-    if (got < 0) {
-        st = (plan_status)-got;
-        goto out;
-    }
-    if (got == 0) {
-        st = plan_fail(err, PLAN_ERR_INPUT, "%s:1: empty profile: no header (it needs tokens,seconds)", path);
-        goto out;
-    }
-    ncols = csv_split(&rd, line, len, fields, 64, err);
-    if (ncols < 0) {
-        st = PLAN_ERR_INPUT;
-        goto out;
-    }
-    if (ncols > 64) ncols = 64;
-    for (int64_t i = 0; i < ncols; i++) {
-        csv_field h = csv_trim(fields[i]);
-        if (h.n == 6 && !memcmp(h.s, "tokens", 6)) pt = i;
-        if (h.n == 7 && !memcmp(h.s, "seconds", 7)) ps = i;
-    }
-    if (pt < 0 || ps < 0) {
-        st = plan_fail(err, PLAN_ERR_INPUT, "%s:1: the header needs the columns tokens,seconds", path);
-        goto out;
-    }
-    while ((got = csv_next_line(&rd, &line, &len, err)) > 0) {
-        size_t k = 0;
-        while (k < len && (line[k] == ' ' || line[k] == '\t')) k++;
-        if (k == len) continue;
-        int64_t nf = csv_split(&rd, line, len, fields, 64, err);
-        if (nf < 0) {
-            st = PLAN_ERR_INPUT;
-            goto out;
-        }
-        double v[2];
-        int64_t col[2] = {pt, ps};
-        for (int j = 0; j < 2; j++) {
-            if (col[j] >= nf || parse_real(fields[col[j]], &v[j]) || !(v[j] > 0)) {
-                st = plan_fail(err, PLAN_ERR_INPUT, "%s:%llu: column %lld (%s): not a positive number",
-                               path, (unsigned long long)rd.line, (long long)col[j] + 1,
-                               j ? "seconds" : "tokens");
-                goto out;
-            }
-        }
-        if (npts == cap) {
-            size_t ncap = cap ? 2 * cap : 64;
-            double(*np)[2] = realloc(pts, ncap * sizeof *np);
-            if (!np) {
-                st = plan_fail(err, PLAN_ERR_NOMEM, "%s: out of memory", path);
-                goto out;
-            }
-            pts = np;
-            cap = ncap;
-        }
-        pts[npts][0] = v[0];
-        pts[npts][1] = v[1];
-        npts++;
-    }
-    if (got < 0) {
-        st = (plan_status)-got;
-        goto out;
-    }
-    /* Three coefficients need three distinct token counts (counting stops at three). */
-    double smax = 0, seen[3];
-    int distinct = 0;
-    for (size_t i = 0; i < npts; i++) {
-        if (pts[i][0] > smax) smax = pts[i][0];
-        int known = 0;
-        for (int j = 0; j < distinct; j++) known |= seen[j] == pts[i][0];
-        if (!known && distinct < 3) seen[distinct++] = pts[i][0];
-    }
-    if (distinct < 3) {
-        st = plan_fail(err, PLAN_ERR_INPUT,
-                       "%s:%llu: the profile needs at least 3 distinct token counts to fit "
-                       "alpha*S + beta*S^2 + gamma (it has %d)",
-                       path, (unsigned long long)rd.line, distinct);
-        goto out;
-    }
-    /* Normal equations in x = S/smax, so the matrix stays well conditioned. */
-    double a[3][3] = {{0}}, b[3] = {0}, sol[3];
-    for (size_t i = 0; i < npts; i++) {
-        double x = pts[i][0] / smax, phi[3] = {x, x * x, 1.0};
-        for (int r = 0; r < 3; r++) {
-            for (int k = 0; k < 3; k++) a[r][k] += phi[r] * phi[k];
-            b[r] += phi[r] * pts[i][1];
-        }
-    }
-    if (solve3(a, b, sol)) {
-        st = plan_fail(err, PLAN_ERR_INPUT, "%s: the profile's least-squares system is singular", path);
-        goto out;
-    }
-    c->alpha = sol[0] / smax;
-    c->beta = sol[1] / (smax * smax);
-    c->gamma = sol[2];
-    c->from_profile = 1;
-    c->profile_points = (int64_t)npts;
-out:
-    free(pts);
-    csv_close(&rd);
-    return st;
-}

@@ -1,6 +1,6 @@
-/* plan_output.c -- the planner's outputs: the summary JSON (fixed key order; the caller dumps
- * it with JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9)), the human tables on stdout (one plan,
- * or two plans side by side) and the plan itself, one JSON line per step, streamed.
+/* plan_output.c -- the planner's machine outputs: the summary JSON (fixed key order; the
+ * caller dumps it with JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9)) and the plan itself, one
+ * JSON line per step, streamed. (Human tables: plan_print.c.)
  */
 #include <inttypes.h>
 #include <math.h>
@@ -9,61 +9,62 @@
 
 #include "plan_internal.h"
 
-#define GIB 1073741824.0
-
-static json_t *metrics_json(const plan_metrics *m)
+/* A JSON string of text that may not be valid UTF-8 (a file name): invalid bytes become
+ * U+FFFD, so the key is never lost (jansson refuses invalid UTF-8). */
+static json_t *json_text(const char *s)
 {
+    size_t n = strlen(s);
+    if (plan_utf8_valid(s, n)) return json_string(s);
+    char *t = malloc(3 * n + 1);
+    if (!t) return json_string("?");
+    size_t o = 0;
+    for (size_t i = 0; i < n;) {
+        size_t k = plan_utf8_char(s + i, n - i);
+        if (k) {
+            memcpy(t + o, s + i, k);
+            o += k;
+            i += k;
+        } else {
+            memcpy(t + o, "\xEF\xBF\xBD", 3);
+            o += 3;
+            i++;
+        }
+    }
+    t[o] = '\0';
+    json_t *j = json_string(t);
+    free(t);
+    return j;
+}
+
+static json_t *metrics_json(const plan_result *r, int with_ranks)
+{
+    const plan_metrics *m = &r->metrics;
     json_t *o = json_object();
     json_object_set_new(o, "epoch_idle_fraction", json_real(m->epoch_idle_fraction));
     json_object_set_new(o, "mean_step_idle_fraction", json_real(m->mean_step_idle_fraction));
     json_object_set_new(o, "max_over_mean_minus_1", json_real(m->max_over_mean_minus_1));
     json_object_set_new(o, "cv", json_real(m->cv));
     json_object_set_new(o, "spread", json_real(m->spread));
+    json_object_set_new(o, "rank_idle_min", json_real(m->rank_idle_min));
+    json_object_set_new(o, "rank_idle_max", json_real(m->rank_idle_max));
     json_object_set_new(o, "vram_util_mean", json_real(m->vram_util_mean));
     json_object_set_new(o, "vram_util_max", json_real(m->vram_util_max));
+    json_object_set_new(o, "vram_time_mean", json_real(m->vram_time_mean));
     json_object_set_new(o, "over_memory_microbatches", json_integer(m->over_memory_microbatches));
     json_object_set_new(o, "samples_per_s", json_real(m->samples_per_s));
     json_object_set_new(o, "tokens_per_s", json_real(m->tokens_per_s));
     json_object_set_new(o, "epoch_seconds", json_real(m->epoch_seconds));
+    json_object_set_new(o, "sync_groups", json_integer(m->sync_groups));
+    if (with_ranks) {
+        json_t *a = json_array();
+        for (int64_t i = 0; i < r->cfg.gpus; i++) json_array_append_new(a, json_real(r->rank_idle[i]));
+        json_object_set_new(o, "rank_idle", a);
+    }
     return o;
 }
 
-json_t *plan_summary_json(const plan_result *r)
+static json_t *buckets_json(const plan_result *r)
 {
-    json_t *o = json_object();
-    json_object_set_new(o, "policy", json_string(plan_policy_name(r->cfg.policy)));
-    json_object_set_new(o, "assign", json_string(plan_assign_name(r->cfg.assign)));
-    json_object_set_new(o, "model", json_string(r->model));
-    json_object_set_new(o, "manifest", json_string(r->manifest));
-    json_object_set_new(o, "gpus", json_integer(r->cfg.gpus));
-    json_object_set_new(o, "seed", json_integer((json_int_t)r->cfg.seed));
-    json_object_set_new(o, "gpu_mem_bytes", json_integer((json_int_t)llround(r->cfg.gpu_mem_bytes)));
-    json_object_set_new(o, "p", json_real(r->p));
-    json_object_set_new(o, "p_auto", json_boolean(r->p_auto));
-    json_object_set_new(o, "m_mem_tokens", json_integer(r->m_mem_tokens));
-    json_object_set_new(o, "m_tok", json_integer(r->m_tok));
-    json_object_set_new(o, "m_comp", json_real(r->m_comp));
-
-    json_t *mem = json_object();
-    json_object_set_new(mem, "fixed_bytes", json_integer((json_int_t)llround(r->fixed_bytes)));
-    json_object_set_new(mem, "bytes_per_token", json_integer(r->bytes_per_token));
-    json_object_set_new(o, "memory_model", mem);
-
-    json_t *cost = json_object();
-    json_object_set_new(cost, "source", json_string(r->cost.from_profile ? "profile" : "flops"));
-    json_object_set_new(cost, "flops", r->cost.from_profile ? json_null() : json_real(r->cfg.flops));
-    json_object_set_new(cost, "alpha", json_real(r->cost.alpha));
-    json_object_set_new(cost, "beta", json_real(r->cost.beta));
-    json_object_set_new(cost, "gamma", json_real(r->cost.gamma));
-    json_object_set_new(o, "cost_model", cost);
-
-    json_t *smp = json_object();
-    json_object_set_new(smp, "total", json_integer(r->samples_total));
-    json_object_set_new(smp, "planned", json_integer(r->samples_planned));
-    json_object_set_new(smp, "dropped", json_integer(r->samples_dropped));
-    json_object_set_new(smp, "coverage", json_real((double)r->samples_planned / (double)r->samples_total));
-    json_object_set_new(o, "samples", smp);
-
     json_t *bks = json_array();
     for (int64_t b = 0; b < r->nbuckets; b++) {
         const plan_bucket *k = &r->buckets[b];
@@ -73,161 +74,127 @@ json_t *plan_summary_json(const plan_result *r)
         json_object_set_new(e, "width", json_integer(k->shape.width));
         json_object_set_new(e, "tokens", json_integer(k->shape.tokens));
         json_object_set_new(e, "samples", json_integer(k->shape.samples));
-        json_object_set_new(e, "batch_size", json_integer(k->dropped ? 0 : k->batch_size));
-        json_object_set_new(e, "binding", json_string(plan_binding_name(k->dropped ? PLAN_BIND_MEMORY : k->binding)));
-        json_object_set_new(e, "b_mem", json_integer(k->dropped ? 0 : k->b_mem));
-        json_object_set_new(e, "b_comp", k->b_comp < 0 || k->dropped ? json_null() : json_integer(k->b_comp));
-        json_object_set_new(e, "microbatches", json_integer(k->dropped ? 0 : k->microbatches));
         json_object_set_new(e, "dropped", json_boolean(k->dropped));
+        if (k->dropped) {
+            json_array_append_new(bks, e);
+            continue;
+        }
+        json_object_set_new(e, "batch_size", json_integer(k->batch_size));
+        json_object_set_new(e, "binding", json_string(plan_binding_name(k->binding)));
+        json_object_set_new(e, "b_mem", json_integer(k->b_mem));
+        json_object_set_new(e, "b_comp", k->b_comp < 0 ? json_null() : json_integer(k->b_comp));
+        json_object_set_new(e, "b_tok", k->b_tok < 0 ? json_null() : json_integer(k->b_tok));
+        double c = plan_cost_eval(&r->cost, (double)k->shape.tokens) * (double)k->batch_size;
+        json_object_set_new(e, "microbatch_seconds", json_real(r->cost.overhead + c));
+        json_object_set_new(e, "batch_efficiency", json_real(c / (r->cost.overhead + c)));
+        json_object_set_new(e, "microbatches", json_integer(k->microbatches));
         json_array_append_new(bks, e);
     }
-    json_object_set_new(o, "buckets", bks);
-    json_object_set_new(o, "microbatches", json_integer(r->nmicro));
-    json_object_set_new(o, "tail_microbatches", json_integer(r->tail_microbatches));
-    json_object_set_new(o, "steps", json_integer(r->steps));
-    json_object_set_new(o, "metrics", metrics_json(&r->metrics));
+    return bks;
+}
+
+static json_t *setup_json(const plan_result *r)
+{
+    json_t *o = json_object();
+    json_t *g = json_object();
+    const plan_gpu *gp = r->gpu[0] ? plan_gpu_find(r->gpu) : NULL;
+    json_object_set_new(g, "preset", r->gpu[0] ? json_string(r->gpu) : json_null());
+    json_object_set_new(g, "capacity_bytes", json_integer((json_int_t)llround(r->cfg.gpu_mem_bytes)));
+    json_object_set_new(g, "margin", json_real(r->cfg.mem_margin));
+    json_object_set_new(g, "usable_bytes", json_integer((json_int_t)llround(r->mem_usable)));
+    json_object_set_new(g, "source", gp ? json_string(gp->source) : json_string("--gpu-mem-gib"));
+    json_object_set_new(o, "gpu", g);
+
+    json_t *mem = json_object();
+    json_object_set_new(mem, "fixed_bytes", json_integer((json_int_t)llround(r->fixed_bytes)));
+    json_object_set_new(mem, "activation_setup", json_string(r->act));
+    json_object_set_new(mem, "bytes_per_token", json_integer(r->bytes_per_token));
+    json_object_set_new(mem, "bytes_per_token_status",
+                        json_string(r->bpt_from_profile ? "measured (profile)"
+                                    : r->act_measured ? "measured" : "estimated, not yet measured"));
+    json_object_set_new(mem, "m_mem_model", json_integer(r->m_mem_model));
+    json_object_set_new(o, "memory_model", mem);
+
+    json_t *cost = json_object();
+    json_object_set_new(cost, "source", json_string(r->cost.from_profile ? "profile" : "flops"));
+    json_object_set_new(cost, "flops", r->cost.from_profile ? json_null() : json_real(r->cfg.flops));
+    json_object_set_new(cost, "alpha", json_real(r->cost.alpha));
+    json_object_set_new(cost, "beta", json_real(r->cost.beta));
+    json_object_set_new(cost, "gamma", json_real(r->cost.gamma));
+    json_object_set_new(cost, "overhead", json_real(r->cost.overhead));
+    json_object_set_new(o, "cost_model", cost);
+
+    json_t *cmp = json_object();
+    json_object_set_new(cmp, "model", json_string(plan_comp_model_name(r->cfg.comp_model)));
+    json_object_set_new(cmp, "unit", json_string(r->cfg.comp_model == PLAN_COMP_POWER ? "tokens^p" : "seconds"));
+    json_object_set_new(cmp, "m_comp", json_real(r->m_comp));
+    json_object_set_new(cmp, "m_comp_source", json_string(r->cfg.comp_budget > 0 ? "given" : "reference micro-batch"));
+    json_object_set_new(cmp, "ref_percentile", json_real(r->cfg.comp_ref_pct));
+    json_object_set_new(cmp, "s_ref", json_integer(r->s_ref));
+    json_object_set_new(cmp, "b_ref", json_integer(r->b_ref));
+    json_object_set_new(cmp, "p", json_real(r->p));
+    json_object_set_new(cmp, "p_auto", json_boolean(r->p_auto));
+    json_object_set_new(o, "compute_budget", cmp);
     return o;
 }
 
-/* ---- human tables ---------------------------------------------------------------------- */
-
-/* The buckets shown: all of them up to 40; beyond, the 40 with the most samples (ties: the
- * smaller token count), still listed in token order. */
-#define SHOW_MAX 40
-static int64_t pick_shown(const plan_result *r, unsigned char *show)
+json_t *plan_summary_json(const plan_result *r, const plan_baselines *bl)
 {
-    int64_t nb = r->nbuckets;
-    if (nb <= SHOW_MAX) {
-        memset(show, 1, (size_t)nb);
-        return nb;
+    json_t *o = json_object();
+    json_object_set_new(o, "policy", json_string(plan_policy_name(r->cfg.policy)));
+    json_object_set_new(o, "assign", json_string(plan_assign_name(r->cfg.assign)));
+    int win = r->cfg.assign >= PLAN_ASSIGN_SORTED_WINDOW;
+    json_object_set_new(o, "window", win ? json_integer(r->cfg.window) : json_null());
+    json_object_set_new(o, "rank_sync", json_string(plan_assign_per_window(r->cfg.assign)
+                                                        ? "per window (DDP with no_sync: ranks run different micro-batch counts)"
+                                                        : "per step"));
+    json_object_set_new(o, "model", json_text(r->model));
+    json_object_set_new(o, "manifest", json_text(r->manifest));
+    json_object_set_new(o, "gpus", json_integer(r->cfg.gpus));
+    json_object_set_new(o, "seed", json_integer((json_int_t)r->cfg.seed));
+    json_t *setup = setup_json(r);
+    json_object_update(o, setup);
+    json_decref(setup);
+    json_object_set_new(o, "m_mem_tokens", json_integer(r->m_mem_tokens));
+    json_object_set_new(o, "m_tok", json_integer(r->m_tok));
+
+    json_t *smp = json_object();
+    json_object_set_new(smp, "total", json_integer(r->samples_total));
+    json_object_set_new(smp, "planned", json_integer(r->samples_planned));
+    json_object_set_new(smp, "dropped", json_integer(r->samples_dropped));
+    json_object_set_new(smp, "coverage", json_real((double)r->samples_planned / (double)r->samples_total));
+    json_object_set_new(smp, "tokens_min", json_integer(r->smin));
+    json_object_set_new(smp, "tokens_max", json_integer(r->smax));
+    json_object_set_new(o, "samples", smp);
+
+    json_t *bc = json_object();
+    for (int k = 0; k < PLAN_NBIND; k++) json_object_set_new(bc, plan_binding_name((plan_binding)k), json_integer(r->n_bind[k]));
+    json_object_set_new(o, "binding_counts", bc);
+    json_object_set_new(o, "buckets", buckets_json(r));
+    json_object_set_new(o, "microbatches", json_integer(r->nmicro));
+    json_object_set_new(o, "tail_microbatches", json_integer(r->tail_microbatches));
+    json_object_set_new(o, "steps", json_integer(r->steps));
+    json_t *w = json_array();
+    for (unsigned bit = 1; bit < (1u << PLAN_NWARN); bit <<= 1)
+        if (r->warnings & bit) json_array_append_new(w, json_string(plan_warning_text(bit)));
+    json_object_set_new(o, "warnings", w);
+    json_object_set_new(o, "metrics", metrics_json(r, 1));
+    json_t *ba = json_array();
+    for (int k = 0; bl && k < PLAN_NBASE; k++) {
+        const plan_result *b = bl->r[k];
+        if (!b) continue;
+        json_t *e = json_object();
+        json_object_set_new(e, "name", json_string(plan_baseline_name(k)));
+        json_object_set_new(e, "policy", json_string(plan_policy_name(b->cfg.policy)));
+        json_object_set_new(e, "assign", json_string(plan_assign_name(b->cfg.assign)));
+        json_object_set_new(e, "m_tok", b->cfg.policy == PLAN_POLICY_EQUAL_TOKEN ? json_integer(b->m_tok) : json_null());
+        json_object_set_new(e, "microbatches", json_integer(b->nmicro));
+        json_object_set_new(e, "steps", json_integer(b->steps));
+        json_object_set_new(e, "metrics", metrics_json(b, 0));
+        json_array_append_new(ba, e);
     }
-    memset(show, 0, (size_t)nb);
-    for (int k = 0; k < SHOW_MAX; k++) {
-        int64_t best = -1;
-        for (int64_t b = 0; b < nb; b++)
-            if (!show[b] && (best < 0 || r->buckets[b].shape.samples > r->buckets[best].shape.samples))
-                best = b;
-        show[best] = 1;
-    }
-    return SHOW_MAX;
-}
-
-static void print_header(FILE *f, const plan_result *r, const char *policy)
-{
-    const plan_cost *c = &r->cost;
-    fprintf(f, "manifest   %s: %" PRId64 " samples in %" PRId64 " buckets; %" PRId64 " planned, %" PRId64
-               " dropped (coverage %.4f)\n",
-            r->manifest[0] ? r->manifest : "(unnamed)", r->samples_total, r->nbuckets, r->samples_planned,
-            r->samples_dropped, (double)r->samples_planned / (double)r->samples_total);
-    fprintf(f, "cluster    model %s, %" PRId64 " GPUs x %.4g GiB; policy %s, assign %s, seed %" PRIu64 "\n",
-            r->model, r->cfg.gpus, r->cfg.gpu_mem_bytes / GIB, policy, plan_assign_name(r->cfg.assign),
-            r->cfg.seed);
-    fprintf(f, "memory     fixed %.2f GiB per GPU + %" PRId64 " B per token -> M_mem %" PRId64 " tokens%s\n",
-            r->fixed_bytes / GIB, r->bytes_per_token, r->m_mem_tokens,
-            r->cfg.mem_tokens > 0 ? " (given)" : "");
-    if (c->from_profile)
-        fprintf(f, "cost       measured profile (%" PRId64 " points, least squares): ", c->profile_points);
-    else
-        fprintf(f, "cost       FLOP model at %.4g TFLOP/s per GPU: ", r->cfg.flops / 1e12);
-    fprintf(f, "C(S) = %.4g*S + %.4g*S^2 + %.4g s\n", c->alpha, c->beta, c->gamma);
-    fprintf(f, "budgets    p %.4f (%s), M_comp %.6g%s, M_tok %" PRId64 " tokens%s\n", r->p,
-            r->p_auto ? "auto: log-space least squares over the dataset's tokens" : "given", r->m_comp,
-            r->cfg.comp_budget > 0 ? " (given)" : " (longest sample's S^p)", r->m_tok,
-            r->cfg.tok_budget > 0 ? " (given)" : " (longest sample)");
-    fprintf(f, "tokens     %" PRId64 " .. %" PRId64 " per sample\n", r->smin, r->smax);
-}
-
-void plan_print_summary(FILE *f, const plan_result *r)
-{
-    print_header(f, r, plan_policy_name(r->cfg.policy));
-    unsigned char show[SHOW_MAX + 1];
-    unsigned char *sh = r->nbuckets <= SHOW_MAX ? show : malloc((size_t)r->nbuckets);
-    if (!sh) return;
-    int64_t shown = pick_shown(r, sh);
-    fprintf(f, "\n frames height  width   tokens  samples  batch  binding   b_mem  b_comp  micro\n");
-    for (int64_t b = 0; b < r->nbuckets; b++) {
-        const plan_bucket *k = &r->buckets[b];
-        if (!sh[b]) continue;
-        fprintf(f, " %6" PRId64 " %6" PRId64 " %6" PRId64 " %8" PRId64 " %8" PRId64, k->shape.frames,
-                k->shape.height, k->shape.width, k->shape.tokens, k->shape.samples);
-        if (k->dropped) {
-            fprintf(f, "  dropped: over M_mem\n");
-            continue;
-        }
-        fprintf(f, " %6" PRId64 "  %-8s %6" PRId64, k->batch_size, plan_binding_name(k->binding), k->b_mem);
-        if (k->b_comp >= 0) fprintf(f, " %7" PRId64, k->b_comp);
-        else fprintf(f, " %7s", "-");
-        fprintf(f, " %6" PRId64 "\n", k->microbatches);
-    }
-    if (shown < r->nbuckets)
-        fprintf(f, " ... %" PRId64 " smaller buckets not shown (all are in --summary-json)\n", r->nbuckets - shown);
-    if (sh != show) free(sh);
-    const plan_metrics *m = &r->metrics;
-    fprintf(f, "\n%" PRId64 " micro-batches (%" PRId64 " tails) in %" PRId64 " steps of %" PRId64 " ranks\n", r->nmicro,
-            r->tail_microbatches, r->steps, r->cfg.gpus);
-    fprintf(f, "  epoch idle fraction       %10.4f   (primary: sum(max - mean) / sum(max))\n", m->epoch_idle_fraction);
-    fprintf(f, "  mean step idle fraction   %10.4f\n", m->mean_step_idle_fraction);
-    fprintf(f, "  max/mean - 1              %10.4f\n", m->max_over_mean_minus_1);
-    fprintf(f, "  coefficient of variation  %10.4f\n", m->cv);
-    fprintf(f, "  spread (max - min)/max    %10.4f\n", m->spread);
-    fprintf(f, "  VRAM utilization mean     %10.4f\n", m->vram_util_mean);
-    fprintf(f, "  VRAM utilization max      %10.4f\n", m->vram_util_max);
-    fprintf(f, "  micro-batches over memory %10" PRId64 "\n", m->over_memory_microbatches);
-    fprintf(f, "  samples/s                 %10.4g\n", m->samples_per_s);
-    fprintf(f, "  tokens/s                  %10.4g\n", m->tokens_per_s);
-    fprintf(f, "  epoch time (s)            %10.4g\n", m->epoch_seconds);
-}
-
-static void row2(FILE *f, const char *name, double a, double b, const char *fmt)
-{
-    char x[32], y[32], d[32] = "";
-    snprintf(x, sizeof x, fmt, a);
-    snprintf(y, sizeof y, fmt, b);
-    if (a != 0) snprintf(d, sizeof d, "%+.1f%%", 100.0 * (b - a) / fabs(a));
-    fprintf(f, "  %-26s %14s %14s %10s\n", name, x, y, d);
-}
-
-void plan_print_side_by_side(FILE *f, const plan_result *a, const plan_result *b)
-{
-    char both[64];
-    snprintf(both, sizeof both, "%s vs %s", plan_policy_name(a->cfg.policy), plan_policy_name(b->cfg.policy));
-    print_header(f, b, both);
-    unsigned char show[SHOW_MAX + 1];
-    unsigned char *sh = a->nbuckets <= SHOW_MAX ? show : malloc((size_t)a->nbuckets);
-    if (!sh) return;
-    int64_t shown = pick_shown(a, sh);
-    fprintf(f, "\n                                           %-17s %s\n", plan_policy_name(a->cfg.policy),
-            plan_policy_name(b->cfg.policy));
-    fprintf(f, " frames height  width   tokens  samples  batch  binding   batch  binding\n");
-    for (int64_t i = 0; i < a->nbuckets; i++) {
-        if (!sh[i]) continue;
-        const plan_bucket *x = &a->buckets[i], *y = &b->buckets[i];
-        fprintf(f, " %6" PRId64 " %6" PRId64 " %6" PRId64 " %8" PRId64 " %8" PRId64, x->shape.frames,
-                x->shape.height, x->shape.width, x->shape.tokens, x->shape.samples);
-        if (x->dropped) fprintf(f, "  %-15s", "dropped");
-        else fprintf(f, " %6" PRId64 "  %-8s", x->batch_size, plan_binding_name(x->binding));
-        if (y->dropped) fprintf(f, "  dropped\n");
-        else fprintf(f, " %6" PRId64 "  %s\n", y->batch_size, plan_binding_name(y->binding));
-    }
-    if (shown < a->nbuckets)
-        fprintf(f, " ... %" PRId64 " smaller buckets not shown\n", a->nbuckets - shown);
-    if (sh != show) free(sh);
-    const plan_metrics *p = &a->metrics, *q = &b->metrics;
-    fprintf(f, "\n  %-26s %14s %14s %10s\n", "metric", plan_policy_name(a->cfg.policy),
-            plan_policy_name(b->cfg.policy), "change");
-    row2(f, "micro-batches", (double)a->nmicro, (double)b->nmicro, "%.0f");
-    row2(f, "steps", (double)a->steps, (double)b->steps, "%.0f");
-    row2(f, "epoch idle fraction", p->epoch_idle_fraction, q->epoch_idle_fraction, "%.4f");
-    row2(f, "mean step idle fraction", p->mean_step_idle_fraction, q->mean_step_idle_fraction, "%.4f");
-    row2(f, "max/mean - 1", p->max_over_mean_minus_1, q->max_over_mean_minus_1, "%.4f");
-    row2(f, "coefficient of variation", p->cv, q->cv, "%.4f");
-    row2(f, "spread (max - min)/max", p->spread, q->spread, "%.4f");
-    row2(f, "VRAM utilization mean", p->vram_util_mean, q->vram_util_mean, "%.4f");
-    row2(f, "VRAM utilization max", p->vram_util_max, q->vram_util_max, "%.4f");
-    row2(f, "micro-batches over memory", (double)p->over_memory_microbatches, (double)q->over_memory_microbatches, "%.0f");
-    row2(f, "samples/s", p->samples_per_s, q->samples_per_s, "%.4g");
-    row2(f, "tokens/s", p->tokens_per_s, q->tokens_per_s, "%.4g");
-    row2(f, "epoch time (s)", p->epoch_seconds, q->epoch_seconds, "%.4g");
+    json_object_set_new(o, "baselines", ba);
+    return o;
 }
 
 /* ---- the plan -------------------------------------------------------------------------- */
@@ -289,17 +256,57 @@ static void lb_json_string(line_buf *b, const char *s)
     lb_put(b, "\"", 1);
 }
 
-plan_status plan_write_plan(const plan_result *r, const plan_manifest *mf, FILE *f)
+/* Window of step s and whether the ranks synchronize after it. */
+static void step_window(const plan_result *r, int64_t s, int64_t *g, int64_t *win, int *barrier)
 {
-    if (!mf->ids_kept) return PLAN_ERR_USAGE;
+    if (r->group_first) {
+        while ((int64_t)r->group_first[*g + 1] <= s) (*g)++;
+        *win = *g;
+        *barrier = (int64_t)r->group_first[*g + 1] == s + 1;
+    } else {
+        *win = r->cfg.assign == PLAN_ASSIGN_SORTED_WINDOW ? -2 : -1; /* -2: found below */
+        *barrier = 1;
+    }
+}
+
+plan_status plan_write_plan(const plan_result *r, const plan_manifest *mf, FILE *f,
+                            int64_t first, int64_t count)
+{
+    if (!mf->ids_kept || !r->order || first < 0 || first > r->steps) return PLAN_ERR_USAGE;
     int64_t R = r->cfg.gpus;
+    int64_t last = count < 0 || count > r->steps - first ? r->steps : first + count;
+    /* sorted-window: the window of each step, walking the micro-batch count per window. */
+    int64_t g = 0, sw_win = 0, sw_left = 0;
+    uint64_t per = (uint64_t)r->cfg.window * (uint64_t)R, done = 0;
     line_buf b = {NULL, 0, 0, 0};
     char num[40];
     plan_status st = PLAN_OK;
-    for (int64_t s = 0; s < r->steps && st == PLAN_OK; s++) {
+    for (int64_t s = 0; s < last && st == PLAN_OK; s++) {
+        int64_t win;
+        int barrier;
+        step_window(r, s, &g, &win, &barrier);
+        if (win == -2) {
+            /* a sorted window holds ceil(n / R) steps, n = its micro-batches */
+            if (sw_left == 0) {
+                uint64_t n = (uint64_t)r->nmicro - done < per ? (uint64_t)r->nmicro - done : per;
+                sw_left = (int64_t)((n + (uint64_t)R - 1) / (uint64_t)R);
+                sw_win = (int64_t)(done / per);
+                done += n;
+            }
+            sw_left--;
+            win = sw_win;
+        }
+        if (s < first) continue;
         b.n = 0;
         lb_str(&b, "{\"step\":");
         lb_u64(&b, (uint64_t)s);
+        if (win >= 0) {
+            lb_str(&b, ",\"window\":");
+            lb_u64(&b, (uint64_t)win);
+        } else {
+            lb_str(&b, ",\"window\":null");
+        }
+        lb_str(&b, barrier ? ",\"sync\":true" : ",\"sync\":false");
         lb_str(&b, ",\"ranks\":[");
         for (int64_t i = 0; i < R; i++) {
             uint32_t k = r->slots[s * R + i];

@@ -1,39 +1,47 @@
 /* plan_policy.c -- batch size per bucket and the constraint that sets it.
  *
- *   equal-token  B = max(1, floor(M_tok / S))                binding: memory, or floor
- *   dual         B = max(1, min(floor(M_mem / S), floor(M_comp / S^p)))
- *                binding: memory when floor(M_mem/S) <= floor(M_comp/S^p) (ties go to the hard
+ *   equal-token  B = max(1, floor(M_tok / S))                      binding: tokens, or floor
+ *   dual         B = max(1, min(floor(M_mem / S), floor(M_comp / u(S))))
+ *                u(S) = C(S) in seconds (cost model) or S^p (power model, the paper's form);
+ *                binding: memory when floor(M_mem/S) <= floor(M_comp/u(S)) (ties go to the hard
  *                constraint), compute otherwise, floor when the min is 0 (B forced to 1).
- * For equal-token "memory" means its token budget, the memory rule of bucket loaders.
  */
 #include <math.h>
 
 #include "plan_internal.h"
 
 /* floor(x) as an integer, with a relative slack of 1e-12 so a ratio that is an integer
- * mathematically (M_comp / S_max^p = 1) but lands a few ulps below it still floors to it,
- * on every libm. Clamped far below INT64_MAX. */
-static int64_t floor_ratio(double x)
+ * mathematically (M_comp / u(S_ref) = B_ref) but lands a few ulps below it still floors to
+ * it, on every libm. Clamped far below INT64_MAX. */
+int64_t plan_floor_ratio(double x)
 {
     x *= 1.0 + 1e-12;
     if (!(x < 1e15)) return (int64_t)1e15;
     return (int64_t)floor(x);
 }
 
+double plan_comp_units(const plan_result *r, int64_t S)
+{
+    if (r->cfg.comp_model == PLAN_COMP_POWER) return pow((double)S, r->p);
+    return plan_cost_eval(&r->cost, (double)S);
+}
+
 void plan_size_buckets(plan_result *r)
 {
+    for (int k = 0; k < PLAN_NBIND; k++) r->n_bind[k] = 0;
     for (int64_t b = 0; b < r->nbuckets; b++) {
         plan_bucket *k = &r->buckets[b];
         if (k->dropped) continue;
         int64_t S = k->shape.tokens;
+        k->b_mem = r->m_mem_tokens / S;
         if (r->cfg.policy == PLAN_POLICY_EQUAL_TOKEN) {
-            k->b_mem = r->m_tok / S;
+            k->b_tok = r->m_tok / S;
             k->b_comp = -1;
-            k->batch_size = k->b_mem >= 1 ? k->b_mem : 1;
-            k->binding = k->b_mem >= 1 ? PLAN_BIND_MEMORY : PLAN_BIND_FLOOR;
+            k->batch_size = k->b_tok >= 1 ? k->b_tok : 1;
+            k->binding = k->b_tok >= 1 ? PLAN_BIND_TOKENS : PLAN_BIND_FLOOR;
         } else {
-            k->b_mem = r->m_mem_tokens / S;
-            k->b_comp = floor_ratio(r->m_comp / pow((double)S, r->p));
+            k->b_tok = -1;
+            k->b_comp = plan_floor_ratio(r->m_comp / plan_comp_units(r, S));
             int64_t m = k->b_mem < k->b_comp ? k->b_mem : k->b_comp;
             if (m < 1) {
                 k->batch_size = 1;
@@ -43,6 +51,7 @@ void plan_size_buckets(plan_result *r)
                 k->binding = k->b_mem <= k->b_comp ? PLAN_BIND_MEMORY : PLAN_BIND_COMPUTE;
             }
         }
+        r->n_bind[k->binding]++;
         /* ceil(samples / B) micro-batches; the last one is smaller when B does not divide. */
         k->microbatches = (k->shape.samples + k->batch_size - 1) / k->batch_size;
     }

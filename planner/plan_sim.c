@@ -1,71 +1,76 @@
-/* plan_sim.c -- the simulator: per step and rank, the predicted compute time (sum of C(S)
- * over the rank's micro-batch; 0 for an idle rank) and peak memory (fixed + tokens x bytes per
- * token), then the metrics of planner-notes.md:
- *   epoch idle fraction      sum_steps (max - mean) / sum_steps max   (primary)
- *   mean step idle fraction  mean over steps of (max - mean)/max
- *   max/mean - 1, cv (population stddev / mean), spread (max - min)/max: means over steps
- *   VRAM utilization         per micro-batch (fixed + tokens x bytes per token) / GPU memory:
- *                            mean and max over micro-batches (idle ranks do not count)
- *   over-memory micro-batches: tokens > M_mem (0 by construction for dual)
- *   throughput               planned samples (tokens) / sum_steps max, all GPUs together,
- *                            with no communication time (a step lasts as long as its slowest
- *                            rank's compute).
+/* plan_sim.c -- the simulator: per sync group (one step, or one window for lpt and kk) and
+ * rank, the predicted load (sum over the rank's micro-batches of t0 + count * C(S); 0 for an
+ * idle rank); the group lasts as long as its busiest rank (no communication time is
+ * modelled). Then the metrics of planner-notes.md:
+ *   epoch idle fraction      sum_groups (max - mean) / sum_groups max   (primary)
+ *   mean step idle fraction  mean over groups of (max - mean)/max
+ *   max/mean - 1, cv (population stddev / mean), spread (max - min)/max: means over groups
+ *   per-rank idle            sum_groups (max - load) / sum_groups max, its min and max
+ *   VRAM utilization         per micro-batch (fixed + tokens x bytes per token) / capacity:
+ *                            mean and max over micro-batches (idle ranks do not count);
+ *                            time-weighted: each micro-batch holds its bytes for its own
+ *                            time, a rank that waits or idles holds the fixed bytes
+ *   over-memory micro-batches: tokens > what the memory model allows
+ *   throughput               planned samples (tokens) / sum_groups max, all GPUs together.
  * Sums run in a fixed order, so results are identical on every machine.
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "plan_internal.h"
 
-plan_status plan_simulate(plan_result *r, plan_error *err)
+typedef struct {
+    double sum_max, sum_gap, sum_idle, sum_pct, sum_cv, sum_spread, vram_time;
+} sim_acc;
+
+/* Loads of group [s0, s1) into load[] and mem_time[] (sum of utilization x time). */
+static void group_loads(const plan_result *r, const double *bcost, int64_t s0, int64_t s1,
+                        double *load, double *mem_time)
 {
     int64_t R = r->cfg.gpus;
-    double *bcost = malloc((size_t)r->nbuckets * sizeof *bcost + 8);
-    if (!bcost) return plan_fail(err, PLAN_ERR_NOMEM, "out of memory");
-    for (int64_t b = 0; b < r->nbuckets; b++)
-        bcost[b] = plan_cost_eval(&r->cost, (double)r->buckets[b].shape.tokens);
-
-    plan_metrics *m = &r->metrics;
-    double sum_max = 0, sum_gap = 0, sum_idle = 0, sum_pct = 0, sum_cv = 0, sum_spread = 0;
-    for (int64_t s = 0; s < r->steps; s++) {
+    double cap = r->cfg.gpu_mem_bytes, t0 = r->cost.overhead;
+    for (int64_t i = 0; i < R; i++) load[i] = mem_time[i] = 0;
+    for (int64_t s = s0; s < s1; s++) {
         const uint32_t *row = r->slots + s * R;
-        double mx = 0, mn = INFINITY, sum = 0, sq = 0;
         for (int64_t i = 0; i < R; i++) {
-            double t = 0;
-            if (row[i] != PLAN_IDLE) {
-                const plan_microbatch *mb = &r->micro[row[i]];
-                t = (double)mb->count * bcost[mb->bucket];
-            }
-            if (t > mx) mx = t;
-            if (t < mn) mn = t;
-            sum += t;
+            if (row[i] == PLAN_IDLE) continue;
+            const plan_microbatch *mb = &r->micro[row[i]];
+            double t = t0 + (double)mb->count * bcost[mb->bucket];
+            double tok = (double)mb->count * (double)r->buckets[mb->bucket].shape.tokens;
+            load[i] += t;
+            mem_time[i] += t * (r->fixed_bytes + tok * (double)r->bytes_per_token) / cap;
         }
-        double mean = sum / (double)R;
-        for (int64_t i = 0; i < R; i++) {
-            double t = 0;
-            if (row[i] != PLAN_IDLE) {
-                const plan_microbatch *mb = &r->micro[row[i]];
-                t = (double)mb->count * bcost[mb->bucket];
-            }
-            sq += (t - mean) * (t - mean);
-        }
-        sum_max += mx;
-        sum_gap += mx - mean;
-        sum_idle += (mx - mean) / mx;
-        sum_pct += mx / mean - 1.0;
-        sum_cv += sqrt(sq / (double)R) / mean;
-        sum_spread += (mx - mn) / mx;
     }
-    double ns = (double)r->steps;
-    m->epoch_idle_fraction = sum_gap / sum_max;
-    m->mean_step_idle_fraction = sum_idle / ns;
-    m->max_over_mean_minus_1 = sum_pct / ns;
-    m->cv = sum_cv / ns;
-    m->spread = sum_spread / ns;
-    m->epoch_seconds = sum_max;
-    m->samples_per_s = (double)r->samples_planned / sum_max;
-    m->tokens_per_s = (double)r->tokens_planned / sum_max;
+}
 
+static void add_group(const plan_result *r, const double *load, const double *mem_time,
+                      double *idle, sim_acc *a)
+{
+    int64_t R = r->cfg.gpus;
+    double mx = 0, mn = INFINITY, sum = 0, sq = 0, ufix = r->fixed_bytes / r->cfg.gpu_mem_bytes;
+    for (int64_t i = 0; i < R; i++) {
+        if (load[i] > mx) mx = load[i];
+        if (load[i] < mn) mn = load[i];
+        sum += load[i];
+    }
+    double mean = sum / (double)R;
+    for (int64_t i = 0; i < R; i++) {
+        sq += (load[i] - mean) * (load[i] - mean);
+        idle[i] += mx - load[i];
+        a->vram_time += mem_time[i] + ufix * (mx - load[i]);
+    }
+    a->sum_max += mx;
+    a->sum_gap += mx - mean;
+    a->sum_idle += (mx - mean) / mx;
+    a->sum_pct += mx / mean - 1.0;
+    a->sum_cv += sqrt(sq / (double)R) / mean;
+    a->sum_spread += (mx - mn) / mx;
+}
+
+static void memory_metrics(plan_result *r)
+{
+    plan_metrics *m = &r->metrics;
     double cap = r->cfg.gpu_mem_bytes, usum = 0, umax = 0;
     int64_t over = 0;
     for (int64_t k = 0; k < r->nmicro; k++) {
@@ -74,11 +79,58 @@ plan_status plan_simulate(plan_result *r, plan_error *err)
         double u = (r->fixed_bytes + (double)tok * (double)r->bytes_per_token) / cap;
         usum += u;
         if (u > umax) umax = u;
-        over += tok > r->m_mem_tokens;
+        over += tok > r->m_mem_model;
     }
     m->vram_util_mean = usum / (double)r->nmicro;
     m->vram_util_max = umax;
     m->over_memory_microbatches = over;
+}
+
+plan_status plan_simulate(plan_result *r, plan_error *err)
+{
+    int64_t R = r->cfg.gpus;
+    size_t bsz = (size_t)r->nbuckets * sizeof(double) + 8, lsz = (size_t)R * 2 * sizeof(double);
+    double *bcost = malloc(bsz), *load = malloc(lsz);
+    r->rank_idle = calloc((size_t)R, sizeof *r->rank_idle);
+    if (!bcost || !load || !r->rank_idle) {
+        free(bcost);
+        free(load);
+        return plan_fail(err, PLAN_ERR_NOMEM, "out of memory");
+    }
+    double *mem_time = load + R;
+    for (int64_t b = 0; b < r->nbuckets; b++)
+        bcost[b] = plan_cost_eval(&r->cost, (double)r->buckets[b].shape.tokens);
+
+    sim_acc a;
+    memset(&a, 0, sizeof a);
+    int64_t ng = r->group_first ? r->ngroups : r->steps;
+    for (int64_t g = 0; g < ng; g++) {
+        int64_t s0 = r->group_first ? (int64_t)r->group_first[g] : g;
+        int64_t s1 = r->group_first ? (int64_t)r->group_first[g + 1] : g + 1;
+        group_loads(r, bcost, s0, s1, load, mem_time);
+        add_group(r, load, mem_time, r->rank_idle, &a);
+    }
+    plan_metrics *m = &r->metrics;
+    double n = (double)ng;
+    m->sync_groups = ng;
+    m->epoch_idle_fraction = a.sum_gap / a.sum_max;
+    m->mean_step_idle_fraction = a.sum_idle / n;
+    m->max_over_mean_minus_1 = a.sum_pct / n;
+    m->cv = a.sum_cv / n;
+    m->spread = a.sum_spread / n;
+    m->epoch_seconds = a.sum_max;
+    m->samples_per_s = (double)r->samples_planned / a.sum_max;
+    m->tokens_per_s = (double)r->tokens_planned / a.sum_max;
+    m->vram_time_mean = a.vram_time / ((double)R * a.sum_max);
+    m->rank_idle_min = INFINITY;
+    m->rank_idle_max = 0;
+    for (int64_t i = 0; i < R; i++) {
+        r->rank_idle[i] /= a.sum_max;
+        if (r->rank_idle[i] < m->rank_idle_min) m->rank_idle_min = r->rank_idle[i];
+        if (r->rank_idle[i] > m->rank_idle_max) m->rank_idle_max = r->rank_idle[i];
+    }
+    memory_metrics(r);
     free(bcost);
+    free(load);
     return PLAN_OK;
 }

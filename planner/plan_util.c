@@ -6,20 +6,6 @@
 
 #include "plan_internal.h"
 
-const char *plan_strerror(plan_status s)
-{
-    switch (s) {
-    case PLAN_OK: return "ok";
-    case PLAN_ERR_USAGE: return "bad option value";
-    case PLAN_ERR_INPUT: return "bad input file";
-    case PLAN_ERR_IO: return "cannot read an input";
-    case PLAN_ERR_OVERSIZE: return "a sample exceeds the memory budget";
-    case PLAN_ERR_WRITE: return "cannot write an output";
-    case PLAN_ERR_NOMEM: return "out of memory";
-    }
-    return "unknown status";
-}
-
 const char *plan_policy_name(plan_policy p)
 {
     return p == PLAN_POLICY_DUAL ? "dual" : "equal-token";
@@ -27,7 +13,24 @@ const char *plan_policy_name(plan_policy p)
 
 const char *plan_assign_name(plan_assign a)
 {
-    return a == PLAN_ASSIGN_SAME_BUCKET ? "same-bucket" : "random";
+    switch (a) {
+    case PLAN_ASSIGN_RANDOM: return "random";
+    case PLAN_ASSIGN_SAME_BUCKET: return "same-bucket";
+    case PLAN_ASSIGN_SORTED_WINDOW: return "sorted-window";
+    case PLAN_ASSIGN_LPT: return "lpt";
+    case PLAN_ASSIGN_KK: return "kk";
+    }
+    return "?";
+}
+
+int plan_assign_per_window(plan_assign a)
+{
+    return a == PLAN_ASSIGN_LPT || a == PLAN_ASSIGN_KK;
+}
+
+const char *plan_comp_model_name(plan_comp_model c)
+{
+    return c == PLAN_COMP_POWER ? "power" : "cost";
 }
 
 const char *plan_binding_name(plan_binding b)
@@ -35,7 +38,25 @@ const char *plan_binding_name(plan_binding b)
     switch (b) {
     case PLAN_BIND_MEMORY: return "memory";
     case PLAN_BIND_COMPUTE: return "compute";
+    case PLAN_BIND_TOKENS: return "tokens";
     case PLAN_BIND_FLOOR: return "floor";
+    case PLAN_NBIND: break;
+    }
+    return "?";
+}
+
+const char *plan_warning_text(unsigned bit)
+{
+    switch (bit) {
+    case PLAN_WARN_ONE_SHAPE:
+        return "the manifest has one shape: every policy gives the same batch size, and the "
+               "plan shows nothing about balancing";
+    case PLAN_WARN_P_ZERO_RANGE:
+        return "p was fitted over a token range of zero width: it is the local slope dlnC/dlnS "
+               "at that one length, not a fit";
+    case PLAN_WARN_FORCED_MEM:
+        return "--mem-tokens is above what the memory model allows (--force): micro-batches "
+               "may run out of memory";
     }
     return "?";
 }
@@ -47,6 +68,10 @@ plan_status plan_fail(plan_error *err, plan_status st, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(err->msg, sizeof err->msg, fmt, ap);
         va_end(ap);
+        /* One line, safe on a terminal: text quoted from inputs or from jansson may carry
+         * newlines or control bytes. */
+        for (char *c = err->msg; *c; c++)
+            if ((unsigned char)*c < 0x20 || (unsigned char)*c == 0x7f) *c = '?';
     }
     return st;
 }
@@ -86,4 +111,44 @@ void plan_heap_free(plan_heap *h, void *p, size_t n)
     if (!p) return;
     free(p);
     h->cur -= n;
+}
+
+/* Length of the valid UTF-8 character at s (n bytes available), or 0: no overlong forms, no
+ * surrogates, nothing above U+10FFFF (RFC 3629). */
+size_t plan_utf8_char(const char *s, size_t n)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    if (n == 0) return 0;
+    if (u[0] < 0x80) return 1;
+    size_t len;
+    unsigned lo = 0x80, hi = 0xBF;
+    if (u[0] >= 0xC2 && u[0] <= 0xDF) len = 2;
+    else if (u[0] >= 0xE0 && u[0] <= 0xEF) {
+        len = 3;
+        if (u[0] == 0xE0) lo = 0xA0;
+        if (u[0] == 0xED) hi = 0x9F;
+    } else if (u[0] >= 0xF0 && u[0] <= 0xF4) {
+        len = 4;
+        if (u[0] == 0xF0) lo = 0x90;
+        if (u[0] == 0xF4) hi = 0x8F;
+    } else return 0;
+    if (n < len) return 0;
+    if (u[1] < lo || u[1] > hi) return 0;
+    for (size_t i = 2; i < len; i++)
+        if (u[i] < 0x80 || u[i] > 0xBF) return 0;
+    return len;
+}
+
+int plan_utf8_valid(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        if ((unsigned char)s[i] < 0x80) {
+            i++;
+            continue;
+        }
+        size_t k = plan_utf8_char(s + i, n - i);
+        if (!k) return 0;
+        i += k;
+    }
+    return 1;
 }

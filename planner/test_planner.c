@@ -6,77 +6,7 @@
  * fits, and the paper's claim on the default manifest (dual lowers the idle fraction and
  * raises VRAM utilization). Run: ctest -R planner_unit, or ./test_planner --verbose.
  */
-#include <criterion/criterion.h>
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
-#include "manifest_gen.h"
-#include "planner.h"
-
-#define GIB 1073741824.0
-
-static plan_model load_model(const char *name)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s/datasets/models/%s.json", PLAN_SOURCE_DIR, name);
-    plan_model m;
-    plan_error err;
-    plan_status st = plan_model_load(path, &m, &err);
-    cr_assert_eq(st, PLAN_OK, "%s: %s", path, err.msg);
-    return m;
-}
-
-/* A temporary file holding `text`; the caller unlinks it. */
-static char *tmp_file(const char *text)
-{
-    char *path = strdup("/tmp/adaload_test_planner_XXXXXX");
-    int fd = mkstemp(path);
-    cr_assert(fd >= 0);
-    FILE *f = fdopen(fd, "w");
-    cr_assert(f);
-    fputs(text, f);
-    fclose(f);
-    return path;
-}
-
-static char *tmp_generated(const char *kind, int64_t rows, uint64_t seed)
-{
-    char *path = tmp_file("");
-    FILE *f = fopen(path, "w");
-    cr_assert(f);
-    cr_assert_eq(ada_gen_manifest(f, kind, rows, seed), 0);
-    fclose(f);
-    return path;
-}
-
-static plan_manifest *read_manifest(const char *path, const plan_model *m, int keep_ids)
-{
-    plan_manifest *mf = NULL;
-    plan_error err;
-    plan_status st = plan_manifest_read(path, m, keep_ids, &mf, &err);
-    cr_assert_eq(st, PLAN_OK, "%s", err.msg);
-    return mf;
-}
-
-static plan_result *build(const plan_manifest *mf, const plan_model *m, const plan_config *c)
-{
-    plan_result *r = NULL;
-    plan_error err;
-    plan_status st = plan_build(mf, m, c, &r, &err);
-    cr_assert_eq(st, PLAN_OK, "%s", err.msg);
-    return r;
-}
-
-static const plan_bucket *bucket_with(const plan_result *r, int64_t tokens)
-{
-    for (int64_t b = 0; b < r->nbuckets; b++)
-        if (r->buckets[b].shape.tokens == tokens) return &r->buckets[b];
-    cr_assert_fail("no bucket of %lld tokens", (long long)tokens);
-    return NULL;
-}
+#include "test_helpers.h"
 
 /* ---- token counts and snapping --------------------------------------------------------- */
 
@@ -126,12 +56,25 @@ Test(presets, numbers_follow_documented_formulas)
 {
     const char *names[] = {"wan2.1-14b", "wan2.1-1.3b", "wan2.2-5b"};
     const double want_params[] = {14283571200.0, 1417740288.0, 4997382144.0};
-    const int64_t want_bpt[] = {1099776, 287744, 561152};
+    /* Bytes per token of each activation setup, counted in datasets/models/README.md. */
+    const int64_t want_fp32[] = {1298468, 366628, 704548};
+    const int64_t want_bf16[] = {858148, 265252, 501796};
+    const int64_t want_off[] = {520228, 194596, 360484};
     for (int i = 0; i < 3; i++) {
         plan_model m = load_model(names[i]);
         double D = (double)m.hidden_size, F = (double)m.ffn_size, L = (double)m.layers;
-        cr_expect_eq(m.mem_bytes_per_token, (int64_t)(4 * L * D + 44 * D + 4 * F), "%s bytes/token", names[i]);
-        cr_expect_eq(m.mem_bytes_per_token, want_bpt[i], "%s", names[i]);
+        const plan_act_setup *a32 = plan_model_act(&m, "fp32-residual"), *a16 = plan_model_act(&m, "bf16-residual");
+        const plan_act_setup *aoff = plan_model_act(&m, "fp32-offload");
+        cr_assert(a32 && a16 && aoff, "%s: setups missing", names[i]);
+        cr_expect_eq(a32->bytes_per_token, (int64_t)(4 * L * D + 72 * D + 8 * F + 36), "%s fp32", names[i]);
+        cr_expect_eq(a16->bytes_per_token, (int64_t)(2 * L * D + 66 * D + 8 * F + 36), "%s bf16", names[i]);
+        cr_expect_eq(aoff->bytes_per_token, (int64_t)(80 * D + 8 * F + 36), "%s offload", names[i]);
+        cr_expect_eq(a32->bytes_per_token, want_fp32[i], "%s", names[i]);
+        cr_expect_eq(a16->bytes_per_token, want_bf16[i], "%s", names[i]);
+        cr_expect_eq(aoff->bytes_per_token, want_off[i], "%s", names[i]);
+        cr_expect_eq(a32->measured + a16->measured + aoff->measured, 0, "%s: marked measured", names[i]);
+        cr_expect_str_eq(plan_model_act(&m, NULL)->name, "bf16-residual");
+        cr_expect_null(plan_model_act(&m, "fp8"));
         cr_expect_eq(m.params, want_params[i], "%s params", names[i]);
         cr_expect_eq(m.reserve_bytes, 6 * (int64_t)1073741824, "%s", names[i]);
         /* Attention equals the linear part at S* = 3D + F + Ltext. */
@@ -163,12 +106,12 @@ Test(presets, bad_model_file_names_the_key)
 
 Test(cost, p_fit_of_pure_power_laws)
 {
-    plan_cost lin = {1, 0, 0, 0, 0}, quad = {0, 1, 0, 0, 0};
+    plan_cost lin = {.alpha = 1}, quad = {.beta = 1};
     cr_expect_float_eq(plan_fit_p(&lin, 1000, 100000), 1.0, 1e-12);
     cr_expect_float_eq(plan_fit_p(&quad, 1000, 100000), 2.0, 1e-12);
     cr_expect_float_eq(plan_fit_p(&quad, 5000, 5000), 2.0, 1e-12);
     /* alpha S + beta S^2 at S = S* = alpha/beta: local slope (1 + 2)/(1 + 1) = 1.5. */
-    plan_cost mix = {3, 1e-3, 0, 0, 0};
+    plan_cost mix = {.alpha = 3, .beta = 1e-3};
     cr_expect_float_eq(plan_fit_p(&mix, 3000, 3000), 1.5, 1e-12);
     double p = plan_fit_p(&mix, 300, 30000);
     cr_expect(p > 1.1 && p < 1.9, "p %g", p);
@@ -176,11 +119,11 @@ Test(cost, p_fit_of_pure_power_laws)
 
 Test(cost, profile_least_squares_recovers_a_quadratic)
 {
-    char text[4096] = "seconds,tokens,gpu\n";
+    char text[4096] = "seconds,tokens\n";
     for (int k = 1; k <= 12; k++) {
         double S = 1500.0 * k;
         char row[128];
-        snprintf(row, sizeof row, "%.17g,%.0f,h200\n", 2e-4 * S + 3e-9 * S * S + 0.05, S);
+        snprintf(row, sizeof row, "%.17g,%.0f\n", 2e-4 * S + 3e-9 * S * S + 0.05, S);
         strcat(text, row);
     }
     char *p = tmp_file(text);
@@ -227,17 +170,24 @@ Test(sizing, tiny_by_hand)
     c.policy = PLAN_POLICY_EQUAL_TOKEN; /* M_tok = 111,600: B = floor(111600 / S) */
     plan_result *r = build(mf, &m, &c);
     cr_expect_eq(r->m_tok, 111600);
-    cr_expect_eq(r->m_mem_tokens, 118816); /* floor((141 GiB - 19.30 GiB) / 1,099,776 B) */
-    const want_b eq[] = {{961, 116, PLAN_BIND_MEMORY},   {1560, 71, PLAN_BIND_MEMORY},  {3600, 31, PLAN_BIND_MEMORY},
-                         {7800, 14, PLAN_BIND_MEMORY},   {14040, 7, PLAN_BIND_MEMORY},  {32760, 3, PLAN_BIND_MEMORY},
-                         {39750, 2, PLAN_BIND_MEMORY},   {75600, 1, PLAN_BIND_MEMORY},  {111600, 1, PLAN_BIND_MEMORY}};
+    /* floor((150,109,880,320 x 0.95 - 14,283,571,200 - 6 GiB) / 858,148 B) */
+    cr_expect_eq(r->m_mem_tokens, 142024);
+    cr_expect_eq(r->m_mem_model, 142024);
+    const want_b eq[] = {{961, 116, PLAN_BIND_TOKENS},   {1560, 71, PLAN_BIND_TOKENS},  {3600, 31, PLAN_BIND_TOKENS},
+                         {7800, 14, PLAN_BIND_TOKENS},   {14040, 7, PLAN_BIND_TOKENS},  {32760, 3, PLAN_BIND_TOKENS},
+                         {39750, 2, PLAN_BIND_TOKENS},   {75600, 1, PLAN_BIND_TOKENS},  {111600, 1, PLAN_BIND_TOKENS}};
     check_sizes(r, eq, 9);
+    cr_expect_eq(r->n_bind[PLAN_BIND_TOKENS], 9);
     plan_result_free(r);
 
-    /* dual, M_mem 500,000, p 1.5, M_comp = 111600^1.5: B = min(500000/S, (111600/S)^1.5). */
+    /* dual, power model (the paper's form), M_mem 500,000, p 1.5, M_comp = 111600^1.5:
+     * B = min(500000/S, (111600/S)^1.5). */
     c.policy = PLAN_POLICY_DUAL;
+    c.comp_model = PLAN_COMP_POWER;
     c.mem_tokens = 500000;
+    c.force = 1;
     c.p = 1.5;
+    c.comp_budget = pow(111600.0, 1.5);
     r = build(mf, &m, &c);
     const want_b du[] = {{961, 520, PLAN_BIND_MEMORY},   {1560, 320, PLAN_BIND_MEMORY}, {3600, 138, PLAN_BIND_MEMORY},
                          {7800, 54, PLAN_BIND_COMPUTE},  {14040, 22, PLAN_BIND_COMPUTE}, {32760, 6, PLAN_BIND_COMPUTE},
@@ -246,6 +196,7 @@ Test(sizing, tiny_by_hand)
     cr_expect_eq(bucket_with(r, 7800)->b_mem, 64);
     cr_expect_eq(bucket_with(r, 7800)->b_comp, 54);
     cr_expect_eq(bucket_with(r, 111600)->b_comp, 1); /* exactly 1: M_comp / S_max^p */
+    cr_expect(r->warnings & PLAN_WARN_FORCED_MEM);
     plan_result_free(r);
 
     /* Half that compute budget: the two longest buckets fall below one sample -> floor. */
@@ -256,20 +207,12 @@ Test(sizing, tiny_by_hand)
     check_sizes(r, fl, 4);
     plan_result_free(r);
 
-    /* Default dual on the 14B preset: M_mem (118,816) barely above the longest sample, so
-     * memory binds everywhere and the top bucket ties at 1 (ties go to memory). */
-    plan_config_default(&c);
-    r = build(mf, &m, &c);
-    const want_b dd[] = {{1560, 76, PLAN_BIND_MEMORY}, {32760, 3, PLAN_BIND_MEMORY}, {111600, 1, PLAN_BIND_MEMORY}};
-    check_sizes(r, dd, 3);
-    cr_expect(r->p > 1.05 && r->p < 1.8, "auto p %g", r->p);
-    plan_result_free(r);
-
     /* equal-token with a budget below the long samples: floor at 1. */
+    plan_config_default(&c);
     c.policy = PLAN_POLICY_EQUAL_TOKEN;
     c.tok_budget = 50000;
     r = build(mf, &m, &c);
-    const want_b et[] = {{39750, 1, PLAN_BIND_MEMORY}, {75600, 1, PLAN_BIND_FLOOR}, {111600, 1, PLAN_BIND_FLOOR}};
+    const want_b et[] = {{39750, 1, PLAN_BIND_TOKENS}, {75600, 1, PLAN_BIND_FLOOR}, {111600, 1, PLAN_BIND_FLOOR}};
     check_sizes(r, et, 3);
     plan_result_free(r);
     plan_manifest_free(mf);
@@ -284,12 +227,13 @@ Test(metrics, one_step_by_hand)
     plan_model m = load_model("wan2.1-14b");
     char *p = tmp_file("width,height,frames\n832,480,1\n1280,720,1\n");
     plan_manifest *mf = read_manifest(p, &m, 0);
-    plan_cost unit = {1, 0, 0, 0, 0}; /* C(S) = S seconds */
+    plan_cost unit = {.alpha = 1}; /* C(S) = S seconds */
     plan_config c;
     plan_config_default(&c);
     c.policy = PLAN_POLICY_EQUAL_TOKEN;
     c.gpus = 2;
     c.cost = &unit;
+    c.assign = PLAN_ASSIGN_RANDOM;
     plan_result *r = build(mf, &m, &c);
     /* One step, loads 1560 and 3600: mean 2580. */
     cr_assert_eq(r->steps, 1);
@@ -302,10 +246,15 @@ Test(metrics, one_step_by_hand)
     cr_expect_float_eq(x->samples_per_s, 2.0 / 3600.0, 1e-12);
     cr_expect_float_eq(x->tokens_per_s, 5160.0 / 3600.0, 1e-12);
     /* Two GPUs share the 16 bytes per parameter: 8 x params each, + 6 GiB. */
-    double fixed = 8 * 14283571200.0 + 6 * GIB, cap = 141 * GIB;
-    double u1 = (fixed + 1560.0 * 1099776) / cap, u2 = (fixed + 3600.0 * 1099776) / cap;
+    double fixed = 8 * 14283571200.0 + 6 * GIB, cap = 150109880320.0;
+    double u1 = (fixed + 1560.0 * 858148) / cap, u2 = (fixed + 3600.0 * 858148) / cap;
     cr_expect_float_eq(x->vram_util_mean, (u1 + u2) / 2, 1e-12);
     cr_expect_float_eq(x->vram_util_max, u2, 1e-12);
+    /* Time-weighted: rank 0 holds u1 for 1560 s and the fixed bytes for 2040 s, rank 1 u2
+     * for 3600 s; per-rank idle 2040/3600 and 0. */
+    cr_expect_float_eq(x->vram_time_mean, (u1 * 1560 + fixed / cap * 2040 + u2 * 3600) / (2 * 3600), 1e-12);
+    cr_expect_float_eq(x->rank_idle_max, 2040.0 / 3600.0, 1e-12);
+    cr_expect_float_eq(x->rank_idle_min, 0.0, 1e-12);
     cr_expect_eq(x->over_memory_microbatches, 0);
     plan_result_free(r);
     plan_manifest_free(mf);
@@ -318,7 +267,7 @@ Test(metrics, same_bucket_idle_rank_and_tail)
     plan_model m = load_model("wan2.1-14b");
     char *p = tmp_file("width,height,frames\n832,480,1\n832,480,1\n\n832,480,1\n");
     plan_manifest *mf = read_manifest(p, &m, 0);
-    plan_cost unit = {1, 0, 0, 0, 0};
+    plan_cost unit = {.alpha = 1};
     plan_config c;
     plan_config_default(&c);
     c.policy = PLAN_POLICY_EQUAL_TOKEN;
@@ -354,7 +303,7 @@ Test(metrics, same_bucket_idle_rank_and_tail)
 /* Every planned sample in exactly one micro-batch, every micro-batch on exactly one rank of
  * one step, micro-batches within one bucket and at most B samples, one tail at most per
  * bucket; same-bucket steps hold one bucket. */
-static void check_plan(const plan_result *r, const plan_manifest *mf)
+void check_plan(const plan_result *r, const plan_manifest *mf)
 {
     int64_t n = plan_manifest_samples(mf), R = r->cfg.gpus;
     unsigned char *seen = calloc((size_t)n, 1), *used = calloc((size_t)r->nmicro + 1, 1);
@@ -404,7 +353,7 @@ Test(properties, exactly_once_and_memory_cap, .timeout = 120)
     for (int d = 0; d < 2; d++) {
         plan_manifest *mf = read_manifest(paths[d], &m, 0);
         for (int pol = 0; pol < 2; pol++) {
-            for (int as = 0; as < 2; as++) {
+            for (int as = 0; as <= PLAN_ASSIGN_KK; as++) {
                 for (uint64_t seed = 0; seed < 2; seed++) {
                     plan_config c;
                     plan_config_default(&c);
@@ -440,7 +389,7 @@ Test(properties, over_memory_is_counted)
     plan_config c;
     plan_config_default(&c);
     c.policy = PLAN_POLICY_EQUAL_TOKEN;
-    c.tok_budget = 2 * 118816;
+    c.tok_budget = 2 * 142024;
     plan_result *r = build(mf, &m, &c);
     cr_expect_gt(r->metrics.over_memory_microbatches, 0);
     cr_expect_gt(r->metrics.vram_util_max, 1.0);
@@ -455,10 +404,11 @@ Test(properties, seeds)
     plan_model m = load_model("wan2.1-14b");
     char *p = tmp_generated("longtail", 5000, 3);
     plan_manifest *mf = read_manifest(p, &m, 0);
-    for (int as = 0; as < 2; as++) {
+    for (int as = 0; as <= PLAN_ASSIGN_KK; as++) {
         plan_config c;
         plan_config_default(&c);
         c.assign = (plan_assign)as;
+        c.window = 4;
         c.seed = 42;
         plan_result *a = build(mf, &m, &c), *b = build(mf, &m, &c);
         c.seed = 43;
@@ -470,7 +420,7 @@ Test(properties, seeds)
         int differ = a->steps != d->steps ||
                      memcmp(a->slots, d->slots, (size_t)(a->steps * a->cfg.gpus) * 4) != 0;
         cr_expect(differ, "seed did not change the assignment");
-        json_t *ja = plan_summary_json(a), *jb = plan_summary_json(b);
+        json_t *ja = plan_summary_json(a, NULL), *jb = plan_summary_json(b, NULL);
         char *sa = json_dumps(ja, JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9));
         char *sb = json_dumps(jb, JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9));
         cr_expect_str_eq(sa, sb);
@@ -517,11 +467,12 @@ Test(manifest, quotes_unknown_columns_and_plan_lines)
     plan_config_default(&c);
     c.gpus = 2;
     c.mem_tokens = 100000;
+    c.force = 1; /* above what 2 GPUs hold for the 14B model */
     plan_result *r = build(mf, &m, &c);
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    cr_assert_eq(plan_write_plan(r, mf, f), PLAN_OK);
+    cr_assert_eq(plan_write_plan(r, mf, f, 0, -1), PLAN_OK);
     fclose(f);
     /* One line per step, each a JSON object whose ids add up to the manifest's. */
     int lines = 0, ids = 0, found = 0;
@@ -562,6 +513,7 @@ Test(manifest, oversize_error_or_drop)
     plan_error err;
     cr_expect_eq(plan_build(mf, &m, &c, &r, &err), PLAN_ERR_OVERSIZE);
     cr_expect(strstr(err.msg, ":3: a sample of 435600 tokens") != NULL, "%s", err.msg);
+    cr_expect(strstr(err.msg, "bf16-residual") != NULL, "%s", err.msg);
     c.oversize_drop = 1;
     r = build(mf, &m, &c);
     cr_expect_eq(r->samples_dropped, 1);
@@ -573,23 +525,30 @@ Test(manifest, oversize_error_or_drop)
     free(p);
 }
 
-/* ---- the paper's claim on the default manifest ----------------------------------------- */
+/* ---- the default manifest ------------------------------------------------------------- */
 
-Test(default_manifest, dual_beats_equal_token_under_random, .timeout = 120)
+Test(default_manifest, dual_and_assignment_beat_random, .timeout = 120)
 {
     plan_model m = load_model("wan2.1-14b");
     plan_manifest *mf = read_manifest(PLAN_SOURCE_DIR "/datasets/default.csv", &m, 0);
     plan_config c;
     plan_config_default(&c);
-    c.policy = PLAN_POLICY_EQUAL_TOKEN;
-    plan_result *eq = build(mf, &m, &c);
-    c.policy = PLAN_POLICY_DUAL;
     plan_result *du = build(mf, &m, &c);
-    cr_expect_lt(du->metrics.epoch_idle_fraction, eq->metrics.epoch_idle_fraction);
-    cr_expect_gt(du->metrics.vram_util_mean, eq->metrics.vram_util_mean);
+    plan_baselines bl;
+    plan_error err;
+    cr_assert_eq(plan_build_baselines(mf, &m, &c, du, &bl, &err), PLAN_OK, "%s", err.msg);
+    const plan_result *mmem = bl.r[PLAN_BASE_TOK_MMEM], *smax = bl.r[PLAN_BASE_TOK_SMAX];
+    cr_expect_eq(mmem->m_tok, du->m_mem_tokens);
+    cr_expect_eq(smax->m_tok, du->smax);
+    cr_expect_eq(bl.r[PLAN_BASE_RANDOM]->cfg.policy, PLAN_POLICY_DUAL);
+    cr_expect_gt(du->n_bind[PLAN_BIND_COMPUTE], 0, "compute binds nowhere");
+    cr_expect_lt(du->metrics.epoch_idle_fraction, 0.05);
+    cr_expect_lt(du->metrics.epoch_idle_fraction, bl.r[PLAN_BASE_RANDOM]->metrics.epoch_idle_fraction);
+    cr_expect_gt(du->metrics.samples_per_s, 1.25 * mmem->metrics.samples_per_s);
+    cr_expect_gt(du->metrics.vram_time_mean, smax->metrics.vram_time_mean);
     cr_expect_eq(du->metrics.over_memory_microbatches, 0);
     cr_expect_eq(du->samples_planned, 100000);
-    plan_result_free(eq);
+    plan_baselines_free(&bl);
     plan_result_free(du);
     plan_manifest_free(mf);
 }

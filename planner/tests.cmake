@@ -5,8 +5,8 @@
 #   planner_bad_*           bad input and bad options: exit 2, a one-line message naming the
 #                           file:line: column or the option, and no file written
 #   planner_cli_*           the command's other paths (--policy both, --oversize=drop, help)
-add_executable(test_planner test_planner.c)
-target_link_libraries(test_planner PRIVATE ada_planner PkgConfig::CRITERION)
+add_executable(test_planner test_planner.c test_plan_budget.c test_plan_assign.c test_plan_io.c)
+target_link_libraries(test_planner PRIVATE ada_planner ada_mangen PkgConfig::CRITERION)
 target_compile_options(test_planner PRIVATE ${ADALOAD_C_WARNINGS})
 target_compile_definitions(test_planner PRIVATE _POSIX_C_SOURCE=200809L
                            PLAN_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
