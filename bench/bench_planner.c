@@ -23,6 +23,7 @@ typedef struct {
     struct ada_planner_bench *owner;
     int64_t samples;
     plan_policy policy;
+    plan_assign assign;
     int fd;         /* the unlinked manifest, -1 until generated */
     char path[64];  /* /proc/self/fd/N */
     char name[96];
@@ -30,12 +31,12 @@ typedef struct {
 
 /* The registered cases: their pointers go to the shim and must outlive ada_bench_run. */
 struct ada_planner_bench {
-    planner_case cases[4];
+    planner_case cases[10];
     int ncases;
     char model_path[4096];
 };
 
-/* Both policies of one size share one generated file. */
+/* All cases of one size share one generated file. */
 static int shared_fd(const ada_planner_bench *b, int64_t samples)
 {
     for (int i = 0; i < b->ncases; i++)
@@ -86,6 +87,7 @@ static void bm_planner(ada_bench_state *st, void *arg)
     plan_config cfg;
     plan_config_default(&cfg);
     cfg.policy = c->policy;
+    cfg.assign = c->assign;
     double bytes = 0, secs = 0;
     int64_t iters = 0;
     while (ada_bench_keep_running(st)) {
@@ -123,15 +125,23 @@ int ada_planner_bench_setup(const char *set, const char *model_path, ada_planner
     *out = b;
     snprintf(b->model_path, sizeof b->model_path, "%s", model_path);
     const int64_t sizes[2] = {100000, 10000000};
+    /* equal-token and dual with random assignment (the names of earlier runs), then dual with
+     * each cost-aware assignment: cpu/planner/dual-<assign>/samples<N>. */
+    const plan_assign assigns[] = {PLAN_ASSIGN_SORTED_WINDOW, PLAN_ASSIGN_LPT, PLAN_ASSIGN_KK};
     for (int s = 0; s < (big ? 2 : 1); s++) {
-        for (int p = 0; p < 2; p++) {
+        for (int p = 0; p < 5; p++) {
             planner_case *c = &b->cases[b->ncases++];
             c->owner = b;
             c->samples = sizes[s];
             c->policy = p ? PLAN_POLICY_DUAL : PLAN_POLICY_EQUAL_TOKEN;
+            c->assign = p < 2 ? PLAN_ASSIGN_RANDOM : assigns[p - 2];
             c->fd = -1;
-            snprintf(c->name, sizeof c->name, "cpu/planner/%s/samples%lld", plan_policy_name(c->policy),
-                     (long long)c->samples);
+            if (p < 2)
+                snprintf(c->name, sizeof c->name, "cpu/planner/%s/samples%lld", plan_policy_name(c->policy),
+                         (long long)c->samples);
+            else
+                snprintf(c->name, sizeof c->name, "cpu/planner/dual-%s/samples%lld", plan_assign_name(c->assign),
+                         (long long)c->samples);
             /* 9 repetitions where cheap (compare's Mann-Whitney test wants >= 9), 5 at 10 M. */
             if (ada_bench_register(c->name, bm_planner, c, s ? 5 : 9)) return -1;
         }

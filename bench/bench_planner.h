@@ -6,8 +6,9 @@
  *   ada_planner_bench_free(pb);         // closes the generated manifests
  *
  * Sets: "quick" plans a generated 100,000-sample manifest; "wan" and "full" add a
- * 10,000,000-sample one. Each size is planned under equal-token and dual (random
- * assignment), named cpu/planner/<policy>/samples<N>. The timed region is reading the CSV
+ * 10,000,000-sample one. Each size is planned under equal-token and dual with random
+ * assignment, named cpu/planner/<policy>/samples<N>, and under dual with each cost-aware
+ * assignment, cpu/planner/dual-<assign>/samples<N> (sorted-window, lpt, kk). The timed region is reading the CSV
  * (parsing included) and planning + simulating; generating the manifest is not timed.
  * Counters: samples, seconds_per_10M (the measured time scaled to 10 M samples), and
  * bytes_per_sample: the high-water mark of the planner's own heap (manifest + plan, as

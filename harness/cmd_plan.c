@@ -1,17 +1,21 @@
 /* cmd_plan.c -- `adaload plan`: the dual-constraint batch planner and its simulator.
  *
- *   adaload plan [--manifest FILE] [--model NAME | --model-file FILE] [--gpus N]
- *                [--policy equal-token|dual|both] [--assign random|same-bucket] [--p P|auto]
- *                [--seed N] [--summary-json FILE] [--plan-out FILE] ...   (--help lists all)
+ *   adaload plan [--manifest FILE] [--model NAME | --model-file FILE] [--gpus N] [--gpu NAME]
+ *                [--policy equal-token|dual|both] [--assign random|same-bucket|sorted-window|lpt|kk]
+ *                [--window W] [--comp-model cost|power] [--step-time S] [--act SETUP]
+ *                [--seed N] [--summary-json FILE] [--plan-out FILE [--start-step N] [--steps K]]
+ *                ...   (--help lists all)
  *
  * Reads the manifest (default: datasets/default.csv of the source tree), plans it with the
- * planner library (planner/planner.h) and prints the summary table; --summary-json and
- * --plan-out write the canonical JSON summary and the plan (one JSON line per step). Both
- * files go to temporary names first and are renamed only when everything succeeded, so a
- * failure leaves no output at all. `--policy both` (used by `adaload run`) plans under both
- * policies with the same seed and prints them side by side; it writes no files.
- * Exit: 0 ok, 2 bad usage or bad input (one line naming the option, or file:line: column),
- * 1 an output could not be written or memory ran out.
+ * planner library (planner/planner.h), plans the baselines (equal-token at M_tok = S_max and
+ * = M_mem, and the same policy, all with random assignment) and prints the summary table;
+ * warnings go to stderr. --summary-json and --plan-out write the canonical JSON summary and
+ * the plan (one JSON line per step; --start-step/--steps write a part of it, numbered as in
+ * the whole plan). Both are rendered in memory first, then written atomically (common/
+ * ada_output.h). `--policy both` (used by `adaload run`) plans under both policies with the
+ * same seed and prints them side by side; it writes no files.
+ * Exit: 0 ok, 2 bad usage, bad input or an output that cannot be written (one line naming
+ * the option, the file:line: column, or the output), 3 out of memory.
  */
 #include <errno.h>
 #include <float.h>
@@ -19,8 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "ada_output.h"
 #include "cli.h"
 #include "cli_opts.h"
 #include "commands.h"
@@ -31,19 +35,23 @@
 static void help(const cli_opt *opts)
 {
     printf("usage: adaload plan [options]\n"
-           "  Plans per-GPU batches for a manifest of samples and simulates an epoch.\n\n");
+           "  Plans per-GPU batches for a manifest of samples and simulates an epoch, beside its\n"
+           "  baselines (equal-token at M_tok = S_max and = M_mem, and the same policy, all random).\n\n");
     cli_print_options(stdout, opts);
-    printf("exit: 0 ok, 1 an output could not be written, 2 bad usage or bad input\n");
+    printf("exit: 0 ok, 2 bad usage, bad input or an output that cannot be written, 3 out of memory\n");
 }
 
 typedef struct {
-    const char *manifest, *model, *model_file, *profile, *summary, *plan_out;
-    int both;
+    const char *manifest, *model, *model_file, *profile, *summary, *plan_out, *gpu, *act;
+    int both, no_baselines;
+    int64_t start_step, steps;
+    int start_given, steps_given;
+    char manifest_buf[4096], model_buf[4096]; /* the default paths */
 } options;
 
 static int exit_of(plan_status st)
 {
-    return (st == PLAN_ERR_WRITE || st == PLAN_ERR_NOMEM) ? ADA_EXIT_FAIL : ADA_EXIT_USAGE;
+    return st == PLAN_ERR_NOMEM ? ADA_EXIT_INTERNAL : ADA_EXIT_USAGE;
 }
 
 /* One of names[] (NULL-ended) for option name's value v: its index, or -1 after the
@@ -56,38 +64,130 @@ static int pick(const char *name, const char *v, const char *const *names, const
     return -1;
 }
 
+/* The values that need more than cli_parse's range checks. */
+typedef struct {
+    const char *policy, *assign, *p, *oversize, *comp_model;
+    double gib, step_time;
+    int gib_given, step_given, comp_given;
+} raw_opts;
+
+static int finish_args(const raw_opts *w, options *o, plan_config *c)
+{
+    static const char *const policies[] = {"equal-token", "dual", "both", NULL};
+    static const char *const assigns[] = {"random", "same-bucket", "sorted-window", "lpt", "kk", NULL};
+    static const char *const oversizes[] = {"error", "drop", NULL};
+    static const char *const comps[] = {"cost", "power", NULL};
+    int k;
+    if (w->policy) {
+        if ((k = pick("--policy", w->policy, policies, "equal-token, dual or both")) < 0) return -1;
+        if (k == 2) o->both = 1;
+        else c->policy = k ? PLAN_POLICY_DUAL : PLAN_POLICY_EQUAL_TOKEN;
+    }
+    if (w->assign) {
+        if ((k = pick("--assign", w->assign, assigns, "random, same-bucket, sorted-window, lpt or kk")) < 0) return -1;
+        c->assign = (plan_assign)k;
+    }
+    if (w->oversize) {
+        if ((k = pick("--oversize", w->oversize, oversizes, "error or drop")) < 0) return -1;
+        c->oversize_drop = k;
+    }
+    if (w->comp_model) {
+        if ((k = pick("--comp-model", w->comp_model, comps, "cost or power")) < 0) return -1;
+        c->comp_model = (plan_comp_model)k;
+    }
+    if (w->p && !strcmp(w->p, "auto")) {
+        c->p = 0;
+    } else if (w->p) {
+        double d;
+        if (cli_parse_f64(w->p, &d) || !(d > 0 && d <= 3))
+            return ada_usage_error("plan", "--p %s: must be a number in (0, 3] or auto", w->p), -1;
+        c->p = d;
+    }
+    if (w->gib_given && o->gpu)
+        return ada_usage_error("plan", "--gpu and --gpu-mem-gib: give one of them"), -1;
+    if (o->gpu) {
+        const plan_gpu *g = plan_gpu_find(o->gpu);
+        if (!g) {
+            char names[256] = "";
+            for (size_t i = 0; plan_gpu_at(i); i++)
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", plan_gpu_at(i)->name);
+            return ada_usage_error("plan", "--gpu %s: unknown (%s)", o->gpu, names), -1;
+        }
+        c->gpu_mem_bytes = g->bytes;
+        c->gpu_name = g->name;
+    }
+    if (w->gib_given) {
+        c->gpu_mem_bytes = w->gib * GIB;
+        c->gpu_name = NULL;
+    }
+    if (w->step_given && w->comp_given)
+        return ada_usage_error("plan", "--step-time and --comp-budget: give one of them"), -1;
+    if (w->step_given) {
+        if (c->comp_model != PLAN_COMP_COST)
+            return ada_usage_error("plan", "--step-time is in seconds: it needs --comp-model cost (power: --comp-budget)"), -1;
+        c->comp_budget = w->step_time;
+    }
+    c->act = o->act;
+    if (o->model && o->model_file)
+        return ada_usage_error("plan", "--model and --model-file: give one of them"), -1;
+    if (o->both && (o->summary || o->plan_out))
+        return ada_usage_error("plan", "--policy both prints a table only: drop --summary-json/--plan-out"), -1;
+    if (o->summary && o->plan_out && !strcmp(o->summary, o->plan_out))
+        return ada_usage_error("plan", "--summary-json and --plan-out name the same file"), -1;
+    if ((o->start_given || o->steps_given) && !o->plan_out)
+        return ada_usage_error("plan", "--%s: selects steps of --plan-out, which is missing",
+                               o->start_given ? "start-step" : "steps"), -1;
+    return 0;
+}
+
 /* 0, 1 for --help (after printing it), -1 for a usage error (message printed). Adding an
  * option is one line in opts[] (cli_opts.h) plus, for a value that needs more than a range
- * check, a few lines after cli_parse. */
+ * check, a few lines in finish_args. */
 static int parse_args(int argc, char **argv, options *o, plan_config *c)
 {
-    const char *policy = NULL, *assign = NULL, *p = NULL, *oversize = NULL;
-    double gib = 0;
-    int gib_given = 0;
+    raw_opts w;
+    memset(&w, 0, sizeof w);
     const cli_opt opts[] = {
         CLI_STR("--manifest", &o->manifest, "FILE", "CSV with a header: width,height,frames (id, fps, weight optional); default: datasets/default.csv"),
         CLI_STR("--model", &o->model, "NAME", "wan2.1-14b (default), wan2.1-1.3b, wan2.2-5b (datasets/models/)"),
         CLI_STR("--model-file", &o->model_file, "FILE", "any other model, same JSON format"),
+        CLI_STR("--act", &o->act, "SETUP", "activation setup of the model: bf16-residual (default), fp32-residual, fp32-offload"),
         CLI_I64("--gpus", &c->gpus, 1, 1000000, "N", "data-parallel ranks (default 16)"),
-        {.name = "--gpu-mem-gib", .kind = CLI_KIND_F64, .dst = &gib, .flo = 0, .fhi = 1e6, .flo_open = 1,
-         .given = &gib_given, .meta = "X", .help = "memory per GPU in GiB (default 141, an H200)"},
+        CLI_STR("--gpu", &o->gpu, "NAME", "GPU preset: h200 (default, 139.8 GiB), h100-80gb, a100-80gb, a100-40gb, b200"),
+        {.name = "--gpu-mem-gib", .kind = CLI_KIND_F64, .dst = &w.gib, .flo = 0, .fhi = 1e6, .flo_open = 1,
+         .given = &w.gib_given, .meta = "X", .help = "memory per GPU in GiB, instead of --gpu"},
+        {.name = "--mem-margin", .kind = CLI_KIND_F64, .dst = &c->mem_margin, .flo = 0, .fhi = 0.9,
+         .what = "a number in [0, 0.9]", .meta = "F", .help = "share of the GPU memory kept free (default 0.05)"},
         {.name = "--mem-tokens", .kind = CLI_KIND_I64, .dst = &c->mem_tokens, .ilo = 1, .ihi = INT64_MAX / 4,
-         .what = "a positive whole number", .meta = "N", .help = "M_mem in tokens, instead of the memory model"},
+         .what = "a positive whole number", .meta = "N", .help = "M_mem in tokens, at most what the memory model allows"},
+        CLI_FLAG("--force", &c->force, "accept --mem-tokens above what the memory model allows"),
         {.name = "--tok-budget", .kind = CLI_KIND_I64, .dst = &c->tok_budget, .ilo = 1, .ihi = INT64_MAX / 4,
          .what = "a positive whole number", .meta = "N", .help = "equal-token's M_tok (default: the longest sample's tokens)"},
+        CLI_STR("--comp-model", &w.comp_model, "M", "cost (default: B*C(S) <= M_comp, seconds) | power (the paper's B*S^p)"),
+        {.name = "--step-time", .kind = CLI_KIND_F64, .dst = &w.step_time, .flo = 0, .fhi = 1e12, .flo_open = 1,
+         .given = &w.step_given, .meta = "SEC", .help = "M_comp in seconds (cost model)"},
         {.name = "--comp-budget", .kind = CLI_KIND_F64, .dst = &c->comp_budget, .flo = 0, .fhi = DBL_MAX,
-         .flo_open = 1, .what = "a positive number", .meta = "X", .help = "dual's M_comp (default: the longest sample's S^p)"},
-        CLI_STR("--policy", &policy, "P", "equal-token | dual (default) | both (side by side, no files)"),
-        CLI_STR("--assign", &assign, "A", "random (default) | same-bucket"),
-        CLI_STR("--p", &p, "P|auto", "exponent of the compute constraint, in (0, 3] (default auto)"),
+         .flo_open = 1, .given = &w.comp_given, .what = "a positive number", .meta = "X",
+         .help = "M_comp in the compute model's units (default: a memory-full micro-batch of the reference sample)"},
+        {.name = "--comp-ref-pct", .kind = CLI_KIND_F64, .dst = &c->comp_ref_pct, .flo = 0, .fhi = 100, .flo_open = 1,
+         .what = "a number in (0, 100]", .meta = "P", .help = "percentile of the samples' tokens for the reference sample (default 50)"},
+        CLI_STR("--p", &w.p, "P|auto", "exponent of --comp-model power, in (0, 3] (default auto)"),
+        CLI_STR("--policy", &w.policy, "P", "equal-token | dual (default) | both (side by side, no files)"),
+        CLI_STR("--assign", &w.assign, "A", "sorted-window (default) | random | same-bucket | lpt | kk"),
+        CLI_I64("--window", &c->window, 1, 1000000, "W", "steps per window of sorted-window, lpt, kk (default 64)"),
         {.name = "--seed", .kind = CLI_KIND_U64, .dst = &c->seed, .ihi = INT64_MAX,
          .what = "a whole number in [0, 2^63)", .meta = "N", .help = "seed of the shuffles and draws (default 0; decimal)"},
         {.name = "--flops", .kind = CLI_KIND_F64, .dst = &c->flops, .flo = 0, .fhi = DBL_MAX, .flo_open = 1,
          .what = "a positive number (FLOP/s)", .meta = "X", .help = "sustained FLOP/s per GPU of the FLOP model (default 4e14)"},
-        CLI_STR("--profile", &o->profile, "FILE", "measured cost: CSV tokens,seconds, fitted by least squares"),
-        CLI_STR("--oversize", &oversize, "error|drop", "a sample over the memory budget: an error (default) or dropped"),
+        CLI_STR("--profile", &o->profile, "FILE", "measured profile CSV (batch,tokens,seconds,peak_bytes; adaload calibrate)"),
+        CLI_STR("--oversize", &w.oversize, "error|drop", "a sample over the memory budget: an error (default) or dropped"),
+        CLI_FLAG("--no-baselines", &o->no_baselines, "skip the three baseline plans"),
         CLI_STR("--summary-json", &o->summary, "FILE", "the summary as canonical JSON"),
         CLI_STR("--plan-out", &o->plan_out, "FILE", "the plan: one JSON line per step, sample ids per rank"),
+        {.name = "--start-step", .kind = CLI_KIND_I64, .dst = &o->start_step, .ilo = 0, .ihi = INT64_MAX / 4,
+         .given = &o->start_given, .meta = "N", .help = "--plan-out from step N on (exact resume)"},
+        {.name = "--steps", .kind = CLI_KIND_I64, .dst = &o->steps, .ilo = 0, .ihi = INT64_MAX / 4,
+         .given = &o->steps_given, .meta = "K", .help = "--plan-out holds at most K steps"},
         CLI_END};
     int r = cli_parse("plan", opts, argc, argv, NULL, 0, NULL);
     if (r == CLI_HELP) {
@@ -95,39 +195,7 @@ static int parse_args(int argc, char **argv, options *o, plan_config *c)
         return 1;
     }
     if (r != CLI_OK) return -1;
-    if (gib_given) c->gpu_mem_bytes = gib * GIB;
-    static const char *const policies[] = {"equal-token", "dual", "both", NULL};
-    static const char *const assigns[] = {"random", "same-bucket", NULL};
-    static const char *const oversizes[] = {"error", "drop", NULL};
-    int k;
-    if (policy) {
-        if ((k = pick("--policy", policy, policies, "equal-token, dual or both")) < 0) return -1;
-        if (k == 2) o->both = 1;
-        else c->policy = k ? PLAN_POLICY_DUAL : PLAN_POLICY_EQUAL_TOKEN;
-    }
-    if (assign) {
-        if ((k = pick("--assign", assign, assigns, "random or same-bucket")) < 0) return -1;
-        c->assign = k ? PLAN_ASSIGN_SAME_BUCKET : PLAN_ASSIGN_RANDOM;
-    }
-    if (oversize) {
-        if ((k = pick("--oversize", oversize, oversizes, "error or drop")) < 0) return -1;
-        c->oversize_drop = k;
-    }
-    if (p && !strcmp(p, "auto")) {
-        c->p = 0;
-    } else if (p) {
-        double d;
-        if (cli_parse_f64(p, &d) || !(d > 0 && d <= 3))
-            return ada_usage_error("plan", "--p %s: must be a number in (0, 3] or auto", p), -1;
-        c->p = d;
-    }
-    if (o->model && o->model_file)
-        return ada_usage_error("plan", "--model and --model-file: give one of them"), -1;
-    if (o->both && (o->summary || o->plan_out))
-        return ada_usage_error("plan", "--policy both prints a table only: drop --summary-json/--plan-out"), -1;
-    if (o->summary && o->plan_out && !strcmp(o->summary, o->plan_out))
-        return ada_usage_error("plan", "--summary-json and --plan-out name the same file"), -1;
-    return 0;
+    return finish_args(&w, o, c);
 }
 
 static const char *base_name(const char *p)
@@ -136,93 +204,83 @@ static const char *base_name(const char *p)
     return s ? s + 1 : p;
 }
 
-/* "path.tmp.<pid>" in a malloc'd buffer. */
-static char *tmp_name(const char *path)
+/* Renders the requested outputs in memory, then writes each atomically; exit code. */
+static int write_outputs(const options *o, const plan_result *r, const plan_baselines *bl, const plan_manifest *mf)
 {
-    size_t n = strlen(path) + 32;
-    char *t = malloc(n);
-    if (t) snprintf(t, n, "%s.tmp.%ld", path, (long)getpid());
-    return t;
-}
-
-static int close_synced(FILE *f)
-{
-    int ok = fflush(f) == 0;
-    ok = (fsync(fileno(f)) == 0) && ok;
-    ok = (fclose(f) == 0) && ok;
-    return ok ? 0 : -1;
-}
-
-/* Writes the requested files to temporaries, then renames them all; nothing is left behind
- * on a failure. */
-static int write_outputs(const options *o, const plan_result *r, const plan_manifest *mf)
-{
-    char *tp = o->plan_out ? tmp_name(o->plan_out) : NULL;
-    char *ts = o->summary ? tmp_name(o->summary) : NULL;
+    char *plan = NULL, *sum = NULL;
+    size_t plan_len = 0;
     int rc = ADA_EXIT_OK;
-    const char *what = NULL;
-    if ((o->plan_out && !tp) || (o->summary && !ts)) {
-        rc = ADA_EXIT_FAIL;
-        what = "out of memory";
-        goto done;
-    }
-    if (tp) {
-        FILE *f = fopen(tp, "wb");
-        if (!f) {
-            rc = ADA_EXIT_FAIL;
-            what = o->plan_out;
-            goto done;
+    if (o->plan_out) {
+        if (o->start_step > r->steps) {
+            rc = ada_usage_error("plan", "--start-step %" PRId64 ": the plan has %" PRId64 " steps", o->start_step,
+                                 r->steps);
+            goto out;
         }
-        static char buf[1 << 20];
-        setvbuf(f, buf, _IOFBF, sizeof buf);
-        plan_status st = plan_write_plan(r, mf, f);
-        if (close_synced(f) || st) {
-            rc = ADA_EXIT_FAIL;
-            what = o->plan_out;
-            goto done;
+        FILE *f = open_memstream(&plan, &plan_len);
+        plan_status st = f ? plan_write_plan(r, mf, f, o->start_step, o->steps_given ? o->steps : -1) : PLAN_ERR_NOMEM;
+        if ((f && fclose(f) != 0) || st) {
+            ada_msg("plan", "out of memory rendering the plan");
+            rc = ADA_EXIT_INTERNAL;
+            goto out;
         }
     }
-    if (ts) {
-        json_t *j = plan_summary_json(r);
-        FILE *f = j ? fopen(ts, "wb") : NULL;
-        int bad = !f;
-        if (f) {
-            bad = json_dumpf(j, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9)) != 0;
-            bad = (fputc('\n', f) == EOF) || bad;
-            bad = close_synced(f) || bad;
-        }
+    if (o->summary) {
+        json_t *j = plan_summary_json(r, bl);
+        sum = j ? ada_json_text(j) : NULL;
         json_decref(j);
-        if (bad) {
-            rc = ADA_EXIT_FAIL;
-            what = o->summary;
-            goto done;
+        if (!sum) {
+            ada_msg("plan", "out of memory rendering the summary");
+            rc = ADA_EXIT_INTERNAL;
+            goto out;
         }
     }
-    if (tp && rename(tp, o->plan_out) != 0) {
-        rc = ADA_EXIT_FAIL;
-        what = o->plan_out;
-        goto done;
+    if (plan && ada_write_file_atomic(o->plan_out, plan, plan_len)) {
+        rc = ada_usage_error("plan", "cannot write %s: %s", o->plan_out, strerror(errno));
+        goto out;
     }
-    if (ts && rename(ts, o->summary) != 0) {
-        rc = ADA_EXIT_FAIL;
-        what = o->summary;
-        if (tp) remove(o->plan_out); /* all or nothing */
-        goto done;
-    }
-done:
-    if (rc != ADA_EXIT_OK) {
-        ada_msg("plan", "cannot write %s: %s", what, errno ? strerror(errno) : "I/O error");
-        if (tp) remove(tp);
-        if (ts) remove(ts);
-    }
-    free(tp);
-    free(ts);
+    if (sum && ada_write_file_atomic(o->summary, sum, strlen(sum)))
+        rc = ada_usage_error("plan", "cannot write %s: %s", o->summary, strerror(errno));
+out:
+    free(plan);
+    free(sum);
     return rc;
+}
+
+static void print_warnings(const plan_result *r)
+{
+    for (unsigned bit = 1; bit < (1u << PLAN_NWARN); bit <<= 1)
+        if (r->warnings & bit) ada_msg("plan", "warning: %s", plan_warning_text(bit));
+}
+
+static int load_inputs(options *o, plan_config *cfg, plan_model *model, plan_cost *prof, plan_manifest **mf)
+{
+    if (!o->manifest) {
+        snprintf(o->manifest_buf, sizeof o->manifest_buf, "%s/datasets/default.csv", ada_source_dir());
+        o->manifest = o->manifest_buf;
+    }
+    if (!o->model_file) {
+        const char *name = o->model ? o->model : "wan2.1-14b";
+        if (strcmp(name, "wan2.1-14b") && strcmp(name, "wan2.1-1.3b") && strcmp(name, "wan2.2-5b"))
+            return ada_usage_error("plan", "--model %s: unknown (wan2.1-14b, wan2.1-1.3b, wan2.2-5b, "
+                                           "or --model-file FILE)", name);
+        snprintf(o->model_buf, sizeof o->model_buf, "%s/datasets/models/%s.json", ada_source_dir(), name);
+        o->model_file = o->model_buf;
+    }
+    plan_error err = {{0}};
+    plan_status st = plan_model_load(o->model_file, model, &err);
+    if (!st && o->profile && !(st = plan_cost_from_profile(o->profile, prof, &err))) cfg->cost = prof;
+    cfg->manifest_name = base_name(o->manifest);
+    if (!st) st = plan_manifest_read(o->manifest, model, o->plan_out != NULL, mf, &err);
+    if (st) {
+        ada_msg("plan", "%s", err.msg);
+        return exit_of(st);
+    }
+    return ADA_EXIT_OK;
 }
 
 int cmd_plan(int argc, char **argv)
 {
-    options o;
+    static options o; /* 8 KiB of paths: not on the stack */
     memset(&o, 0, sizeof o);
     plan_config cfg;
     plan_config_default(&cfg);
@@ -230,44 +288,16 @@ int cmd_plan(int argc, char **argv)
     if (prc > 0) return ADA_EXIT_OK;
     if (prc < 0) return ADA_EXIT_USAGE;
 
-    char manifest_path[4096], model_path[4096];
-    if (!o.manifest) {
-        snprintf(manifest_path, sizeof manifest_path, "%s/datasets/default.csv", ada_source_dir());
-        o.manifest = manifest_path;
-    }
-    if (!o.model_file) {
-        const char *name = o.model ? o.model : "wan2.1-14b";
-        if (strcmp(name, "wan2.1-14b") && strcmp(name, "wan2.1-1.3b") && strcmp(name, "wan2.2-5b"))
-            return ada_usage_error("plan", "--model %s: unknown (wan2.1-14b, wan2.1-1.3b, wan2.2-5b, "
-                                           "or --model-file FILE)", name);
-        snprintf(model_path, sizeof model_path, "%s/datasets/models/%s.json", ada_source_dir(), name);
-        o.model_file = model_path;
-    }
-
-    plan_error err = {{0}};
     plan_model model;
-    plan_status st = plan_model_load(o.model_file, &model, &err);
-    if (st) {
-        ada_msg("plan", "%s", err.msg);
-        return exit_of(st);
-    }
     plan_cost prof;
-    if (o.profile) {
-        if ((st = plan_cost_from_profile(o.profile, &prof, &err))) {
-            ada_msg("plan", "%s", err.msg);
-            return exit_of(st);
-        }
-        cfg.cost = &prof;
-    }
-    cfg.manifest_name = base_name(o.manifest);
-
     plan_manifest *mf = NULL;
-    if ((st = plan_manifest_read(o.manifest, &model, o.plan_out != NULL, &mf, &err))) {
-        ada_msg("plan", "%s", err.msg);
-        return exit_of(st);
-    }
-    int rc = ADA_EXIT_OK;
+    int rc = load_inputs(&o, &cfg, &model, &prof, &mf);
+    if (rc) return rc;
+    plan_error err = {{0}};
     plan_result *a = NULL, *b = NULL;
+    plan_baselines bl;
+    memset(&bl, 0, sizeof bl);
+    plan_status st;
     if (o.both) {
         cfg.policy = PLAN_POLICY_EQUAL_TOKEN;
         st = plan_build(mf, &model, &cfg, &a, &err);
@@ -275,16 +305,24 @@ int cmd_plan(int argc, char **argv)
             cfg.policy = PLAN_POLICY_DUAL;
             st = plan_build(mf, &model, &cfg, &b, &err);
         }
-        if (!st) plan_print_side_by_side(stdout, a, b);
+        if (!st) {
+            print_warnings(b);
+            plan_print_side_by_side(stdout, a, b);
+        }
     } else {
         st = plan_build(mf, &model, &cfg, &a, &err);
-        if (!st) plan_print_summary(stdout, a);
-        if (!st && (o.summary || o.plan_out)) rc = write_outputs(&o, a, mf);
+        if (!st && !o.no_baselines) st = plan_build_baselines(mf, &model, &cfg, a, &bl, &err);
+        if (!st) {
+            print_warnings(a);
+            plan_print_summary(stdout, a, o.no_baselines ? NULL : &bl);
+            if (o.summary || o.plan_out) rc = write_outputs(&o, a, o.no_baselines ? NULL : &bl, mf);
+        }
     }
     if (st) {
         ada_msg("plan", "%s", err.msg);
         rc = exit_of(st);
     }
+    plan_baselines_free(&bl);
     plan_result_free(a);
     plan_result_free(b);
     plan_manifest_free(mf);

@@ -1,16 +1,17 @@
 # golden_check.cmake -- CTest script: one golden case of the planner. Runs
-#   adaload plan --manifest M --policy P --assign A --summary-json OUT/NAME.json --plan-out OUT/NAME.plan
-# and compares the summary with golden/NAME.json byte for byte (a unified diff on failure)
+#   adaload plan --manifest M ARGS... --summary-json OUT/NAME.json --plan-out OUT/NAME.plan
+# (ARGS: the case's options separated by '|') and compares the summary with golden/NAME.json byte for byte (a unified diff on failure)
 # and the plan's SHA-256 with golden/NAME.plan.sha256.
 # With the environment variable ADALOAD_UPDATE_GOLDENS=1 (planner/update_goldens.sh sets it)
 # it rewrites the golden files instead; a changed golden needs its reason in the commit.
-#   cmake -DADALOAD=adaload -DMANIFEST=datasets/tiny.csv -DPOLICY=dual -DASSIGN=random
+#   cmake -DADALOAD=adaload -DMANIFEST=datasets/tiny.csv "-DARGS=--policy|dual|--assign|random"
 #         -DNAME=tiny-dual-random -DGOLDEN=planner/golden -DOUT=tmpdir -P golden_check.cmake
+string(REPLACE "|" ";" ARGS "${ARGS}")
 file(MAKE_DIRECTORY ${OUT})
 set(sum ${OUT}/${NAME}.json)
 set(plan ${OUT}/${NAME}.plan)
 file(REMOVE ${sum} ${plan})
-execute_process(COMMAND ${ADALOAD} plan --manifest ${MANIFEST} --policy ${POLICY} --assign ${ASSIGN}
+execute_process(COMMAND ${ADALOAD} plan --manifest ${MANIFEST} ${ARGS}
                         --summary-json ${sum} --plan-out ${plan}
                 RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)

@@ -250,11 +250,6 @@ void plan_result_free(plan_result *r)
     free(r);
 }
 
-double plan_microbatch_cost(const plan_result *r, int64_t k)
-{
-    const plan_microbatch *mb = &r->micro[k];
-    return r->cost.overhead + (double)mb->count * plan_cost_eval(&r->cost, (double)r->buckets[mb->bucket].shape.tokens);
-}
 
 /* ---- baselines -------------------------------------------------------------------------- */
 const char *plan_baseline_name(int which)

@@ -56,3 +56,9 @@ void plan_size_buckets(plan_result *r)
         k->microbatches = (k->shape.samples + k->batch_size - 1) / k->batch_size;
     }
 }
+
+double plan_microbatch_cost(const plan_result *r, int64_t k)
+{
+    const plan_microbatch *mb = &r->micro[k];
+    return r->cost.overhead + (double)mb->count * plan_cost_eval(&r->cost, (double)r->buckets[mb->bucket].shape.tokens);
+}

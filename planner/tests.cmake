@@ -15,19 +15,52 @@ add_test(NAME planner_unit COMMAND test_planner)
 set(_adaload $<TARGET_FILE:adaload>)
 set(_td ${CMAKE_CURRENT_SOURCE_DIR}/testdata)
 
+# planner_golden(NAME DATASET ARG...) -- the summary and the plan digest of
+# `adaload plan --manifest datasets/DATASET.csv ARG...` against golden/NAME.*.
+function(planner_golden name ds)
+  string(REPLACE ";" "|" args "${ARGN}")
+  add_test(NAME planner_golden_${name}
+           COMMAND ${CMAKE_COMMAND} -DADALOAD=${_adaload} -DMANIFEST=${PROJECT_SOURCE_DIR}/datasets/${ds}.csv
+                   "-DARGS=${args}" -DNAME=${name} -DGOLDEN=${CMAKE_CURRENT_SOURCE_DIR}/golden
+                   -DOUT=${CMAKE_CURRENT_BINARY_DIR}/golden_out
+                   -P ${CMAKE_CURRENT_SOURCE_DIR}/golden_check.cmake)
+endfunction()
+
+# Each dataset under both policies with the defaults (14B, sorted-window; compute binds in
+# some buckets of default and longtail).
 foreach(ds tiny default longtail)
   foreach(pol equal-token dual)
-    foreach(as random same-bucket)
-      set(n ${ds}-${pol}-${as})
-      add_test(NAME planner_golden_${n}
-               COMMAND ${CMAKE_COMMAND} -DADALOAD=${_adaload}
-                       -DMANIFEST=${PROJECT_SOURCE_DIR}/datasets/${ds}.csv -DPOLICY=${pol}
-                       -DASSIGN=${as} -DNAME=${n} -DGOLDEN=${CMAKE_CURRENT_SOURCE_DIR}/golden
-                       -DOUT=${CMAKE_CURRENT_BINARY_DIR}/golden_out
-                       -P ${CMAKE_CURRENT_SOURCE_DIR}/golden_check.cmake)
-    endforeach()
+    planner_golden(${ds}-${pol} ${ds} --policy ${pol})
   endforeach()
 endforeach()
+# Every other assignment, the other presets, the power form, a step time, a profile.
+foreach(as random same-bucket lpt kk)
+  planner_golden(default-dual-${as} default --assign ${as})
+endforeach()
+planner_golden(longtail-dual-kk-1.3b longtail --assign kk --model wan2.1-1.3b --gpus 8)
+planner_golden(default-dual-1.3b default --model wan2.1-1.3b)
+planner_golden(default-dual-5b default --model wan2.2-5b)
+planner_golden(default-dual-power default --comp-model power)
+planner_golden(default-dual-step60 default --step-time 60)
+planner_golden(default-dual-profile default --profile ${_td}/profiles/example_full.csv)
+planner_golden(default-equal-token-mmem-random default --policy equal-token --assign random --tok-budget 142024)
+
+# Exact resume: prefix (--steps N) + remainder (--start-step N) = the whole plan, byte for
+# byte, for every policy and assignment.
+foreach(pol equal-token dual)
+  add_test(NAME planner_resume_${pol}
+           COMMAND ${CMAKE_COMMAND} -DADALOAD=${_adaload} -DMANIFEST=${PROJECT_SOURCE_DIR}/datasets/longtail.csv
+                   -DPOLICY=${pol} -DOUT=${CMAKE_CURRENT_BINARY_DIR}/resume_${pol}
+                   -P ${CMAKE_CURRENT_SOURCE_DIR}/resume_check.cmake)
+endforeach()
+
+# The library's link interface and its objects' symbol graph: no manifest generator, no
+# cycles between the planner's translation units.
+file(GENERATE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/planner_link.txt
+     CONTENT "$<TARGET_PROPERTY:ada_planner,INTERFACE_LINK_LIBRARIES>\n$<TARGET_PROPERTY:ada_planner,LINK_LIBRARIES>\n")
+add_test(NAME planner_deps
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/deps_check.sh $<TARGET_FILE:ada_planner>
+                 ${CMAKE_CURRENT_BINARY_DIR}/planner_link.txt)
 
 # planner_bad(NAME REGEX ARG...) -- adaload plan ARG... must fail with exit 2 and REGEX.
 function(planner_bad name regex)
@@ -52,7 +85,9 @@ planner_bad(bad_quote "bad_quote.csv:3: column 1: unterminated quoted field" --m
 planner_bad(bad_fps "bad_fps.csv:3: column 4 \\(fps\\): 'fast' is not a number" --manifest ${_td}/bad_fps.csv)
 planner_bad(negative_weight "negative_weight.csv:3: column 4 \\(weight\\): '-1' must not be negative" --manifest ${_td}/negative_weight.csv)
 planner_bad(duplicate_column "duplicate_column.csv:1: column 4: 'width' appears twice" --manifest ${_td}/duplicate_column.csv)
-planner_bad(oversize "oversize.csv:3: a sample of 435600 tokens .* exceeds the memory budget of 118816 tokens.*--oversize=drop" --manifest ${_td}/oversize.csv)
+planner_bad(oversize "oversize.csv:3: a sample of 435600 tokens .* exceeds the memory budget of 142024 tokens.*bf16-residual.*--oversize=drop" --manifest ${_td}/oversize.csv)
+planner_bad(id_not_utf8 "id_not_utf8.csv:3: column 1 \\(id\\): not valid UTF-8" --manifest ${_td}/id_not_utf8.csv)
+planner_bad(profile_unknown_column "bad_unknown_column.csv:1: column 3: unknown column 'gpu'" --manifest ${_td}/oversize.csv --profile ${_td}/profiles/bad_unknown_column.csv)
 planner_bad(missing_file "no_such.csv: cannot open" --manifest ${_td}/no_such.csv)
 planner_bad(profile_too_few "profile_too_few.csv:3: the profile needs at least 3 distinct token counts" --manifest ${_td}/oversize.csv --profile ${_td}/profile_too_few.csv)
 # Options: the message names the option.
@@ -67,6 +102,17 @@ planner_bad(unknown_model "--model wan3: unknown" --model wan3)
 planner_bad(unknown_policy "--policy fast: equal-token, dual or both" --policy fast)
 planner_bad(both_with_json "--policy both prints a table only" --policy both)
 planner_bad(no_memory "--gpu-mem-gib 8: no room for activations" --manifest ${_td}/oversize.csv --gpu-mem-gib 8)
+planner_bad(unknown_assign "--assign best: random, same-bucket, sorted-window, lpt or kk" --assign best)
+planner_bad(unknown_gpu "--gpu h300: unknown \\(h200, h100-80gb" --gpu h300)
+planner_bad(gpu_and_gib "--gpu and --gpu-mem-gib: give one of them" --gpu h200 --gpu-mem-gib 80)
+planner_bad(unknown_act "--act fp8: wan2.1-14b has no such activation setup \\(it has fp32-residual, bf16-residual, fp32-offload\\)" --manifest ${PROJECT_SOURCE_DIR}/datasets/tiny.csv --act fp8)
+planner_bad(mem_tokens_above "--mem-tokens 200000: above the 142024 tokens the memory model allows.*--force" --manifest ${PROJECT_SOURCE_DIR}/datasets/tiny.csv --mem-tokens 200000)
+planner_bad(flops_tiny "--flops 1e-300: the FLOP model's cost at" --manifest ${PROJECT_SOURCE_DIR}/datasets/tiny.csv --flops 1e-300)
+planner_bad(step_time_power "--step-time is in seconds: it needs --comp-model cost" --comp-model power --step-time 10)
+planner_bad(step_and_budget "--step-time and --comp-budget: give one of them" --step-time 10 --comp-budget 5)
+planner_bad(start_beyond "--start-step 99: the plan has 1 steps" --manifest ${PROJECT_SOURCE_DIR}/datasets/tiny.csv --start-step 99)
+planner_bad(window_zero "--window 0: must be a whole number in \\[1, 1000000\\]" --window 0)
+planner_bad(margin_high "--mem-margin 0.95: must be a number in \\[0, 0.9\\]" --mem-margin 0.95)
 
 # The other paths of the command.
 add_test(NAME planner_cli_oversize_drop
@@ -78,6 +124,27 @@ add_test(NAME planner_cli_both
          COMMAND ${CMAKE_COMMAND} -DADALOAD=${_adaload} -DOUT=${CMAKE_CURRENT_BINARY_DIR}/cli_both -DEXPECT=0
                  -DNO_OUTPUTS=1 "-DREGEX=^$" "-DSTDOUT_REGEX=equal-token +dual +change.*epoch idle fraction"
                  "-DARGS=--manifest|${PROJECT_SOURCE_DIR}/datasets/tiny.csv|--policy|both"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/bad_input_check.cmake)
+add_test(NAME planner_cli_start_without_plan
+         COMMAND ${CMAKE_COMMAND} -DADALOAD=${_adaload} -DOUT=${CMAKE_CURRENT_BINARY_DIR}/cli_start -DNO_OUTPUTS=1
+                 "-DREGEX=--start-step: selects steps of --plan-out, which is missing" "-DARGS=--start-step|3"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/bad_input_check.cmake)
+add_test(NAME planner_cli_forced_mem_warns
+         COMMAND ${CMAKE_COMMAND} -DADALOAD=${_adaload} -DOUT=${CMAKE_CURRENT_BINARY_DIR}/cli_force -DEXPECT=0
+                 -DNO_OUTPUTS=1 "-DREGEX=warning: --mem-tokens is above what the memory model allows"
+                 "-DSTDOUT_REGEX=M_mem 200000 tokens \\(given\\)"
+                 "-DARGS=--manifest|${PROJECT_SOURCE_DIR}/datasets/tiny.csv|--mem-tokens|200000|--force"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/bad_input_check.cmake)
+add_test(NAME planner_cli_one_shape_warns
+         COMMAND ${CMAKE_COMMAND} -DADALOAD=${_adaload} -DOUT=${CMAKE_CURRENT_BINARY_DIR}/cli_one -DEXPECT=0
+                 -DNO_OUTPUTS=1 -DMULTILINE=1 "-DREGEX=warning: the manifest has one shape.*warning: p was fitted over a token range of zero width"
+                 "-DSTDOUT_REGEX=binding    memory 1, compute 0"
+                 "-DARGS=--manifest|${_td}/one_shape.csv"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/bad_input_check.cmake)
+add_test(NAME planner_cli_profile_bom
+         COMMAND ${CMAKE_COMMAND} -DADALOAD=${_adaload} -DOUT=${CMAKE_CURRENT_BINARY_DIR}/cli_bom -DEXPECT=0
+                 -DNO_OUTPUTS=1 "-DREGEX=^$" "-DSTDOUT_REGEX=measured profile \\(4 points"
+                 "-DARGS=--manifest|${PROJECT_SOURCE_DIR}/datasets/tiny.csv|--profile|${_td}/profiles/example_bom.csv"
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/bad_input_check.cmake)
 add_test(NAME planner_cli_help
          COMMAND ${CMAKE_COMMAND} -DADALOAD=${_adaload} -DOUT=${CMAKE_CURRENT_BINARY_DIR}/cli_help -DEXPECT=0

@@ -7,5 +7,6 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bdir=${1:-$root/build}
 cmake --build "$bdir" --target adaload gen_manifest
+mkdir -p "$root/planner/golden"
 ADALOAD_UPDATE_GOLDENS=1 ctest --test-dir "$bdir" -R '^planner_golden_' --output-on-failure
 git -C "$root" status --short planner/golden
