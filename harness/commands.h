@@ -10,6 +10,7 @@ int cmd_bench(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_results(int argc, char **argv);
 int cmd_dashboard(int argc, char **argv);

@@ -11,6 +11,7 @@
  *   adaload plan       the dual-constraint batch planner and its simulator
  *   adaload results    the runs under results/: list, index, check, prune
  *   adaload dashboard  the static results site (history, regressions, verification)
+ *   adaload calibrate  measure the planner's cost and memory model on a GPU (PyTorch)
  *   adaload version    versions of adaload, its libraries and the kernel sources
  * `adaload CMD --help` explains each. Exit codes (cli.h): 0 ok, 1 a check failed, 2 bad usage,
  * bad input or an output that cannot be written, 3 internal or resource failure, 77 nothing
@@ -39,6 +40,7 @@ static const command commands[] = {
     {"plan", cmd_plan, "plan batches for a manifest (dual-constraint planner) and simulate"},
     {"results", cmd_results, "list, index, check and prune the runs under results/"},
     {"dashboard", cmd_dashboard, "the static results site: history, regressions, verification"},
+    {"calibrate", cmd_calibrate, "measure the planner's cost and memory model on this GPU (PyTorch)"},
     {"version", cmd_version, "versions of adaload, its libraries and the kernel sources"},
     {NULL, NULL, NULL},
 };

@@ -150,3 +150,10 @@ add_test(NAME planner_cli_help
          COMMAND ${CMAKE_COMMAND} -DADALOAD=${_adaload} -DOUT=${CMAKE_CURRENT_BINARY_DIR}/cli_help -DEXPECT=0
                  -DNO_OUTPUTS=1 "-DREGEX=^$" "-DSTDOUT_REGEX=usage: adaload plan" "-DARGS=--help"
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/bad_input_check.cmake)
+
+# adaload calibrate: 77 and nothing written without PyTorch/GPU; a usable profile with them.
+add_test(NAME planner_calibrate
+         COMMAND ${CMAKE_COMMAND} -DADALOAD=${_adaload} -DTINY=${PROJECT_SOURCE_DIR}/datasets/tiny.csv
+                 -DOUT=${CMAKE_CURRENT_BINARY_DIR}/calibrate -P ${CMAKE_CURRENT_SOURCE_DIR}/calibrate_check.cmake)
+add_test(NAME planner_calibrate_needs_out COMMAND ${_adaload} calibrate)
+set_tests_properties(planner_calibrate_needs_out PROPERTIES WILL_FAIL TRUE)
