@@ -56,7 +56,17 @@ static plan_status get_triple(json_t *o, const char *path, const char *key, int6
 /* "activations": [{"name", "bytes_per_token", "status", ...}, ...] and "activation_default". */
 static plan_status get_activations(json_t *o, const char *path, plan_model *m, plan_error *err)
 {
-    json_t *a = json_object_get(o, "activations");
+    json_t *a = json_object_get(o, "activations"), *legacy = json_object_get(o, "mem_bytes_per_token");
+    if (legacy && a) return key_error(err, path, "mem_bytes_per_token", "give it or 'activations', not both");
+    if (legacy) {
+        /* The format before activation setups: one number, taken as one setup "file"
+         * (estimated: the file does not say how it was obtained). */
+        m->nact = 1;
+        m->default_act = 0;
+        snprintf(m->act[0].name, sizeof m->act[0].name, "file");
+        m->act[0].measured = 0;
+        return get_int(o, path, "mem_bytes_per_token", &m->act[0].bytes_per_token, err);
+    }
     if (!json_is_array(a) || json_array_size(a) < 1 || json_array_size(a) > PLAN_MAX_ACT)
         return key_error(err, path, "activations", "must be an array of 1 to 8 setups");
     m->nact = (int)json_array_size(a);

@@ -6,6 +6,20 @@
 
 #include "plan_internal.h"
 
+const char *plan_strerror(plan_status s)
+{
+    switch (s) {
+    case PLAN_OK: return "ok";
+    case PLAN_ERR_USAGE: return "bad option value";
+    case PLAN_ERR_INPUT: return "bad input file";
+    case PLAN_ERR_IO: return "cannot read an input";
+    case PLAN_ERR_OVERSIZE: return "a sample exceeds the memory budget";
+    case PLAN_ERR_WRITE: return "cannot write an output";
+    case PLAN_ERR_NOMEM: return "out of memory";
+    }
+    return "unknown status";
+}
+
 const char *plan_policy_name(plan_policy p)
 {
     return p == PLAN_POLICY_DUAL ? "dual" : "equal-token";

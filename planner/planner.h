@@ -68,6 +68,10 @@ typedef enum {
     PLAN_ERR_NOMEM     /* out of memory */
 } plan_status;
 
+/* A short text for a status (the Python package's messages use it when a call fails
+ * without one). */
+const char *plan_strerror(plan_status s);
+
 /* One line, no trailing newline, no control bytes: names the file and line/column, or the
  * option. */
 typedef struct {

@@ -145,3 +145,10 @@ Test(model, activation_setups_are_strict)
     }
     json_decref(o);
 }
+
+Test(status, every_status_has_a_text)
+{
+    for (int s = PLAN_OK; s <= PLAN_ERR_NOMEM; s++)
+        cr_expect(strcmp(plan_strerror((plan_status)s), "unknown status") != 0, "status %d", s);
+    cr_expect_str_eq(plan_strerror(PLAN_ERR_NOMEM), "out of memory");
+}

@@ -74,12 +74,12 @@ static const char *base_name(const char *p)
 }
 
 /* Writes the plan and the summary; PLAN_ERR_WRITE names the file that failed. */
-static plan_status write_files(const plan_result *r, const plan_manifest *mf, const char *plan_out,
-                               const char *summary_out, char *err, size_t errlen)
+static plan_status write_files(const plan_result *r, const plan_baselines *bl, const plan_manifest *mf,
+                               const char *plan_out, const char *summary_out, char *err, size_t errlen)
 {
     if (plan_out) {
         FILE *f = fopen(plan_out, "wb");
-        plan_status st = f ? plan_write_plan(r, mf, f) : PLAN_ERR_WRITE;
+        plan_status st = f ? plan_write_plan(r, mf, f, 0, -1) : PLAN_ERR_WRITE;
         if (f && fclose(f) != 0) st = PLAN_ERR_WRITE;
         if (st) {
             set_err(err, errlen, "cannot write %s", plan_out);
@@ -87,7 +87,7 @@ static plan_status write_files(const plan_result *r, const plan_manifest *mf, co
         }
     }
     if (summary_out) {
-        json_t *j = plan_summary_json(r);
+        json_t *j = plan_summary_json(r, bl);
         FILE *f = j ? fopen(summary_out, "wb") : NULL;
         int bad = !f;
         if (f) {
@@ -140,7 +140,10 @@ int adaload_capi_plan(const char *manifest, const char *model_file, const char *
     cfg.policy = (plan_policy)pol;
     cfg.assign = (plan_assign)asg;
     cfg.gpus = gpus;
-    if (gpu_mem_gib > 0) cfg.gpu_mem_bytes = gpu_mem_gib * 1073741824.0;
+    if (gpu_mem_gib > 0) {
+        cfg.gpu_mem_bytes = gpu_mem_gib * 1073741824.0;
+        cfg.gpu_name = NULL; /* not the preset's capacity any more */
+    }
     cfg.seed = seed;
     cfg.p = p > 0 ? p : 0;
     if (flops > 0) cfg.flops = flops;
@@ -158,8 +161,12 @@ int adaload_capi_plan(const char *manifest, const char *model_file, const char *
     }
     if (!st) st = plan_manifest_read(manifest, &model, plan_out != NULL, &mf, &e);
     if (!st) st = plan_build(mf, &model, &cfg, &r, &e);
+    /* The summary carries the baselines, as `adaload plan`'s does. */
+    plan_baselines bl = {{NULL}};
+    if (!st && summary_out) st = plan_build_baselines(mf, &model, &cfg, r, &bl, &e);
     if (st) set_err(err, errlen, "%s", e.msg);
-    else st = write_files(r, mf, plan_out, summary_out, err, errlen);
+    else st = write_files(r, &bl, mf, plan_out, summary_out, err, errlen);
+    plan_baselines_free(&bl);
     plan_result_free(r);
     plan_manifest_free(mf);
     return st;
