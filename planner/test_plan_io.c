@@ -152,3 +152,39 @@ Test(status, every_status_has_a_text)
         cr_expect(strcmp(plan_strerror((plan_status)s), "unknown status") != 0, "status %d", s);
     cr_expect_str_eq(plan_strerror(PLAN_ERR_NOMEM), "out of memory");
 }
+
+Test(model, old_format_loads_as_one_setup)
+{
+    /* One mem_bytes_per_token (the format before activation setups, as harness/e2e writes). */
+    char path[1024];
+    snprintf(path, sizeof path, "%s/datasets/models/wan2.1-1.3b.json", PLAN_SOURCE_DIR);
+    json_error_t je;
+    json_t *o = json_load_file(path, 0, &je);
+    cr_assert(o);
+    json_object_del(o, "activations");
+    json_object_del(o, "activation_default");
+    json_object_set_new(o, "mem_bytes_per_token", json_integer(300000));
+    char *text = json_dumps(o, 0);
+    char *p = tmp_file(text);
+    plan_model m;
+    plan_error err;
+    cr_assert_eq(plan_model_load(p, &m, &err), PLAN_OK, "%s", err.msg);
+    cr_expect_eq(m.nact, 1);
+    cr_expect_str_eq(plan_model_act(&m, NULL)->name, "file");
+    cr_expect_eq(plan_model_act(&m, NULL)->bytes_per_token, 300000);
+    unlink(p);
+    free(p);
+    free(text);
+    /* Both forms at once: refused. */
+    json_t *full = json_load_file(path, 0, &je);
+    json_object_set_new(full, "mem_bytes_per_token", json_integer(300000));
+    text = json_dumps(full, 0);
+    p = tmp_file(text);
+    cr_expect_eq(plan_model_load(p, &m, &err), PLAN_ERR_INPUT);
+    cr_expect(strstr(err.msg, "not both") != NULL, "%s", err.msg);
+    unlink(p);
+    free(p);
+    free(text);
+    json_decref(full);
+    json_decref(o);
+}
