@@ -37,6 +37,10 @@ static plan_status check_config(const plan_config *c, plan_error *err)
         return plan_fail(err, PLAN_ERR_USAGE, "--mem-margin %g: must be in [0, 0.9]", c->mem_margin);
     if (c->window < 1 || c->window > 1000000)
         return plan_fail(err, PLAN_ERR_USAGE, "--window %lld: must be in [1, 1000000]", (long long)c->window);
+    if (c->assign >= PLAN_ASSIGN_SORTED_WINDOW && (double)c->window * (double)c->gpus > 268435456.0)
+        return plan_fail(err, PLAN_ERR_USAGE,
+                         "--window %lld x --gpus %lld: above 2^28 micro-batches per window",
+                         (long long)c->window, (long long)c->gpus);
     if (c->assign == PLAN_ASSIGN_KK && (double)c->window * (double)c->gpus * (double)c->gpus > 67108864.0)
         return plan_fail(err, PLAN_ERR_USAGE,
                          "--assign kk: window x gpus^2 = %.4g is above 2^26 (its partitions would need "

@@ -112,6 +112,7 @@ planner_bad(step_time_power "--step-time is in seconds: it needs --comp-model co
 planner_bad(step_and_budget "--step-time and --comp-budget: give one of them" --step-time 10 --comp-budget 5)
 planner_bad(start_beyond "--start-step 99: the plan has 1 steps" --manifest ${PROJECT_SOURCE_DIR}/datasets/tiny.csv --start-step 99)
 planner_bad(window_zero "--window 0: must be a whole number in \\[1, 1000000\\]" --window 0)
+planner_bad(window_huge "--window 1000000 x --gpus 1000: above 2\\^28 micro-batches per window" --window 1000000 --gpus 1000)
 planner_bad(margin_high "--mem-margin 0.95: must be a number in \\[0, 0.9\\]" --mem-margin 0.95)
 
 # The other paths of the command.
