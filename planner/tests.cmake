@@ -158,3 +158,9 @@ add_test(NAME planner_calibrate
                  -DOUT=${CMAKE_CURRENT_BINARY_DIR}/calibrate -P ${CMAKE_CURRENT_SOURCE_DIR}/calibrate_check.cmake)
 add_test(NAME planner_calibrate_needs_out COMMAND ${_adaload} calibrate)
 set_tests_properties(planner_calibrate_needs_out PROPERTIES WILL_FAIL TRUE)
+# calibrate.py's torch-free arithmetic and its profile read back by adaload plan.
+find_package(Python3 COMPONENTS Interpreter QUIET)
+if(Python3_Interpreter_FOUND)
+  add_test(NAME planner_calibrate_fit COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/calibrate/test_calibrate.py)
+  set_tests_properties(planner_calibrate_fit PROPERTIES ENVIRONMENT "ADALOAD_BIN=$<TARGET_FILE:adaload>")
+endif()

@@ -168,8 +168,11 @@ def measure(torch, cfg, stack, act, B, S, reps, warmup):
 
 
 def lstsq(rows, ys):
-    """Ordinary least squares by the normal equations (small systems, double precision)."""
+    """Ordinary least squares by the normal equations (small systems, double precision), with
+    each column scaled to a largest magnitude of 1 so the system stays well conditioned."""
     n = len(rows[0])
+    sc = [max(abs(r[i]) for r in rows) or 1.0 for i in range(n)]
+    rows = [[r[i] / sc[i] for i in range(n)] for r in rows]
     a = [[sum(r[i] * r[j] for r in rows) for j in range(n)] for i in range(n)]
     b = [sum(r[i] * y for r, y in zip(rows, ys)) for i in range(n)]
     for c in range(n):
@@ -182,7 +185,40 @@ def lstsq(rows, ys):
     x = [0.0] * n
     for r in range(n - 1, -1, -1):
         x[r] = (b[r] - sum(a[r][k] * x[k] for k in range(r + 1, n))) / a[r][r]
-    return x
+    return [x[i] / sc[i] for i in range(n)]
+
+
+def extrapolate(rows, points, L):
+    """(B, S, seconds, peak_bytes) of the L-layer model from the 1- and 2-block rows."""
+    by = {(r["blocks"], r["batch"], r["tokens"]): r for r in rows}
+    prof = []
+    for B, S in points:
+        r1, r2 = by[(1, B, S)], by[(2, B, S)]
+        dt, dm = r2["seconds"] - r1["seconds"], r2["peak_bytes"] - r1["peak_bytes"]
+        prof.append((B, S, r1["seconds"] + (L - 1) * dt, L * dm + (r1["peak_bytes"] - dm)))
+    return prof
+
+
+def write_profile(out, prof, meta):
+    """The profile CSV (what plan_profile.c reads) and OUT.json, each through a temporary and
+    a rename; returns this script's fits (seconds, peak)."""
+    tfit = lstsq([[B * S, B * S * S, B, 1.0] for B, S, _, _ in prof], [t for _, _, t, _ in prof])
+    mfit = lstsq([[B * S, 1.0] for B, S, _, _ in prof], [m for _, _, _, m in prof])
+    meta = dict(meta)
+    meta["extrapolation"] = "seconds = t1 + (L-1)(t2 - t1); peak = L (m2 - m1) + (m1 - (m2 - m1))"
+    meta["fit_seconds"] = {"alpha": tfit[0], "beta": tfit[1], "gamma": tfit[2], "overhead": tfit[3]}
+    meta["fit_peak"] = {"bytes_per_token": mfit[0], "intercept": mfit[1]}
+    tmp = out + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("batch,tokens,seconds,peak_bytes\n")
+        for B, S, t, m in prof:
+            f.write(f"{B},{S},{t:.9g},{max(1, int(m))}\n")
+    with open(tmp + ".json", "w") as f:
+        json.dump(meta, f, indent=2)
+        f.write("\n")
+    os.replace(tmp, out)
+    os.replace(tmp + ".json", out + ".json")
+    return tfit, mfit
 
 
 def main():
@@ -206,19 +242,7 @@ def main():
             print(f"calibrate: {nb} block(s) B={B} S={S}: {t * 1e3:.2f} ms, {m / 2**30:.2f} GiB", flush=True)
         del stack
         torch.cuda.empty_cache()
-    by = {(r["blocks"], r["batch"], r["tokens"]): r for r in rows}
-    prof = []
-    for B, S in a.points:
-        r1, r2 = by[(1, B, S)], by[(2, B, S)]
-        dt, dm = r2["seconds"] - r1["seconds"], r2["peak_bytes"] - r1["peak_bytes"]
-        prof.append((B, S, r1["seconds"] + (L - 1) * dt, L * dm + (r1["peak_bytes"] - dm)))
-    tfit = lstsq([[B * S, B * S * S, B, 1.0] for B, S, _, _ in prof], [t for _, _, t, _ in prof])
-    mfit = lstsq([[B * S, 1.0] for B, S, _, _ in prof], [m for _, _, _, m in prof])
-    tmp = a.out + ".tmp"
-    with open(tmp, "w") as f:
-        f.write("batch,tokens,seconds,peak_bytes\n")
-        for B, S, t, m in prof:
-            f.write(f"{B},{S},{t:.9g},{max(1, int(m))}\n")
+    prof = extrapolate(rows, a.points, L)
     meta = {
         "schema": "adaload.calibrate/1",
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -229,16 +253,9 @@ def main():
         "model": cfg.get("name"),
         "activation_setup": a.act,
         "layers": L,
-        "extrapolation": "seconds = t1 + (L-1)(t2 - t1); peak = L (m2 - m1) + (m1 - (m2 - m1))",
-        "fit_seconds": {"alpha": tfit[0], "beta": tfit[1], "gamma": tfit[2], "overhead": tfit[3]},
-        "fit_peak": {"bytes_per_token": mfit[0], "intercept": mfit[1]},
         "measurements": rows,
     }
-    with open(tmp + ".json", "w") as f:
-        json.dump(meta, f, indent=2)
-        f.write("\n")
-    os.replace(tmp, a.out)
-    os.replace(tmp + ".json", a.out + ".json")
+    tfit, mfit = write_profile(a.out, prof, meta)
     print(f"calibrate: wrote {a.out} ({len(prof)} points) and {a.out}.json; "
           f"bytes/token {mfit[0]:.0f}, t0 {tfit[3]:.4g} s")
     return 0
