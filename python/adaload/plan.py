@@ -9,12 +9,15 @@
     for ids in b: ...                # one list of sample ids per step ([] where this rank idles)
     for mb in b.microbatches(): ...  # MicroBatch(step, bucket, cost, ids)
 
-The plan is one epoch: step k of the file is the k-th synchronous step of all ranks, and rank
-r's micro-batch in it is the entry with "rank": r (planner/README.md, "Outputs"). Ids are the
-manifest's id column, or its line numbers (ints) when it has none. A rank that idles in a
-step gets an empty list, so every rank runs the same number of steps (the gradient
+The plan is one epoch: the line with "step": k is the k-th synchronous step of all ranks, and
+rank r's micro-batch in it is the entry with "rank": r (planner/README.md, "Outputs"). Ids
+are the manifest's id column, or its line numbers (ints) when it has none. A rank that idles
+in a step gets an empty list, so every rank runs the same number of steps (the gradient
 all-reduce needs all of them). start_step N yields exactly what an uninterrupted iteration
-yields from step N on (exact resume): steps before N are read, checked and skipped.
+yields from step N on (exact resume): steps before N are read, checked and skipped. A file
+may also hold only the steps from some step F on (what `adaload plan --start-step F` writes):
+its steps must then be consecutive from F, and start_step must be at least F. Keys of a line
+other than step, ranks and the ranks' rank, bucket, cost, ids are ignored.
 
 Every malformed line is a PlanError naming file:line; a plan made for another number of
 ranks is an error, not silently re-cut.
@@ -62,13 +65,14 @@ def _check_entry(e, r, where):
 
 def read_steps(path, world_size):
     """Yields (step, ranks) for every line of a plan file, checked (PlanError on the first
-    bad line). world_size must equal the number of ranks of every step."""
+    bad line): steps consecutive from the first line's step. world_size must equal the
+    number of ranks of every step."""
     try:
         f = open(path, "r", encoding="utf-8")
     except OSError as e:
         raise PlanError("%s: cannot open the plan: %s" % (path, e.strerror)) from None
     with f:
-        expect = 0
+        expect = None
         for n, line in enumerate(f, 1):
             where = "%s:%d" % (path, n)
             if not line.strip():
@@ -79,9 +83,11 @@ def read_steps(path, world_size):
                 raise PlanError("%s: not JSON (%s)" % (where, e)) from None
             if not isinstance(d, dict) or "step" not in d or "ranks" not in d:
                 raise PlanError("%s: a plan line is {\"step\": k, \"ranks\": [...]}" % where)
+            if expect is None and _int(d["step"]) and d["step"] >= 0:
+                expect = d["step"]
             if d["step"] != expect or not _int(d["step"]):
-                raise PlanError("%s: \"step\": %r, expected %d (steps count 0, 1, ...)"
-                                % (where, d["step"], expect))
+                raise PlanError("%s: \"step\": %r, expected %s (steps are consecutive whole numbers)"
+                                % (where, d["step"], "a whole number >= 0" if expect is None else expect))
             ranks = d["ranks"]
             if not isinstance(ranks, list):
                 raise PlanError("%s: \"ranks\" is not a list" % where)
@@ -92,7 +98,7 @@ def read_steps(path, world_size):
                 _check_entry(e, r, where)
             yield expect, ranks
             expect += 1
-        if expect == 0:
+        if expect is None:
             raise PlanError("%s: the plan has no steps" % path)
 
 
@@ -171,17 +177,22 @@ class PlanBatches:
         for step, ranks in read_steps(path, self.world_size):
             e = ranks[self.rank]
             self._mine.append(MicroBatch(step, e["bucket"], float(e["cost"]), list(e["ids"])))
-        self.steps = len(self._mine)
+        self.first_step = self._mine[0].step
+        self.steps = self.first_step + len(self._mine)  # one past the last step
+        if self.start_step < self.first_step:
+            raise PlanError("start_step %d: %s starts at step %d" % (self.start_step, path,
+                                                                    self.first_step))
         if self.start_step > self.steps:
             raise PlanError("start_step %d: the plan has only %d steps" % (self.start_step, self.steps))
+        self._from = self.start_step - self.first_step
 
     def __len__(self):
         return self.steps - self.start_step
 
     def microbatches(self):
         """MicroBatch(step, bucket, cost, ids) for steps start_step .. steps-1."""
-        return iter(self._mine[self.start_step:])
+        return iter(self._mine[self._from:])
 
     def __iter__(self):
-        for mb in self._mine[self.start_step:]:
+        for mb in self._mine[self._from:]:
             yield list(mb.ids)

@@ -71,6 +71,27 @@ class Resume(unittest.TestCase):
                 if n < len(full):
                     self.assertEqual(next(b.microbatches()).step, n)
 
+    def test_partial_plan_file_resumes_exactly(self):
+        # A file holding only steps F.. (as `adaload plan --start-step F` writes) gives the
+        # same batches as the whole plan from any start_step >= F.
+        with tempfile.TemporaryDirectory() as d:
+            whole = os.path.join(d, "whole.jsonl")
+            make_plan(dataset("default.csv"), whole, model="wan2.1-1.3b", gpus=2, seed=4)
+            lines = open(whole).read().splitlines(True)
+            F = len(lines) // 3
+            part = os.path.join(d, "part.jsonl")
+            with open(part, "w") as f:
+                f.writelines(lines[F:])
+            full = list(PlanBatches(whole, world_size=2, rank=1))
+            for n in (F, F + 1, len(lines) - 1, len(lines)):
+                with self.subTest(start_step=n):
+                    b = PlanBatches(part, world_size=2, rank=1, start_step=n)
+                    self.assertEqual(list(b), full[n:])
+                    self.assertEqual(b.first_step, F)
+            with self.assertRaises(PlanError) as c:
+                PlanBatches(part, world_size=2, start_step=F - 1)
+            self.assertIn("starts at step %d" % F, str(c.exception))
+
     def test_iteration_is_repeatable(self):
         b = PlanBatches(manifest=dataset("tiny.csv"), model="wan2.1-1.3b", world_size=2,
                         start_step=1)
@@ -123,7 +144,7 @@ class BadInputs(unittest.TestCase):
         return str(c.exception)
 
     def test_good_file_reads(self):
-        p = self.plan_file([GOOD, dict(GOOD, step=1)])
+        p = self.plan_file([GOOD, dict(GOOD, step=1, window=0, barrier=True)])
         self.assertEqual(list(PlanBatches(p, world_size=2, rank=1)), [[], []])
         self.assertEqual(list(PlanBatches(p, world_size=2, rank=0)), [["a", "b"], ["a", "b"]])
 
@@ -131,7 +152,9 @@ class BadInputs(unittest.TestCase):
         msg = self.bad([GOOD, "{not json"], "not JSON")
         self.assertIn(":2:", msg)
         self.bad([GOOD, dict(GOOD, step=2)], "expected 1")
-        self.bad([dict(GOOD, step=True)], "expected 0")
+        self.bad([dict(GOOD, step=5), dict(GOOD, step=7)], "expected 6")
+        self.bad([dict(GOOD, step=True)], "expected a whole number >= 0")
+        self.bad([dict(GOOD, step=-1)], "expected a whole number >= 0")
         self.bad([{"ranks": []}], "a plan line is")
         self.bad([GOOD, ""], "empty line")
         self.bad([], "no steps")
