@@ -52,11 +52,12 @@ class RMSNorm(nn.Module):
 
 
 class Attention(nn.Module):
-    """Self-attention (kv=None) or cross-attention to kv, through SDPA in amp_dtype."""
+    """Self-attention (kv=None) or cross-attention to kv, through SDPA (under bf16 autocast
+    SDPA takes Q, K, V in bf16: flash attention; without autocast everything stays fp32)."""
 
-    def __init__(self, d, heads, amp_dtype):
+    def __init__(self, d, heads):
         super().__init__()
-        self.h, self.amp = heads, amp_dtype
+        self.h = heads
         self.q, self.k, self.v, self.o = (nn.Linear(d, d) for _ in range(4))
         self.norm_q, self.norm_k = RMSNorm(d), RMSNorm(d)
 
@@ -66,7 +67,7 @@ class Attention(nn.Module):
         h = self.h
 
         def heads(t, n):
-            return t.to(self.amp).view(B, n, h, D // h).transpose(1, 2)
+            return t.view(B, n, h, D // h).transpose(1, 2)
         q = heads(self.norm_q(self.q(x)), S)
         k = heads(self.norm_k(self.k(kv)), kv.shape[1])
         v = heads(self.v(kv), kv.shape[1])
@@ -75,12 +76,12 @@ class Attention(nn.Module):
 
 
 class Block(nn.Module):
-    def __init__(self, d, heads, ffn, amp_dtype, modulate):
+    def __init__(self, d, heads, ffn, modulate):
         super().__init__()
         self.mod = modulate
-        self.self_attn = Attention(d, heads, amp_dtype)
+        self.self_attn = Attention(d, heads)
         self.norm3 = nn.LayerNorm(d, eps=EPS, elementwise_affine=True)
-        self.cross_attn = Attention(d, heads, amp_dtype)
+        self.cross_attn = Attention(d, heads)
         self.ffn = nn.Sequential(nn.Linear(d, ffn), nn.GELU(approximate="tanh"), nn.Linear(ffn, d))
         self.modulation = nn.Parameter(torch.randn(1, 6, d) / d ** 0.5)
 
@@ -102,8 +103,7 @@ def sinusoidal(dim, t):
 
 class WanDiT(nn.Module):
     def __init__(self, width=1536, depth=4, heads=12, ffn=8960, text_len=512, text_dim=4096,
-                 freq_dim=256, in_ch=16, out_ch=16, modulate="torch", amp_dtype=torch.bfloat16,
-                 checkpoint_blocks=True):
+                 freq_dim=256, in_ch=16, out_ch=16, modulate="torch", checkpoint_blocks=True):
         super().__init__()
         if width % heads:
             raise ValueError("width %d is not a multiple of heads %d" % (width, heads))
@@ -116,7 +116,7 @@ class WanDiT(nn.Module):
         self.time_embedding = nn.Sequential(nn.Linear(freq_dim, width), nn.SiLU(),
                                             nn.Linear(width, width))
         self.time_projection = nn.Sequential(nn.SiLU(), nn.Linear(width, 6 * width))
-        self.blocks = nn.ModuleList(Block(width, heads, ffn, amp_dtype, self.mod)
+        self.blocks = nn.ModuleList(Block(width, heads, ffn, self.mod)
                                     for _ in range(depth))
         self.head = nn.Linear(width, out_ch * 4)
         self.head_modulation = nn.Parameter(torch.randn(1, 2, width) / width ** 0.5)

@@ -131,6 +131,11 @@ def _check_inputs(x, scale, shift):
                          "(%s, %s, %s)" % (x.device, scale.device, shift.device))
 
 
+def _stream_of(x):
+    """The cudaStream_t (as an int) of PyTorch's current stream on x's device."""
+    return _torch.cuda.current_stream(x.device).cuda_stream
+
+
 def mod_index(rows, S, layout, L, device):
     """m(r) for every token row (a LongTensor [rows])."""
     r = _torch.arange(rows, device=device)
@@ -156,21 +161,28 @@ def _column_sums(v, B, S, K, layout, L):
     return v.reshape(B, K, L, D).sum(2).reshape(B * K, D)
 
 
+def _per_token(t, S, layout, L):
+    """The modulation rows of t [B, K, D] as seen by each token: broadcastable to [B, S, D]
+    ([B, 1, D] per sample and [B, S, D] per token as they are; per frame, gathered)."""
+    if layout != "frame":
+        return t
+    return t[:, _torch.arange(S, device=t.device) // L]
+
+
 def backward_reference(x, scale, dy, mean, rstd, layout, L):
     """dx, dscale, dshift from the saved statistics, in fp32 (the fallback backward; also
     what a test compares the fused kernel with). Shapes: x, dy [B, S, D]; scale [B, K, D];
     mean, rstd [B*S]; results dx [B, S, D] fp32, dscale/dshift [B, K, D] fp32."""
     B, S, D = x.shape
     K = scale.shape[1]
-    rows = B * S
-    xh = (x.reshape(rows, D).float() - mean[:, None]) * rstd[:, None]
-    g0 = dy.reshape(rows, D).float()
-    m = mod_index(rows, S, layout, L, x.device)
-    g = g0 * (1 + scale.float().reshape(B * K, D)[m])
-    dx = rstd[:, None] * (g - g.mean(1, keepdim=True) - xh * (g * xh).mean(1, keepdim=True))
-    dscale = _column_sums(g0 * xh, B, S, K, layout, L)
-    dshift = _column_sums(g0, B, S, K, layout, L)
-    return dx.reshape(B, S, D), dscale.reshape(B, K, D), dshift.reshape(B, K, D)
+    mean3, rstd3 = mean.reshape(B, S, 1), rstd.reshape(B, S, 1)
+    xh = (x.float() - mean3) * rstd3
+    g0 = dy.float()
+    g = g0 * (1 + _per_token(scale.float(), S, layout, L))
+    dx = rstd3 * (g - g.mean(2, keepdim=True) - xh * (g * xh).mean(2, keepdim=True))
+    dscale = _column_sums((g0 * xh).reshape(B * S, D), B, S, K, layout, L)
+    dshift = _column_sums(g0.reshape(B * S, D), B, S, K, layout, L)
+    return dx, dscale.reshape(B, K, D), dshift.reshape(B, K, D)
 
 
 class LnmodFunction(_torch.autograd.Function):
@@ -193,7 +205,7 @@ class LnmodFunction(_torch.autograd.Function):
         mean = _torch.empty(rows, dtype=_torch.float32, device=x.device) if need else None
         rstd = _torch.empty(rows, dtype=_torch.float32, device=x.device) if need else None
         lib.set_device(x.device.index)
-        stream = _torch.cuda.current_stream(x.device).cuda_stream
+        stream = _stream_of(x)
         st = lib.dll.lnmod_forward(variant.encode(), ctypes.byref(d), x.data_ptr(),
                                    scale.data_ptr(), shift.data_ptr(), y.data_ptr(),
                                    mean.data_ptr() if need else None,
@@ -234,7 +246,7 @@ def _fused_backward(lib, variant, d, x, scale, dy, mean, rstd):
     dscale = _torch.empty(B, K, D, dtype=scale.dtype, device=x.device)
     dshift = _torch.empty_like(dscale)
     lib.set_device(x.device.index)
-    stream = _torch.cuda.current_stream(x.device).cuda_stream
+    stream = _stream_of(x)
     st = lib.dll.lnmod_backward(v, ctypes.byref(bd), x.data_ptr(), scale.data_ptr(), dy.data_ptr(),
                                 mean.data_ptr(), rstd.data_ptr(), dx.data_ptr(), dscale.data_ptr(),
                                 dshift.data_ptr(), work.data_ptr(), ws.value, stream)

@@ -4,6 +4,7 @@ CUDA kernels, without a GPU and without PyTorch. CPU only."""
 import ctypes
 import ctypes.util
 import importlib
+import importlib.util
 import os
 import subprocess
 import sys

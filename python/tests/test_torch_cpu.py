@@ -1,6 +1,11 @@
-"""The PyTorch backward that adaload.torch.lnmod uses until the fused backward kernel exists
-(backward_reference), against autograd of the PyTorch chain in float64, on the CPU, for the
-three modulation layouts. Skips (77) without PyTorch."""
+"""adaload.torch on the CPU: the PyTorch backward that lnmod uses until the fused backward
+kernel exists (backward_reference) against autograd of the PyTorch chain in float64, for the
+three modulation layouts; and the whole autograd.Function -- descriptor, strides of Wan's
+chunk views, pointers, saved tensors, backward -- driven through a stand-in for
+lnmod_forward that reads and writes the memory the descriptor describes (so a wrong
+stride, layout or frame length gives wrong numbers). Also: without a CUDA device lnmod
+raises NoCudaError. Skips (77) without PyTorch."""
+import ctypes
 import unittest
 
 from common import skip
@@ -10,6 +15,10 @@ try:
 except ImportError:
     skip("PyTorch is not installed (python_torch_cpu needs it)")
 
+import numpy as np  # noqa: E402
+
+import adaload.torch as at  # noqa: E402
+from adaload.errors import NoCudaError  # noqa: E402
 from adaload.torch import backward_reference, mod_index  # noqa: E402
 
 
@@ -66,6 +75,120 @@ class Backward(unittest.TestCase):
                 self.run_case(2, 37, 64, "sample")
         finally:
             globals()["backward_reference"] = orig
+
+
+def floats(addr, n):
+    return np.ctypeslib.as_array((ctypes.c_float * n).from_address(addr))
+
+
+def fake_forward(variant, dref, x, scale, shift, y, mean, rstd, stream):
+    """lnmod_forward for fp32 CPU memory, in float64, from the descriptor alone."""
+    d = dref._obj
+    assert variant == b"dtile" and d.x_dtype == d.mod_dtype == d.y_dtype == 0
+    rows, D, S, L = d.rows, d.D, d.rows_per_sample, d.frame_len
+    layout = {0: "sample", 1: "token", 2: "frame"}[d.layout]
+    F = -(-S // L)
+    nmod = {"sample": rows // S, "token": rows, "frame": rows // S * F}[layout]
+    X = floats(x, rows * D).reshape(rows, D).astype(np.float64)
+    SC = floats(scale, (nmod - 1) * d.scale_stride + D)
+    SH = floats(shift, (nmod - 1) * d.shift_stride + D)
+    Y = floats(y, rows * D).reshape(rows, D)
+    mu = X.mean(1)
+    rs = 1 / np.sqrt(((X - mu[:, None]) ** 2).mean(1) + d.eps)
+    for r in range(rows):
+        m = {"sample": r // S, "token": r, "frame": (r // S) * F + (r % S) // L}[layout]
+        sc = SC[m * d.scale_stride: m * d.scale_stride + D]
+        sh = SH[m * d.shift_stride: m * d.shift_stride + D]
+        Y[r] = (X[r] - mu[r]) * rs[r] * (1 + sc) + sh
+    if mean:
+        floats(mean, rows)[:] = mu
+        floats(rstd, rows)[:] = rs
+    return 0
+
+
+class FakeLib:
+    has_cuda, has_backward, path = True, False, "fake"
+
+    class dll:
+        lnmod_forward = staticmethod(fake_forward)
+
+    def require_cuda(self):
+        pass
+
+    def set_device(self, i):
+        pass
+
+    def check(self, st, what):
+        assert st == 0, what
+
+
+class FunctionOnCPU(unittest.TestCase):
+    def setUp(self):
+        self.saved = (at._lib.load, at._check_inputs, at._stream_of)
+        at._lib.load = lambda path=None: FakeLib()
+        at._check_inputs = lambda x, s, h: None
+        at._stream_of = lambda x: 0
+
+    def tearDown(self):
+        at._lib.load, at._check_inputs, at._stream_of = self.saved
+
+    def run_layout(self, layout, B, S, D, L=1):
+        g = torch.Generator().manual_seed(7)
+        K = {"sample": 1, "token": S, "frame": -(-S // L)}[layout]
+        x = (torch.randn(B, S, D, generator=g) * 2 + 1).requires_grad_()
+        if layout == "sample":
+            base = (0.3 * torch.randn(B, 6, D, generator=g)).requires_grad_()
+            scale, shift = base[:, 1:2], base[:, 0:1]
+        else:
+            base = (0.3 * torch.randn(B, K, 6, D, generator=g)).requires_grad_()
+            scale, shift = base[:, :, 1], base[:, :, 0]
+        self.assertFalse(scale.is_contiguous())
+        y = at.lnmod(x, scale, shift, layout=layout, frame_len=L if layout == "frame" else None)
+        dy = torch.randn(B, S, D, generator=g)
+        gx, gb = torch.autograd.grad(y, (x, base), dy)
+        x64, b64 = x.detach().double().requires_grad_(), base.detach().double().requires_grad_()
+        s64, h64 = (b64[:, 1:2], b64[:, 0:1]) if layout == "sample" else (b64[:, :, 1], b64[:, :, 0])
+        r = chain64(x64, s64, h64, 1e-6, layout, L)
+        rx, rb = torch.autograd.grad(r, (x64, b64), dy.double())
+        self.assertLess((y.double() - r).abs().max().item(), 1e-5, layout)
+        self.assertLess(((gx.double() - rx).abs() / (1e-3 + rx.abs())).max().item(), 1e-3, layout)
+        self.assertLess(((gb.double() - rb).abs() / (1e-3 + rb.abs())).max().item(), 1e-3, layout)
+        # Untouched chunks of the modulation get no gradient.
+        other = gb[:, 2:] if layout == "sample" else gb[:, :, 2:]
+        self.assertEqual(other.abs().max().item(), 0.0)
+
+    def test_per_sample_chunk_views(self):
+        self.run_layout("sample", 3, 10, 16)
+
+    def test_per_token_views(self):
+        self.run_layout("token", 2, 7, 8)
+
+    def test_per_frame_views_even_and_ragged(self):
+        self.run_layout("frame", 2, 12, 8, L=4)
+        self.run_layout("frame", 2, 10, 8, L=4)
+
+    def test_bad_views_are_value_errors(self):
+        x = torch.randn(2, 4, 8)
+        odd = torch.zeros(1000).as_strided((2, 4, 8), (300, 48, 1))
+        with self.assertRaises(ValueError) as c:  # batch stride 300 != 4 rows x 48
+            at.lnmod(x, odd, odd)
+        self.assertIn("evenly spaced", str(c.exception))
+        with self.assertRaises(ValueError):  # not contiguous in D
+            at.lnmod(x, torch.zeros(2, 1, 16)[:, :, ::2], torch.zeros(2, 1, 8))
+        with self.assertRaises(ValueError):  # 3 rows per sample for S = 4: needs frame_len
+            at.lnmod(x, torch.zeros(2, 3, 8), torch.zeros(2, 3, 8))
+        with self.assertRaises(ValueError):  # frame_len 3 gives 2 frames, not 3
+            at.lnmod(x, torch.zeros(2, 3, 8), torch.zeros(2, 3, 8), frame_len=3)
+
+
+class NoDevice(unittest.TestCase):
+    def test_lnmod_without_cuda_is_a_clear_error(self):
+        if torch.cuda.is_available():
+            self.skipTest("a CUDA device is present")
+        x = torch.randn(1, 4, 8)
+        s = torch.zeros(1, 1, 8)
+        with self.assertRaises(NoCudaError):
+            at.lnmod(x, s, s)
 
 
 if __name__ == "__main__":
