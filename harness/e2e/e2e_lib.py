@@ -155,7 +155,7 @@ def measured(records, world_size, device_bytes):
     samples = sum(r["samples"] for row in steps for r in row)
     tokens = sum(r["tokens"] for row in steps for r in row)
     busy = [r for row in steps for r in row if r["samples"] > 0]
-    util = [r["peak_bytes"] / device_bytes for r in busy]
+    util = [r["peak_bytes"] / device_bytes for r in busy] if device_bytes > 0 else []
     n = len(steps)
     return {"steps": n, "idle_fraction": idle_fraction(comp),
             "samples_per_s": samples / wall if wall > 0 else 0.0,
@@ -193,7 +193,8 @@ def model_file_doc(name, width, depth, heads, ffn, text_len, fixed_bytes, bytes_
             "text_len": text_len, "in_channels": 16, "out_channels": 16,
             "vae_stride": [4, 8, 8], "patch": [1, 2, 2], "params": int(params),
             "state_bytes_per_param": state, "shard_states": False,
-            "reserve_bytes": int(max(0, fixed_bytes - params * state)),
+            # The planner takes whole numbers >= 1 (a fit can put the intercept below the state).
+            "reserve_bytes": int(max(1, round(fixed_bytes - params * state))),
             "mem_bytes_per_token": int(max(1, round(bytes_per_token))),
             "train_flop_factor": 4,
             "sources": {"memory": source, "shape": "harness/e2e/model.py with these options"}}

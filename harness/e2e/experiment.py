@@ -20,6 +20,9 @@ Steps (each a separate program, so a failure names its step):
                  (e2e_lib.predicted over exactly the same steps of the plan) per config
 --dry-run does 1, 3 (with --fake-calibration numbers) and 4 for real, prints the commands of
 2, 5 and 6, and writes nothing into results/ (needs neither PyTorch nor a GPU).
+--device cpu runs every step on the CPU (train.py's functional check: gloo, fp32, host
+timers, the PyTorch chain only, so only the -torch configurations); for testing the
+harness, never for results (the run folder then says "device": "cpu").
 """
 import argparse
 import json
@@ -54,14 +57,18 @@ def parse_args(argv=None):
     p.add_argument("--heads", type=int, default=12)
     p.add_argument("--ffn", type=int, default=8960)
     p.add_argument("--text-len", type=int, default=512)
-    p.add_argument("--cost-aware", default="cost-aware",
-                   help="the --assign name of the planner's cost-aware assignment (plan c)")
+    p.add_argument("--cost-aware", default="sorted-window",
+                   help="the --assign name of the planner's cost-aware assignment for plan c "
+                        "(default sorted-window, planner v2; lpt and kk are the others)")
     p.add_argument("--configs", default=",".join("%s-%s" % (k, n) for k in PLANS for n in KERNELS))
     p.add_argument("--adaload", default=os.path.join(ROOT, "build", "adaload"))
     p.add_argument("--results", default=os.path.join(ROOT, "results"))
     p.add_argument("--testbed", default=None, help="default: nvidia-h200-x<gpus>")
     p.add_argument("--work", default=None, help="scratch folder (default: build/e2e-work)")
     p.add_argument("--dry-run", action="store_true")
+    p.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    p.add_argument("--p", default=None, help="the planner's --p (default auto; 1 with --device "
+                   "cpu, whose noisy timings can make the fitted exponent meaningless)")
     p.add_argument("--fake-calibration", default="1e-5,4e-9,0.05,2e10,3e5",
                    help="dry run: alpha,beta,gamma,fixed_bytes,bytes_per_token")
     a = p.parse_args(argv)
@@ -70,14 +77,17 @@ def parse_args(argv=None):
         k, _, n = c.partition("-")
         if k not in PLANS or n not in KERNELS:
             p.error("--configs: %r is not <a|b|c>-<torch|adaload>" % c)
-    a.testbed = a.testbed or "nvidia-h200-x%d" % a.gpus
+    if a.device == "cpu" and any(c.endswith("-adaload") for c in a.config_list):
+        p.error("--device cpu runs the PyTorch chain only: give --configs of *-torch")
+    a.p = a.p or ("1" if a.device == "cpu" else None)
+    a.testbed = a.testbed or ("nvidia-h200-x%d" % a.gpus if a.device == "cuda" else "cpu-e2e-check")
     a.work = a.work or os.path.join(ROOT, "build", "e2e-work")
     return a
 
 
 def model_args(a):
     return ["--width", str(a.width), "--depth", str(a.depth), "--heads", str(a.heads),
-            "--ffn", str(a.ffn), "--text-len", str(a.text_len)]
+            "--ffn", str(a.ffn), "--text-len", str(a.text_len), "--device", a.device]
 
 
 def run(cmd, a, env=None, what=""):
@@ -96,7 +106,7 @@ def plan_cmd(a, policy, assign, model_file, profile, gpu_mem_gib, summary, plan)
     return [a.adaload, "plan", "--manifest", os.path.join(a.work, "slice.csv"), "--model-file",
             model_file, "--gpus", str(a.gpus), "--gpu-mem-gib", "%.6f" % gpu_mem_gib,
             "--policy", policy, "--assign", assign, "--seed", str(a.seed), "--profile", profile,
-            "--summary-json", summary, "--plan-out", plan]
+            "--summary-json", summary, "--plan-out", plan] + (["--p", a.p] if a.p else [])
 
 
 def calibration(a, cal_dir):
@@ -122,6 +132,8 @@ def records(path, world):
 def op_share(op, steps, win, buckets, calls, meas, kernel):
     """The op's time per step (alone, at the same micro-batch shapes, x calls per forward,
     forward twice under checkpointing) over the mean step's compute."""
+    if any(kernel not in s for s in op["shapes"]):
+        return {"op_s_per_step": None, "op_share_of_compute": None}
     t = {(s["batch"], s["tokens"]): s[kernel] for s in op["shapes"]}
     per_rank = []
     for k in win:
@@ -156,7 +168,8 @@ def main(argv=None):
                                  mem["params"], "measured by train.py calibrate (memory.json)"
                                  if not mem.get("fake") else "dry run: --fake-calibration")
     e2e_lib.atomic_write(mfile, lambda f: f.write(json.dumps(doc, indent=2) + "\n"))
-    gib = mem["device_bytes"] / 2 ** 30
+    # The planner's capacity: the device's memory (a nominal 141 GiB for the CPU check).
+    gib = mem["device_bytes"] / 2 ** 30 if mem["device_bytes"] > 0 else 141.0
     plans = {}
     for key in sorted({c.split("-")[0] for c in a.config_list}):
         policy, assign = PLANS[key]
@@ -170,7 +183,8 @@ def main(argv=None):
         key, _, kernel = c.partition("-")
         policy, assign, s, p = plans[key]
         out = os.path.join(a.work, "run-" + c)
-        run(["torchrun", "--standalone", "--nproc-per-node", str(a.gpus), train, "train",
+        run([py, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(a.gpus),
+             train, "train",
              "--plan", p, "--summary", s, "--kernel", kernel, "--out", out, "--first-step",
              str(a.first_step), "--steps", str(a.steps), "--warmup", str(a.warmup)]
             + model_args(a), a)
@@ -212,7 +226,7 @@ def write_run(a, configs, mem):
     info = {"gpus": a.gpus, "samples": a.samples, "manifest": os.path.basename(a.manifest),
             "seed": a.seed, "steps": a.steps, "warmup": a.warmup, "width": a.width,
             "depth": a.depth, "heads": a.heads, "ffn": a.ffn, "text_len": a.text_len,
-            "command_line": " ".join(shlex.quote(x) for x in sys.argv)}
+            "device": a.device, "command_line": " ".join(shlex.quote(x) for x in sys.argv)}
     files["e2e.json"] = e2e_lib.e2e_document(out, info)
     sha = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True,
                          text=True).stdout.strip() or os.environ.get("ADALOAD_GIT_SHA", "unknown")

@@ -136,6 +136,44 @@ class TinyModelOnCPU(unittest.TestCase):
         self.assertEqual(m.calls_per_forward(), 5)
 
 
+@unittest.skipUnless(importlib.util.find_spec("torch") and os.path.exists(ADALOAD),
+                     "needs PyTorch and the adaload program")
+class ExperimentOnCPU(unittest.TestCase):
+    def test_driver_calibrates_plans_trains_and_writes_the_run(self):
+        # experiment.py --device cpu: every step for real (calibration, plans, torchrun with
+        # gloo on 2 ranks, op-bench), a tiny DiT on a tiny manifest; the numbers are
+        # meaningless, the run folder and e2e.json must be complete and consistent.
+        with tempfile.TemporaryDirectory() as w, tempfile.TemporaryDirectory() as res:
+            m = os.path.join(w, "m.csv")
+            with open(m, "w") as f:
+                f.write("id,width,height,frames\n")
+                for i in range(24):
+                    f.write("s%02d,%d,64,%d\n" % (i, 64 * (1 + i % 2), 1 + 4 * (i % 3)))
+            cmd = [sys.executable, os.path.join(HERE, "experiment.py"), "--device", "cpu",
+                   "--manifest", m, "--samples", "20", "--steps", "2", "--warmup", "1",
+                   "--width", "32", "--depth", "1", "--heads", "2", "--ffn", "64", "--text-len",
+                   "4", "--configs", "a-torch,c-torch", "--cost-aware", "same-bucket", "--work",
+                   os.path.join(w, "work"), "--results", res, "--adaload", ADALOAD]
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+            self.assertEqual(r.returncode, 0, r.stdout[-3000:] + r.stderr[-3000:])
+            (run,) = os.listdir(os.path.join(res, "cpu-e2e-check"))
+            d = os.path.join(res, "cpu-e2e-check", run)
+            doc = json.load(open(os.path.join(d, "e2e.json")))
+            self.assertEqual(doc["info"]["device"], "cpu")
+            self.assertEqual([c["name"] for c in doc["configs"]], ["a-torch", "c-torch"])
+            for c in doc["configs"]:
+                self.assertEqual(c["measured"]["steps"], 2)
+                self.assertEqual(c["predicted"]["steps"], 2)
+                self.assertEqual(c["measured"]["samples"], c["predicted"]["samples"])
+                self.assertGreater(c["measured"]["samples_per_s"], 0)
+                self.assertTrue(0 <= c["measured"]["idle_fraction"] < 1)
+            recs = [json.loads(x) for x in open(os.path.join(d, "steps-a-torch.jsonl"))]
+            self.assertEqual(len(recs), 2 * 3)  # 2 ranks x (1 warm-up + 2 steps)
+            self.assertEqual(json.load(open(os.path.join(d, "meta.json")))["kind"], "e2e")
+            for f in ("profile.csv", "memory.json", "op.json", "e2e-model.json", "summary-a.json"):
+                self.assertTrue(os.path.getsize(os.path.join(d, f)) > 0, f)
+
+
 def config(name, idle_m, idle_p, sps_m, sps_p):
     return {"name": name, "policy": "dual", "assign": "random", "kernel": "torch",
             "measured": {"idle_fraction": idle_m, "samples_per_s": sps_m},
@@ -188,7 +226,7 @@ class Driver(unittest.TestCase):
     def test_dry_run_plans_for_real(self):
         with tempfile.TemporaryDirectory() as w:
             out = self.dry(w)
-            self.assertIn("torchrun --standalone --nproc-per-node 2", out)
+            self.assertIn("torch.distributed.run --standalone --nproc-per-node 2", out)
             self.assertIn("--kernel adaload", out)
             for k in ("a", "b"):
                 self.assertTrue(os.path.getsize(os.path.join(w, k + ".plan.jsonl")) > 0)

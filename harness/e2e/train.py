@@ -25,6 +25,11 @@ NVSHMEM_DISABLE_NVLS=1), as the lent machines require.
 
 Output (--out DIR): steps-rank<R>.jsonl, one JSON object per step: step, rank, warmup,
 compute_s, allreduce_s, step_s, peak_bytes, samples, tokens, bucket, loss.
+
+--device cpu is a functional check only (gloo instead of NCCL, fp32 instead of bf16
+autocast, host timers instead of CUDA events, peak_bytes 0, the PyTorch chain only): it
+runs the same loop, plan reading, all-reduce and records on a machine without a GPU; its
+numbers mean nothing. The experiment uses --device cuda (the default).
 """
 import os
 
@@ -64,6 +69,8 @@ def parse_args(argv=None):
     p.add_argument("--lr", type=float, default=1e-4)
     p.add_argument("--bucket-mb", type=float, default=256)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
+                   help="cpu: functional check only (see the docstring)")
     p.add_argument("--points", type=int, default=12, help="calibrate: token counts measured")
     p.add_argument("--repeats", type=int, default=5, help="calibrate/op-bench: timed repeats")
     a = p.parse_args(argv)
@@ -76,30 +83,82 @@ def parse_args(argv=None):
     return a
 
 
-def build(a, torch, kernel, device):
+class Dev:
+    """The device and what differs between the GPU run and the CPU functional check."""
+
+    def __init__(self, torch, kind, index=0):
+        self.torch, self.cuda = torch, kind == "cuda"
+        self.dev = torch.device("cuda", index) if self.cuda else torch.device("cpu")
+        if self.cuda:
+            torch.cuda.set_device(self.dev)
+        self.dtype = torch.bfloat16 if self.cuda else torch.float32
+
+    def sync(self):
+        if self.cuda:
+            self.torch.cuda.synchronize(self.dev)
+
+    def reset_peak(self):
+        if self.cuda:
+            self.torch.cuda.reset_peak_memory_stats(self.dev)
+
+    def peak(self):
+        return self.torch.cuda.max_memory_allocated(self.dev) if self.cuda else 0
+
+    def total_bytes(self):
+        return self.torch.cuda.get_device_properties(self.dev).total_memory if self.cuda else 0
+
+    def name(self):
+        return self.torch.cuda.get_device_name(self.dev) if self.cuda else "cpu"
+
+    def marks(self, n):
+        """n time marks: CUDA events on the GPU (mark(i) records on the stream; seconds(i, j)
+        after a synchronize), host clock after a synchronize on the CPU."""
+        return Marks(self, n)
+
+
+class Marks:
+    def __init__(self, d, n):
+        self.d = d
+        self.ev = [d.torch.cuda.Event(enable_timing=True) for _ in range(n)] if d.cuda else None
+        self.t = [0.0] * n
+
+    def mark(self, i):
+        if self.ev:
+            self.ev[i].record()
+        else:
+            self.t[i] = time.perf_counter()
+
+    def seconds(self, i, j):
+        if self.ev:
+            return self.ev[i].elapsed_time(self.ev[j]) / 1e3
+        return self.t[j] - self.t[i]
+
+
+def build(a, torch, kernel, d):
     from model import WanDiT
     torch.manual_seed(a.seed)
     m = WanDiT(width=a.width, depth=a.depth, heads=a.heads, ffn=a.ffn, text_len=a.text_len,
-               modulate=kernel).to(device)
-    opt = torch.optim.AdamW(m.parameters(), lr=a.lr, fused=True)
+               modulate=kernel).to(d.dev)
+    opt = torch.optim.AdamW(m.parameters(), lr=a.lr, fused=d.cuda)
     return m, opt
 
 
-def batch_inputs(torch, m, bucket, n, gen, device):
+def batch_inputs(torch, m, bucket, n, gen, d):
     """Synthetic latents of exactly the bucket's shape, timesteps, text context, target."""
     from model import latent_shape, tokens_of
     f, h, w = bucket["frames"], bucket["height"], bucket["width"]
     if tokens_of(f, h, w) != bucket["tokens"]:
         raise ValueError("bucket %s: tokens differ from the Wan 2.1 formula" % bucket)
-    lat = torch.randn(latent_shape(n, f, h, w), generator=gen, device=device, dtype=torch.bfloat16)
-    t = torch.randint(0, 1000, (n,), generator=gen, device=device)
-    ctx = torch.randn(n, m.text_len, m.text_dim, generator=gen, device=device, dtype=torch.bfloat16)
-    tgt = torch.randn(n, bucket["tokens"], 64, generator=gen, device=device, dtype=torch.bfloat16)
+    dev, dt = d.dev, d.dtype
+    lat = torch.randn(latent_shape(n, f, h, w), generator=gen, device=dev, dtype=dt)
+    t = torch.randint(0, 1000, (n,), generator=gen, device=dev)
+    ctx = torch.randn(n, m.text_len, m.text_dim, generator=gen, device=dev, dtype=dt)
+    tgt = torch.randn(n, bucket["tokens"], 64, generator=gen, device=dev, dtype=dt)
     return lat, t, ctx, tgt
 
 
-def fwd_bwd(torch, m, inputs, weight):
-    with torch.autocast("cuda", dtype=torch.bfloat16):
+def fwd_bwd(torch, m, inputs, weight, d):
+    with torch.autocast("cuda", dtype=torch.bfloat16, enabled=d.cuda):
         loss = m.loss(*inputs) * weight
     loss.backward()
     return float(loss.detach())
@@ -129,50 +188,47 @@ def train(a):
     import torch
     import torch.distributed as dist
     from adaload.plan import PlanBatches
-    dist.init_process_group("nccl")
+    dist.init_process_group("nccl" if a.device == "cuda" else "gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
-    local = int(os.environ.get("LOCAL_RANK", rank))
-    torch.cuda.set_device(local)
-    dev = torch.device("cuda", local)
+    d = Dev(torch, a.device, int(os.environ.get("LOCAL_RANK", rank)))
     summary = json.load(open(a.summary))
     buckets = summary["buckets"]
     steps = e2e_lib.read_plan(a.plan[0], world)
     total = a.warmup + a.steps
     mine = PlanBatches(a.plan[0], rank=rank, world_size=world, start_step=a.first_step)
-    m, opt = build(a, torch, a.kernel, dev)
+    m, opt = build(a, torch, a.kernel, d)
     params = [p for p in m.parameters() if p.requires_grad]
-    gen = torch.Generator(device=dev)
+    gen = torch.Generator(device=d.dev)
     os.makedirs(a.out, exist_ok=True)
     out = open(os.path.join(a.out, "steps-rank%d.jsonl" % rank), "w")
-    ev = [torch.cuda.Event(enable_timing=True) for _ in range(3)]
+    ev = d.marks(3)
     for i, mb in enumerate(mine.microbatches()):
         if i >= total:
             break
         k = mb.step
         global_samples = sum(len(ids) for _, _, ids in steps[k])
         gen.manual_seed(a.seed * 1000003 + k * 101 + rank)
-        torch.cuda.synchronize(dev)
-        torch.cuda.reset_peak_memory_stats(dev)
+        d.sync()
+        d.reset_peak()
         t0 = time.perf_counter()
-        ev[0].record()
+        ev.mark(0)
         loss = 0.0
         tokens = 0
         if mb.ids:
             b = buckets[mb.bucket]
             tokens = b["tokens"] * len(mb.ids)
-            inputs = batch_inputs(torch, m, b, len(mb.ids), gen, dev)
-            loss = fwd_bwd(torch, m, inputs, len(mb.ids) / global_samples)
-        ev[1].record()
+            inputs = batch_inputs(torch, m, b, len(mb.ids), gen, d)
+            loss = fwd_bwd(torch, m, inputs, len(mb.ids) / global_samples, d)
+        ev.mark(1)
         allreduce(torch, dist, params, int(a.bucket_mb * 2 ** 20))
-        ev[2].record()
+        ev.mark(2)
         opt.step()
         opt.zero_grad(set_to_none=True)
-        torch.cuda.synchronize(dev)
+        d.sync()
         wall = time.perf_counter() - t0
         rec = {"step": k, "rank": rank, "warmup": i < a.warmup,
-               "compute_s": ev[0].elapsed_time(ev[1]) / 1e3,
-               "allreduce_s": ev[1].elapsed_time(ev[2]) / 1e3, "step_s": wall,
-               "peak_bytes": torch.cuda.max_memory_allocated(dev), "samples": len(mb.ids),
+               "compute_s": ev.seconds(0, 1), "allreduce_s": ev.seconds(1, 2), "step_s": wall,
+               "peak_bytes": d.peak(), "samples": len(mb.ids),
                "tokens": tokens, "bucket": mb.bucket, "loss": loss}
         out.write(json.dumps(rec) + "\n")
         out.flush()
@@ -182,43 +238,47 @@ def train(a):
 
 
 def calibrate(a):
-    """Per-sample step time and peak memory of batch-1 steps at --points token counts
-    spread over the summary's buckets: profile.csv (tokens,seconds) for `adaload plan
-    --profile` and memory.json (peak bytes = fixed + bytes_per_token * tokens, fitted)."""
+    """Forward + backward time (what the training records call compute_s; the optimizer
+    step is not timed) and peak memory of batch-1 steps at --points token counts spread over
+    the summary's buckets: profile.csv (tokens,seconds) for `adaload plan --profile` and
+    memory.json (peak bytes = fixed + bytes_per_token * tokens, fitted)."""
     import torch
-    dev = torch.device("cuda", 0)
-    torch.cuda.set_device(dev)
+    d = Dev(torch, a.device)
     buckets = sorted(json.load(open(a.summary))["buckets"], key=lambda b: b["tokens"])
     n = min(a.points, len(buckets))
     pick = [buckets[round(i * (len(buckets) - 1) / max(1, n - 1))] for i in range(n)]
-    m, opt = build(a, torch, a.kernel, dev)
-    gen = torch.Generator(device=dev)
+    m, opt = build(a, torch, a.kernel, d)
+    gen = torch.Generator(device=d.dev)
     gen.manual_seed(a.seed)
     rows = []
     for b in pick:
         times, peaks = [], []
-        for r in range(2 + a.repeats):
-            inputs = batch_inputs(torch, m, b, 1, gen, dev)
-            torch.cuda.synchronize(dev)
-            torch.cuda.reset_peak_memory_stats(dev)
+        for r in range(3 + a.repeats):
+            inputs = batch_inputs(torch, m, b, 1, gen, d)
+            d.sync()
+            d.reset_peak()
             t0 = time.perf_counter()
-            fwd_bwd(torch, m, inputs, 1.0)
+            fwd_bwd(torch, m, inputs, 1.0, d)
+            d.sync()
+            t1 = time.perf_counter()
             opt.step()
             opt.zero_grad(set_to_none=True)
-            torch.cuda.synchronize(dev)
-            if r >= 2:
-                times.append(time.perf_counter() - t0)
-                peaks.append(torch.cuda.max_memory_allocated(dev))
+            if r >= 3:
+                times.append(t1 - t0)
+                peaks.append(d.peak())
         rows.append((b["tokens"], statistics.median(times), max(peaks)))
-    fixed, bpt = e2e_lib.fit_line([r[0] for r in rows], [r[2] for r in rows])
+    if len({r[0] for r in rows}) >= 2:
+        fixed, bpt = e2e_lib.fit_line([r[0] for r in rows], [r[2] for r in rows])
+    else:
+        fixed, bpt = float(rows[0][2]), 0.0
     os.makedirs(a.out, exist_ok=True)
     e2e_lib.atomic_write(os.path.join(a.out, "profile.csv"), lambda f: f.write(
         "tokens,seconds\n" + "".join("%d,%.9g\n" % (t, s) for t, s, _ in rows)))
     doc = {"points": [{"tokens": t, "seconds": s, "peak_bytes": p} for t, s, p in rows],
            "fixed_bytes": fixed, "bytes_per_token": bpt,
-           "device_bytes": torch.cuda.get_device_properties(dev).total_memory,
+           "device_bytes": d.total_bytes(),
            "params": sum(p.numel() for p in m.parameters()),
-           "torch": torch.__version__, "device": torch.cuda.get_device_name(dev)}
+           "torch": torch.__version__, "device": d.name()}
     e2e_lib.atomic_write(os.path.join(a.out, "memory.json"),
                          lambda f: f.write(json.dumps(doc, indent=2) + "\n"))
 
@@ -228,8 +288,8 @@ def op_bench(a):
     counts of the micro-batches that the training steps run: op.json, medians in seconds."""
     import torch
     from model import modulate_fn
-    dev = torch.device("cuda", 0)
-    torch.cuda.set_device(dev)
+    d = Dev(torch, a.device)
+    dev = d.dev
     summary = json.load(open(a.summary))
     shapes = set()
     for plan in a.plan:
@@ -240,26 +300,28 @@ def op_bench(a):
     shapes = sorted(shapes)
     D = a.width
     res = []
-    ev = [torch.cuda.Event(enable_timing=True) for _ in range(3)]
+    ev = d.marks(3)
+    kinds = ("torch", "adaload") if d.cuda else ("torch",)
     for B, S in shapes:
         x = torch.randn(B, S, D, device=dev, requires_grad=True)
         e = torch.randn(B, 6, D, device=dev, requires_grad=True)
         dy = torch.randn(B, S, D, device=dev)
         row = {"batch": B, "tokens": S}
-        for kind in ("torch", "adaload"):
+        for kind in kinds:
             f = modulate_fn(kind)
             fw, bw = [], []
             for r in range(2 + a.repeats):
                 sc, sh = e.chunk(6, dim=1)[1], e.chunk(6, dim=1)[0]
-                ev[0].record()
+                d.sync()
+                ev.mark(0)
                 y = f(x, sc, sh)
-                ev[1].record()
+                ev.mark(1)
                 y.backward(dy)
-                ev[2].record()
-                torch.cuda.synchronize(dev)
+                ev.mark(2)
+                d.sync()
                 if r >= 2:
-                    fw.append(ev[0].elapsed_time(ev[1]) / 1e3)
-                    bw.append(ev[1].elapsed_time(ev[2]) / 1e3)
+                    fw.append(ev.seconds(0, 1))
+                    bw.append(ev.seconds(1, 2))
                 x.grad = e.grad = None
             row[kind] = {"fwd_s": statistics.median(fw), "bwd_s": statistics.median(bw)}
         res.append(row)
@@ -275,8 +337,9 @@ def main(argv=None):
     except ImportError:
         print("train.py: PyTorch is not installed here (the e2e harness needs it)", file=sys.stderr)
         return 77
-    if not torch.cuda.is_available():
-        print("train.py: no CUDA device here", file=sys.stderr)
+    if a.device == "cuda" and not torch.cuda.is_available():
+        print("train.py: no CUDA device here (--device cpu runs the functional check)",
+              file=sys.stderr)
         return 77
     {"train": train, "calibrate": calibrate, "op-bench": op_bench}[a.mode](a)
     return 0
