@@ -8,8 +8,9 @@
  *                         .note = print_line};
  *   ada_bench_session *s; char msg[512];
  *   if (ada_bench_session_new(&c, &s, msg, sizeof msg)) -> msg says why (bad filter, GPU)
+ *   int64_t will_run, skipped; ada_bench_session_counts(s, &will_run, &skipped);
  *   int ran = 0;
- *   ada_bench_session_run(s, "run/bench.json", 0.01, &ran, msg, sizeof msg);
+ *   ada_bench_session_run(s, tmp_path, 0.01, &ran, msg, sizeof msg);
  *   ada_bench_session_free(s);
  *
  * Registration order: CPU reference, planner, then the GPU (copy ceilings before the
@@ -64,9 +65,12 @@ const ada_shape *ada_bench_session_shapes(const ada_bench_session *s, int64_t *n
 int ada_bench_session_gpu_on(const ada_bench_session *s, const char **why);
 /* The run-time filter: the user's filter plus the copy ceilings the kernels need, or NULL. */
 const char *ada_bench_session_run_filter(const ada_bench_session *s);
+/* How many benchmarks are registered (they will run), and how many the filter selected
+ * that cannot run here (a "skipped" line went to note for each). */
+void ada_bench_session_counts(const ada_bench_session *s, int64_t *registered, int64_t *skipped);
 /* Runs every registered benchmark (min_time_s per repetition), writes Google Benchmark JSON
- * to json_path.tmp.<pid>, checks it is strict JSON, renames it to json_path. *ran is the
- * number of benchmarks run (0: nothing could run here). */
+ * to json_path (the caller makes that atomic: common/ada_output.h) and checks it is strict
+ * JSON. *ran is the number of benchmarks run. */
 ada_bench_status ada_bench_session_run(ada_bench_session *s, const char *json_path, double min_time_s,
                                        int *ran, char *msg, size_t msg_n);
 void ada_bench_session_free(ada_bench_session *s);

@@ -83,12 +83,12 @@ int ada_gpu_variant_known(const char *name) { return name && *name; }
 int ada_gpu_bench_setup(const ada_shape *shapes, int64_t nshapes, const char *const *variants,
                         int64_t nvariants, ada_name_match_fn match, void *match_arg,
                         int repetitions, ada_note_fn note, void *note_arg, ada_gpu_bench **out,
-                        int64_t *registered, char *msg, size_t msg_n)
+                        int64_t *registered, int64_t *skipped, char *msg, size_t msg_n)
 {
     (void)repetitions;
     *out = NULL;
     *registered = 0;
-    print_skips("GPU kernels not built", shapes, nshapes, variants, nvariants, match, match_arg, note, note_arg);
+    *skipped = print_skips("GPU kernels not built", shapes, nshapes, variants, nvariants, match, match_arg, note, note_arg);
     snprintf(msg, msg_n, "GPU kernels not built (no CUDA toolkit)");
     return ADA_GPU_NONE;
 }
@@ -432,12 +432,13 @@ static void size_case(gpu_case *c, int64_t l2)
 int ada_gpu_bench_setup(const ada_shape *shapes, int64_t nshapes, const char *const *variants,
                         int64_t nvariants, ada_name_match_fn match, void *match_arg,
                         int repetitions, ada_note_fn note, void *note_arg, ada_gpu_bench **out,
-                        int64_t *registered, char *msg, size_t msg_n)
+                        int64_t *registered, int64_t *skipped, char *msg, size_t msg_n)
 {
     *out = NULL;
     *registered = 0;
+    *skipped = 0;
     if (ada_cuda_device_count() < 1) {
-        print_skips("no CUDA device", shapes, nshapes, variants, nvariants, match, match_arg, note, note_arg);
+        *skipped = print_skips("no CUDA device", shapes, nshapes, variants, nvariants, match, match_arg, note, note_arg);
         snprintf(msg, msg_n, "no CUDA device");
         return ADA_GPU_NONE;
     }
@@ -477,10 +478,12 @@ int ada_gpu_bench_setup(const ada_shape *shapes, int64_t nshapes, const char *co
             c->v = lnmod_find_variant(variants[v]);
             if (!c->v) {
                 ada_note(note, note_arg, "skipped (no such variant in this build): %s", c->name);
+                (*skipped)++;
                 continue;
             }
             if (c->v->supports && !c->v->supports(&shapes[i].desc)) {
                 ada_note(note, note_arg, "skipped (%s does not support this shape): %s", c->v->name, c->name);
+                (*skipped)++;
                 continue;
             }
             c->g = g;

@@ -3,10 +3,11 @@
  *
  *   ada_gpu_bench *g = NULL;
  *   int rc = ada_gpu_bench_setup(shapes, n, variants, nv, match, match_arg, 9, note, arg, &g,
- *                                &count, msg, sizeof msg);
+ *                                &count, &skipped, msg, sizeof msg);
  *   // ADA_GPU_OK: copy ceilings then variants registered with the shim (count of them);
  *   // ADA_GPU_NONE: no device / not built -- a "skipped (...): <name>" line went to note for
- *   //               every benchmark that would have run; ADA_GPU_ERROR: msg says why.
+ *   //               every benchmark that would have run (skipped counts them);
+ *   //               ADA_GPU_ERROR: msg says why.
  *   ada_bench_run(...);
  *   ada_gpu_bench_free(g);   // after the run: graphs, buffers, stream
  */
@@ -37,7 +38,7 @@ int ada_gpu_variant_known(const char *name);
 int ada_gpu_bench_setup(const ada_shape *shapes, int64_t nshapes, const char *const *variants,
                         int64_t nvariants, ada_name_match_fn match, void *match_arg,
                         int repetitions, ada_note_fn note, void *note_arg, ada_gpu_bench **out,
-                        int64_t *registered, char *msg, size_t msg_n);
+                        int64_t *registered, int64_t *skipped, char *msg, size_t msg_n);
 void ada_gpu_bench_free(ada_gpu_bench *g);
 
 #endif

@@ -115,7 +115,8 @@ static void bm_planner(ada_bench_state *st, void *arg)
     ada_bench_counter(st, "bytes_per_sample", bytes / (double)c->samples);
 }
 
-int ada_planner_bench_setup(const char *set, const char *model_path, ada_planner_bench **out)
+int ada_planner_bench_setup(const char *set, const char *model_path, ada_name_match_fn match, void *match_arg,
+                            ada_planner_bench **out)
 {
     *out = NULL;
     int big = !strcmp(set, "wan") || !strcmp(set, "full");
@@ -142,6 +143,10 @@ int ada_planner_bench_setup(const char *set, const char *model_path, ada_planner
             else
                 snprintf(c->name, sizeof c->name, "cpu/planner/dual-%s/samples%lld", plan_assign_name(c->assign),
                          (long long)c->samples);
+            if (match && !match(c->name, match_arg)) {
+                b->ncases--;
+                continue;
+            }
             /* 9 repetitions where cheap (compare's Mann-Whitney test wants >= 9), 5 at 10 M. */
             if (ada_bench_register(c->name, bm_planner, c, s ? 5 : 9)) return -1;
         }

@@ -1,7 +1,7 @@
 /* bench_planner.h -- the planner's CPU benchmarks for `adaload bench` (bench_planner.c).
  *
  *   ada_planner_bench *pb = NULL;
- *   int n = ada_planner_bench_setup("quick", "datasets/models/wan2.1-14b.json", &pb);
+ *   int n = ada_planner_bench_setup("quick", "datasets/models/wan2.1-14b.json", match, arg, &pb);
  *   ada_bench_run(...);                 // registered before; pb must outlive the run
  *   ada_planner_bench_free(pb);         // closes the generated manifests
  *
@@ -13,15 +13,19 @@
  * Counters: samples, seconds_per_10M (the measured time scaled to 10 M samples), and
  * bytes_per_sample: the high-water mark of the planner's own heap (manifest + plan, as
  * counted by its allocator wrapper, deterministic) divided by the samples.
- * Returns the number of benchmarks registered (0 for a set without planner benchmarks), or
- * -1 when registration failed (free *out anyway).
+ * Only the names match accepts (NULL: all) are registered. Returns the number registered
+ * (0 for a set without planner benchmarks), or -1 when registration failed (free *out
+ * anyway).
  */
 #ifndef ADALOAD_BENCH_PLANNER_H
 #define ADALOAD_BENCH_PLANNER_H
 
+#include "bench_gpu.h" /* ada_name_match_fn */
+
 typedef struct ada_planner_bench ada_planner_bench;
 
-int ada_planner_bench_setup(const char *set, const char *model_path, ada_planner_bench **out);
+int ada_planner_bench_setup(const char *set, const char *model_path, ada_name_match_fn match, void *match_arg,
+                            ada_planner_bench **out);
 void ada_planner_bench_free(ada_planner_bench *b);
 
 #endif

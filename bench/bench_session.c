@@ -9,7 +9,6 @@
 
 #include <jansson.h>
 
-#include "ada_output.h"
 #include "bench.h"
 #include "bench_cpu.h"
 #include "bench_gpu.h"
@@ -30,6 +29,7 @@ struct ada_bench_session {
     ada_gpu_bench *gpu;
     int gpu_state;
     char gpu_msg[512];
+    int64_t registered, skipped;
 };
 
 static int match_name(const char *name, void *arg)
@@ -84,10 +84,11 @@ ada_bench_status ada_bench_session_new(const ada_bench_config *c, ada_bench_sess
     if (st != ADA_BENCH_OK) return st;
     /* Register: CPU (reference, planner), then GPU (copy ceilings before variants). */
     int64_t n_cpu = ada_cpu_bench_setup(c->set, match_name, s, c->repetitions, &s->cpu);
-    int pl = ada_planner_bench_setup(c->set, c->planner_model, &s->planner);
+    int pl = ada_planner_bench_setup(c->set, c->planner_model, match_name, s, &s->planner);
     if (n_cpu < 0 || pl < 0)
         return snprintf(msg, msg_n, "cannot set up the CPU benchmarks%s", pl < 0 ? " (planner)" : ""),
                ADA_BENCH_ERR_NOMEM;
+    s->registered = n_cpu + pl;
     if (c->no_gpu) {
         snprintf(s->gpu_msg, sizeof s->gpu_msg, "off (--no-gpu)");
         ada_note(c->note, c->note_arg, "GPU benchmarks off (--no-gpu)");
@@ -95,8 +96,9 @@ ada_bench_status ada_bench_session_new(const ada_bench_config *c, ada_bench_sess
     }
     int64_t n_gpu = 0;
     s->gpu_state = ada_gpu_bench_setup(s->shapes, s->nshapes, s->variants, s->nvariants, match_name, s,
-                                       c->repetitions, c->note, c->note_arg, &s->gpu, &n_gpu, s->gpu_msg,
-                                       sizeof s->gpu_msg);
+                                       c->repetitions, c->note, c->note_arg, &s->gpu, &n_gpu, &s->skipped,
+                                       s->gpu_msg, sizeof s->gpu_msg);
+    s->registered += n_gpu;
     if (s->gpu_state == ADA_GPU_ERROR)
         return snprintf(msg, msg_n, "GPU set-up failed: %s", s->gpu_msg), ADA_BENCH_ERR_GPU;
     return ADA_BENCH_OK;
@@ -116,23 +118,10 @@ int ada_bench_session_gpu_on(const ada_bench_session *s, const char **why)
 
 const char *ada_bench_session_run_filter(const ada_bench_session *s) { return s->run_filter; }
 
-/* Moves Google Benchmark's file to its name once it parses as strict JSON. */
-static ada_bench_status publish_json(const char *tmp, const char *final, char *msg, size_t n)
+void ada_bench_session_counts(const ada_bench_session *s, int64_t *registered, int64_t *skipped)
 {
-    json_error_t je;
-    json_t *j = json_load_file(tmp, 0, &je);
-    if (!j) {
-        snprintf(msg, n, "%s:%d: Google Benchmark wrote invalid JSON: %s", tmp, je.line, je.text);
-        remove(tmp);
-        return ADA_BENCH_ERR_RUN;
-    }
-    json_decref(j);
-    if (rename(tmp, final) != 0) {
-        snprintf(msg, n, "cannot rename %s to %s: %s", tmp, final, strerror(errno));
-        remove(tmp);
-        return ADA_BENCH_ERR_IO;
-    }
-    return ADA_BENCH_OK;
+    *registered = s->registered;
+    *skipped = s->skipped;
 }
 
 ada_bench_status ada_bench_session_run(ada_bench_session *s, const char *json_path, double min_time_s,
@@ -145,23 +134,18 @@ ada_bench_status ada_bench_session_run(ada_bench_session *s, const char *json_pa
     snprintf(buf, sizeof buf, "%d", c->repetitions);
     ada_bench_add_context("adaload_repetitions", buf);
     ada_bench_add_context("adaload_gpu", s->gpu_state == ADA_GPU_OK ? "on" : s->gpu_msg);
-    size_t n = strlen(json_path) + 32;
-    char *tmp = malloc(n);
-    if (!tmp) return snprintf(msg, msg_n, "out of memory"), ADA_BENCH_ERR_NOMEM;
-    snprintf(tmp, n, "%s.tmp.%ld", json_path, (long)getpid());
     fflush(stdout);
-    int r = ada_bench_run(tmp, s->run_filter, min_time_s);
-    ada_bench_status st = ADA_BENCH_OK;
-    if (r < 0) {
-        snprintf(msg, msg_n, "the benchmark run failed");
-        remove(tmp);
-        st = ADA_BENCH_ERR_RUN;
-    } else {
-        st = publish_json(tmp, json_path, msg, msg_n);
-        *ran = r;
+    int r = ada_bench_run(json_path, s->run_filter, min_time_s);
+    if (r < 0) return snprintf(msg, msg_n, "the benchmark run failed"), ADA_BENCH_ERR_RUN;
+    json_error_t je;
+    json_t *j = json_load_file(json_path, 0, &je);
+    if (!j) {
+        snprintf(msg, msg_n, "%s:%d: Google Benchmark wrote invalid JSON: %s", json_path, je.line, je.text);
+        return ADA_BENCH_ERR_RUN;
     }
-    free(tmp);
-    return st;
+    json_decref(j);
+    *ran = r;
+    return ADA_BENCH_OK;
 }
 
 void ada_bench_session_free(ada_bench_session *s)

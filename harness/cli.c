@@ -7,11 +7,18 @@
 
 #include "build_info.h"
 
+/* One line, always: control bytes in the message (a newline or an escape sequence quoted
+ * from a bad input file by a parser) are written as \xNN. */
 static void vmsg(const char *cmd, const char *fmt, va_list ap)
 {
+    char buf[4096];
+    vsnprintf(buf, sizeof buf, fmt, ap);
     fflush(stdout); /* keep stdout and stderr lines in order on a terminal */
     fprintf(stderr, "adaload %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
+    for (const unsigned char *p = (const unsigned char *)buf; *p; p++) {
+        if (*p < 0x20 || *p == 0x7f) fprintf(stderr, "\\x%02x", *p);
+        else fputc(*p, stderr);
+    }
     fputc('\n', stderr);
 }
 

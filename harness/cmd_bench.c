@@ -108,21 +108,23 @@ static int open_run_folder(const bopts *o, int argc, char **argv, char *dir, siz
         char p[4200];
         struct stat st;
         snprintf(p, sizeof p, "%s/bench.json", o->out);
+        *made = stat(o->out, &st) != 0;
         if (ada_mkdirs(o->out) || stat(p, &st) == 0) {
+            *made = 0;
             rc = ada_usage_error(CMD, "--out %s: cannot create it, or it already holds a bench.json "
                                       "(run folders are never edited)", o->out);
         } else {
             snprintf(dir, n, "%s", o->out);
             if (ada_run_write_meta(dir, ada_source_dir(), cmdline)) {
                 ada_msg(CMD, "%s/meta.json: cannot write: %s", dir, strerror(errno));
-                rc = ADA_EXIT_FAIL;
+                rc = ADA_EXIT_USAGE;
             }
         }
     } else {
         char testbed[128];
         if (ada_run_testbed(testbed, sizeof testbed) || ada_run_new(ada_source_dir(), testbed, o->kind, cmdline, dir, n)) {
             ada_msg(CMD, "cannot create a run folder under %s/results: %s", ada_source_dir(), strerror(errno));
-            rc = ADA_EXIT_FAIL;
+            rc = ADA_EXIT_USAGE;
         } else {
             *made = 1;
         }
@@ -131,44 +133,113 @@ static int open_run_folder(const bopts *o, int argc, char **argv, char *dir, siz
     return rc;
 }
 
-/* After the run: the peers, the custom files, the errors. */
-static int after_run(const bopts *o, ada_bench_session *s, const char *dir, int ran)
+/* The PyTorch peers into po's path; drops po when they did not run. 0 ran, 1 failed,
+ * 2 skipped. */
+static int peers(const bopts *o, ada_bench_session *s, ada_out *po)
 {
-    ada_bench_status peers = ADA_BENCH_SKIPPED;
-    char msg[512] = "";
-    if (o->with_peers) {
-        const char *why = NULL;
-        if (!ada_bench_session_gpu_on(s, &why)) {
-            printf("peers skipped: %s\n", o->no_gpu ? "--no-gpu" : why);
-        } else {
-            char script[4096], out[4096];
-            int64_t nshapes = 0;
-            const ada_shape *shapes = ada_bench_session_shapes(s, &nshapes);
-            snprintf(script, sizeof script, "%s/bench/peers/torch_peers.py", ada_source_dir());
-            snprintf(out, sizeof out, "%s/peers.json", dir);
-            peers = ada_bench_run_peers(script, out, shapes, nshapes, (int)o->reps, o->min_time,
-                                        ada_bench_session_run_filter(s), ada_note_stdout, NULL, msg, sizeof msg);
-            if (peers != ADA_BENCH_OK && peers != ADA_BENCH_SKIPPED) ada_msg(CMD, "%s", msg);
-        }
+    const char *why = NULL;
+    if (!ada_bench_session_gpu_on(s, &why)) {
+        printf("peers skipped: %s\n", o->no_gpu ? "--no-gpu" : why);
+        ada_out_drop(po);
+        return 2;
     }
+    char script[4096], msg[512] = "";
+    int64_t nshapes = 0;
+    const ada_shape *shapes = ada_bench_session_shapes(s, &nshapes);
+    snprintf(script, sizeof script, "%s/bench/peers/torch_peers.py", ada_source_dir());
+    ada_bench_status st = ada_bench_run_peers(script, ada_out_write_path(po), shapes, nshapes, (int)o->reps,
+                                              o->min_time, ada_bench_session_run_filter(s), ada_note_stdout, NULL,
+                                              msg, sizeof msg);
+    if (st == ADA_BENCH_OK) return 0;
+    if (st != ADA_BENCH_SKIPPED) ada_msg(CMD, "%s", msg);
+    ada_out_drop(po);
+    return st == ADA_BENCH_SKIPPED ? 2 : 1;
+}
+
+/* customSmallerIsBetter.json and customBiggerIsBetter.json from what was written; counts
+ * the benchmarks that reported errors. ADA_EXIT_OK or the exit code. */
+static int custom_files(ada_outset *t, const char *dir, const char *bench_path, const char *peers_path,
+                        int64_t *errors)
+{
     ada_bench_set results = {0};
-    char err[512] = "";
-    if (ada_bench_load(dir, &results, err, sizeof err) || ada_bench_write_custom(dir, &results)) {
-        ada_msg(CMD, "%s", err[0] ? err : "cannot write the custom benchmark files");
-        ada_bench_set_free(&results);
-        return ADA_EXIT_FAIL;
+    char err[1024] = "", p[4200];
+    int rc = ADA_EXIT_OK;
+    json_t *small = NULL, *big = NULL;
+    if (ada_bench_load_file(bench_path, &results, err, sizeof err) ||
+        (peers_path && ada_bench_load_file(peers_path, &results, err, sizeof err))) {
+        ada_msg(CMD, "%s", err);
+        rc = ADA_EXIT_INTERNAL;
+    } else if (ada_bench_custom_json(&results, &small, &big)) {
+        ada_msg(CMD, "out of memory");
+        rc = ADA_EXIT_INTERNAL;
     }
-    int64_t errors = 0;
+    const char *names[2] = {"customSmallerIsBetter.json", "customBiggerIsBetter.json"};
+    json_t *vals[2] = {small, big};
+    for (int k = 0; k < 2 && rc == ADA_EXIT_OK; k++) {
+        snprintf(p, sizeof p, "%s/%s", dir, names[k]);
+        ada_out *out = ada_outset_add(t, p, names[k], err, sizeof err);
+        char *text = out ? ada_json_text(vals[k]) : NULL;
+        if (!text || fputs(text, ada_out_file(out)) == EOF) {
+            ada_msg(CMD, "%s", out ? "out of memory" : err);
+            rc = out ? ADA_EXIT_INTERNAL : ADA_EXIT_USAGE;
+        }
+        free(text);
+    }
+    *errors = 0;
     for (int64_t i = 0; i < results.n; i++)
         if (results.r[i].error) {
-            errors++;
+            (*errors)++;
             ada_msg(CMD, "%s: %s", results.r[i].name, results.r[i].error_message ? results.r[i].error_message : "error");
         }
+    json_decref(small);
+    json_decref(big);
     ada_bench_set_free(&results);
+    return rc;
+}
+
+/* The run and every file it writes into dir, as one transaction. */
+static int run_and_write(const bopts *o, ada_bench_session *s, const char *dir)
+{
+    ada_outset *t = ada_outset_new(CMD);
+    char p[4200], err[1024] = "", msg[512] = "";
+    snprintf(p, sizeof p, "%s/bench.json", dir);
+    ada_out *bo = t ? ada_outset_add(t, p, "bench.json", err, sizeof err) : NULL;
+    if (!bo) {
+        ada_msg(CMD, "%s", t ? err : "out of memory");
+        ada_outset_free(t);
+        return t ? ADA_EXIT_USAGE : ADA_EXIT_INTERNAL;
+    }
+    const char *bench_path = ada_out_write_path(bo);
+    int ran = 0, rc = ADA_EXIT_OK, peers_failed = 0;
+    const char *peers_path = NULL;
+    if (ada_bench_session_run(s, bench_path, o->min_time, &ran, msg, sizeof msg) != ADA_BENCH_OK) {
+        ada_msg(CMD, "%s", msg);
+        rc = ADA_EXIT_INTERNAL;
+    }
+    if (rc == ADA_EXIT_OK && o->with_peers) {
+        snprintf(p, sizeof p, "%s/peers.json", dir);
+        ada_out *po = ada_outset_add(t, p, "peers.json", err, sizeof err);
+        if (!po) {
+            ada_msg(CMD, "%s", err);
+            rc = ADA_EXIT_USAGE;
+        } else {
+            const char *pp = ada_out_write_path(po);
+            int pr = peers(o, s, po);
+            peers_failed = pr == 1;
+            peers_path = pr == 0 ? pp : NULL;
+        }
+    }
+    int64_t errors = 0;
+    if (rc == ADA_EXIT_OK) rc = custom_files(t, dir, bench_path, peers_path, &errors);
+    if (rc == ADA_EXIT_OK && ada_outset_commit(t, err, sizeof err) != ADA_OUT_OK) {
+        ada_msg(CMD, "%s", err);
+        rc = ADA_EXIT_USAGE;
+    }
+    ada_outset_free(t);
+    if (rc != ADA_EXIT_OK) return rc;
     printf("run folder: %s\n", dir);
-    if (errors > 0 || (peers != ADA_BENCH_OK && peers != ADA_BENCH_SKIPPED)) return ADA_EXIT_FAIL;
-    if (ran == 0) return ADA_EXIT_SKIP; /* nothing could run here (e.g. only GPU benchmarks selected) */
-    return ADA_EXIT_OK;
+    if (errors > 0 || peers_failed) return ADA_EXIT_FAIL;
+    return ran == 0 ? ADA_EXIT_SKIP : ADA_EXIT_OK;
 }
 
 static int list_shapes(const char *set)
@@ -199,25 +270,32 @@ int cmd_bench(int argc, char **argv)
     int rc = ADA_EXIT_OK;
     if (st == ADA_BENCH_ERR_ARG) rc = ada_usage_error(CMD, "%s", msg);
     else if (st != ADA_BENCH_OK) rc = (ada_msg(CMD, "%s", msg), ADA_EXIT_INTERNAL);
+    int64_t will_run = 0, skipped = 0;
+    if (rc == ADA_EXIT_OK) ada_bench_session_counts(s, &will_run, &skipped);
+    /* Nothing to run: no folder is made. */
+    if (rc == ADA_EXIT_OK && will_run == 0 && skipped > 0) {
+        ada_msg(CMD, "nothing can run here: the %lld selected benchmark(s) need what this machine lacks (skipped above)",
+                (long long)skipped);
+        rc = ADA_EXIT_SKIP;
+    } else if (rc == ADA_EXIT_OK && will_run == 0) {
+        rc = ada_usage_error(CMD, "%s%s: selects no benchmark of set %s", o.filter ? "--filter " : "--set ",
+                             o.filter ? o.filter : o.set, o.set);
+    }
     char dir[3072];
-    int made = 0, ran = 0;
+    int made = 0;
     if (rc == ADA_EXIT_OK) rc = open_run_folder(&o, argc, argv, dir, sizeof dir, &made);
     if (rc == ADA_EXIT_OK) {
-        char final[4200];
-        snprintf(final, sizeof final, "%s/bench.json", dir);
-        st = ada_bench_session_run(s, final, o.min_time, &ran, msg, sizeof msg);
-        if (st != ADA_BENCH_OK) {
-            ada_msg(CMD, "%s", msg);
-            rc = ADA_EXIT_FAIL;
-            if (made) discard_run(dir);
-        } else {
-            rc = after_run(&o, s, dir, ran);
-            char ierr[600];
-            struct stat sb;
-            if (made && stat(dir, &sb) == 0 && ada_run_index(ada_source_dir(), dir, ierr, sizeof ierr) < 0) {
-                ada_msg(CMD, "%s: the run is written but not indexed: %s (adaload results index rebuilds it)", dir, ierr);
-                if (rc == ADA_EXIT_OK) rc = ADA_EXIT_USAGE;
-            }
+        if (made) ada_output_own_dir(dir); /* a signal removes it while it has no numbers */
+        rc = run_and_write(&o, s, dir);
+        if (made && rc != ADA_EXIT_OK && rc != ADA_EXIT_FAIL) discard_run(dir);
+        if (made) ada_output_disown_dir(dir);
+        char ierr[600];
+        struct stat sb;
+        /* A run under results/ (not --out) goes into results/index.jsonl once written. */
+        if (made && !o.out && (rc == ADA_EXIT_OK || rc == ADA_EXIT_FAIL) && stat(dir, &sb) == 0 &&
+            ada_run_index(ada_source_dir(), dir, ierr, sizeof ierr) < 0) {
+            ada_msg(CMD, "%s: the run is written but not indexed: %s (adaload results index rebuilds it)", dir, ierr);
+            rc = ADA_EXIT_USAGE;
         }
     }
     ada_bench_session_free(s);

@@ -11,8 +11,11 @@
  * = M_mem, and the same policy, all with random assignment) and prints the summary table;
  * warnings go to stderr. --summary-json and --plan-out write the canonical JSON summary and
  * the plan (one JSON line per step; --start-step/--steps write a part of it, numbered as in
- * the whole plan). Both are rendered in memory first, then written atomically (common/
- * ada_output.h). `--policy both` (used by `adaload run`) plans under both policies with the
+ * the whole plan), as one transaction of common/ada_output.h: both are opened once the
+ * inputs are read and before the planning (an output that names an input, a folder or the
+ * other output is refused then), and neither replaces its target until both are complete,
+ * so a failure leaves every old file as it was. "-" is standard output (the tables then go
+ * to stderr). `--policy both` (used by `adaload run`) plans under both policies with the
  * same seed and prints them side by side; it writes no files.
  * Exit: 0 ok, 2 bad usage, bad input or an output that cannot be written (one line naming
  * the option, the file:line: column, or the output), 3 out of memory.
@@ -204,46 +207,71 @@ static const char *base_name(const char *p)
     return s ? s + 1 : p;
 }
 
-/* Renders the requested outputs in memory, then writes each atomically; exit code. */
-static int write_outputs(const options *o, const plan_result *r, const plan_baselines *bl, const plan_manifest *mf)
+/* The outputs as one transaction (common/ada_output.h), opened before the planning: an
+ * output that names an input, a folder or the other output is refused before any work.
+ * NULL when there are none; *rc set on a failure. */
+static ada_outset *open_outputs(const options *o, ada_out **plan_out, ada_out **summary, int *rc)
 {
-    char *plan = NULL, *sum = NULL;
-    size_t plan_len = 0;
-    int rc = ADA_EXIT_OK;
-    if (o->plan_out) {
-        if (o->start_step > r->steps) {
-            rc = ada_usage_error("plan", "--start-step %" PRId64 ": the plan has %" PRId64 " steps", o->start_step,
-                                 r->steps);
-            goto out;
-        }
-        FILE *f = open_memstream(&plan, &plan_len);
-        plan_status st = f ? plan_write_plan(r, mf, f, o->start_step, o->steps_given ? o->steps : -1) : PLAN_ERR_NOMEM;
-        if ((f && fclose(f) != 0) || st) {
-            ada_msg("plan", "out of memory rendering the plan");
-            rc = ADA_EXIT_INTERNAL;
-            goto out;
+    *plan_out = *summary = NULL;
+    *rc = ADA_EXIT_OK;
+    if (!o->plan_out && !o->summary) return NULL;
+    ada_outset *t = ada_outset_new("plan");
+    if (!t) {
+        *rc = ADA_EXIT_INTERNAL;
+        ada_msg("plan", "out of memory");
+        return NULL;
+    }
+    ada_outset_input(t, o->manifest);
+    ada_outset_input(t, o->model_file);
+    ada_outset_input(t, o->profile);
+    char err[1024];
+    if ((o->plan_out && !(*plan_out = ada_outset_add(t, o->plan_out, "--plan-out", err, sizeof err))) ||
+        (o->summary && !(*summary = ada_outset_add(t, o->summary, "--summary-json", err, sizeof err)))) {
+        *rc = ada_outset_status(t) == ADA_OUT_ENOMEM ? ADA_EXIT_INTERNAL : ADA_EXIT_USAGE;
+        ada_msg("plan", "%s", err);
+        ada_outset_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+/* Writes the plan (streamed: a long one reports its progress) and the summary, then
+ * commits both: neither replaces its target unless both are complete. Exit code. */
+static int write_outputs(const options *o, ada_outset *t, ada_out *plan_out, ada_out *summary,
+                         const plan_result *r, const plan_baselines *bl, const plan_manifest *mf)
+{
+    if (plan_out) {
+        if (o->start_step > r->steps)
+            return ada_usage_error("plan", "--start-step %" PRId64 ": the plan has %" PRId64 " steps", o->start_step,
+                                   r->steps);
+        plan_status st = plan_write_plan(r, mf, ada_out_file(plan_out), o->start_step, o->steps_given ? o->steps : -1);
+        if (st) {
+            ada_msg("plan", "cannot write --plan-out %s: %s", o->plan_out,
+                    st == PLAN_ERR_NOMEM ? "out of memory" : errno ? strerror(errno) : "I/O error");
+            return exit_of(st);
         }
     }
-    if (o->summary) {
+    if (summary) {
         json_t *j = plan_summary_json(r, bl);
-        sum = j ? ada_json_text(j) : NULL;
+        char *sum = j ? ada_json_text(j) : NULL;
         json_decref(j);
         if (!sum) {
             ada_msg("plan", "out of memory rendering the summary");
-            rc = ADA_EXIT_INTERNAL;
-            goto out;
+            return ADA_EXIT_INTERNAL;
+        }
+        int bad = fputs(sum, ada_out_file(summary)) == EOF;
+        free(sum);
+        if (bad) {
+            ada_msg("plan", "cannot write --summary-json %s: %s", o->summary, errno ? strerror(errno) : "I/O error");
+            return ADA_EXIT_USAGE;
         }
     }
-    if (plan && ada_write_file_atomic(o->plan_out, plan, plan_len)) {
-        rc = ada_usage_error("plan", "cannot write %s: %s", o->plan_out, strerror(errno));
-        goto out;
+    char err[1024];
+    if (ada_outset_commit(t, err, sizeof err) != ADA_OUT_OK) {
+        ada_msg("plan", "%s", err);
+        return ada_outset_status(t) == ADA_OUT_ENOMEM ? ADA_EXIT_INTERNAL : ADA_EXIT_USAGE;
     }
-    if (sum && ada_write_file_atomic(o->summary, sum, strlen(sum)))
-        rc = ada_usage_error("plan", "cannot write %s: %s", o->summary, strerror(errno));
-out:
-    free(plan);
-    free(sum);
-    return rc;
+    return ADA_EXIT_OK;
 }
 
 static void print_warnings(const plan_result *r)
@@ -293,6 +321,14 @@ int cmd_plan(int argc, char **argv)
     plan_manifest *mf = NULL;
     int rc = load_inputs(&o, &cfg, &model, &prof, &mf);
     if (rc) return rc;
+    ada_out *plan_out = NULL, *summary = NULL;
+    ada_outset *t = open_outputs(&o, &plan_out, &summary, &rc);
+    if (rc) {
+        plan_manifest_free(mf);
+        return rc;
+    }
+    /* The tables go to stderr when an output is standard output. */
+    FILE *table = (o.plan_out && !strcmp(o.plan_out, "-")) || (o.summary && !strcmp(o.summary, "-")) ? stderr : stdout;
     plan_error err = {{0}};
     plan_result *a = NULL, *b = NULL;
     plan_baselines bl;
@@ -307,21 +343,22 @@ int cmd_plan(int argc, char **argv)
         }
         if (!st) {
             print_warnings(b);
-            plan_print_side_by_side(stdout, a, b);
+            plan_print_side_by_side(table, a, b);
         }
     } else {
         st = plan_build(mf, &model, &cfg, &a, &err);
         if (!st && !o.no_baselines) st = plan_build_baselines(mf, &model, &cfg, a, &bl, &err);
         if (!st) {
             print_warnings(a);
-            plan_print_summary(stdout, a, o.no_baselines ? NULL : &bl);
-            if (o.summary || o.plan_out) rc = write_outputs(&o, a, o.no_baselines ? NULL : &bl, mf);
+            plan_print_summary(table, a, o.no_baselines ? NULL : &bl);
+            if (t) rc = write_outputs(&o, t, plan_out, summary, a, o.no_baselines ? NULL : &bl, mf);
         }
     }
     if (st) {
         ada_msg("plan", "%s", err.msg);
         rc = exit_of(st);
     }
+    ada_outset_free(t); /* removes the temporaries of an uncommitted transaction */
     plan_baselines_free(&bl);
     plan_result_free(a);
     plan_result_free(b);

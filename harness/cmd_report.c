@@ -221,6 +221,85 @@ static int sweep_report(const char *run, const cli_list *want, const char *shape
     return rc;
 }
 
+/* One table row: a kernel benchmark (not a peer), its variant and shape suffix. */
+typedef struct {
+    int64_t idx, first; /* record index; index of the first record of its shape */
+    const char *suffix;
+    char variant[64];
+} table_row;
+
+static int by_suffix(const void *a, const void *b)
+{
+    const table_row *x = a, *y = b;
+    int c = strcmp(x->suffix, y->suffix);
+    return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+static int by_first(const void *a, const void *b)
+{
+    const table_row *x = a, *y = b;
+    if (x->first != y->first) return (x->first > y->first) - (x->first < y->first);
+    return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/* The rows in table order -- shapes by first appearance, variants in run order -- by two
+ * sorts (n log n: a run may hold tens of thousands of benchmarks). NULL when none / OOM. */
+static table_row *table_order(const ada_bench_set *s, int64_t *n)
+{
+    *n = 0;
+    table_row *t = malloc((size_t)(s->n > 0 ? s->n : 1) * sizeof *t);
+    if (!t) {
+        *n = s->n;
+        return NULL;
+    }
+    for (int64_t i = 0; i < s->n; i++) {
+        table_row *r = &t[*n];
+        if (split_name(s->r[i].name, r->variant, sizeof r->variant, &r->suffix) || is_peer(r->variant)) continue;
+        r->idx = i;
+        (*n)++;
+    }
+    qsort(t, (size_t)*n, sizeof *t, by_suffix);
+    for (int64_t i = 0; i < *n; i++)
+        t[i].first = (i > 0 && !strcmp(t[i].suffix, t[i - 1].suffix)) ? t[i - 1].first : t[i].idx;
+    qsort(t, (size_t)*n, sizeof *t, by_first);
+    return t;
+}
+
+static void print_row(const ada_bench_set *s, const ada_bench_rec *r, const char *v, const char *suffix)
+{
+    if (r->error || r->n == 0) {
+        printf("| %s | %s | error: %s | — | — | — | — |\n", suffix, v, r->error_message ? r->error_message : "no repetitions");
+        return;
+    }
+    double t = ada_median(r->time_ns, r->n);
+    char tbs[32] = "—", pct[32] = "—", xc[32] = "—", xe[32] = "—";
+    if (r->has_bps) snprintf(tbs, sizeof tbs, "%.2f", ada_median(r->bps, r->n) * 1e-12);
+    /* 0 means no copy ceiling of these bytes ran: shown as missing, not as 0%. */
+    if (r->has_pct && ada_median(r->pct_copy, r->n) > 0) snprintf(pct, sizeof pct, "%.1f%%", ada_median(r->pct_copy, r->n));
+    double tc = peer_time(s, "torch_compile", suffix), te = peer_time(s, "torch_eager", suffix);
+    if (tc > 0) snprintf(xc, sizeof xc, "%.2f×", tc / t);
+    if (te > 0) snprintf(xe, sizeof xe, "%.2f×", te / t);
+    printf("| %s | %s | %.1f | %s | %s | %s | %s |\n", suffix, v, t * 1e-3, tbs, pct, xc, xe);
+}
+
+/* Every --variant must name a variant of the run: 0, or -1 after the message. */
+static int check_variants(const ada_bench_set *s, const cli_list *want, const char *run)
+{
+    for (int q = 0; q < want->n; q++) {
+        int found = 0;
+        for (int64_t i = 0; i < s->n && !found; i++) {
+            char v[64];
+            const char *suf;
+            found = !split_name(s->r[i].name, v, sizeof v, &suf) && !strcmp(v, want->v[q]);
+        }
+        if (!found) {
+            ada_usage_error("report", "--variant %s: no such variant in %s", want->v[q], run);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static int report(const char *run, const cli_list *want)
 {
     ada_bench_set s = {0};
@@ -228,6 +307,10 @@ static int report(const char *run, const cli_list *want)
     int lrc = load_run(run, &s);
     if (lrc) return lrc;
 
+    if (check_variants(&s, want, run)) {
+        ada_bench_set_free(&s);
+        return ADA_EXIT_USAGE;
+    }
     /* The device, from meta.json when it says. */
     snprintf(path, sizeof path, "%s/meta.json", run);
     json_t *meta = json_load_file(path, 0, NULL);
@@ -247,45 +330,24 @@ static int report(const char *run, const cli_list *want)
 
     printf("| shape | variant | µs | TB/s | %% of copy | × torch.compile | × eager |\n");
     printf("|---|---|---:|---:|---:|---:|---:|\n");
-    int64_t rows = 0;
-    /* Shapes in the order of the run, each with its variants in the order of the run. */
-    for (int64_t i = 0; i < s.n; i++) {
-        char variant[128];
-        const char *suffix;
-        if (split_name(s.r[i].name, variant, sizeof variant, &suffix) || is_peer(variant)) continue;
-        int seen = 0;
-        for (int64_t j = 0; j < i && !seen; j++) {
-            char v2[128];
-            const char *suf2;
-            seen = !split_name(s.r[j].name, v2, sizeof v2, &suf2) && !is_peer(v2) && !strcmp(suf2, suffix);
-        }
-        if (seen) continue;
-        for (int64_t j = i; j < s.n; j++) {
-            const ada_bench_rec *r = &s.r[j];
-            char v[128];
-            const char *suf;
-            if (split_name(r->name, v, sizeof v, &suf) || is_peer(v) || strcmp(suf, suffix)) continue;
-            int wanted = want->n == 0;
-            for (int k = 0; k < want->n && !wanted; k++) wanted = !strcmp(want->v[k], v);
-            if (!wanted) continue;
-            rows++;
-            if (r->error || r->n == 0) {
-                printf("| %s | %s | error: %s | — | — | — | — |\n", suffix, v,
-                       r->error_message ? r->error_message : "no repetitions");
-                continue;
-            }
-            double t = ada_median(r->time_ns, r->n);
-            char tbs[32] = "—", pct[32] = "—", xc[32] = "—", xe[32] = "—";
-            if (r->has_bps) snprintf(tbs, sizeof tbs, "%.2f", ada_median(r->bps, r->n) * 1e-12);
-            /* 0 means no copy ceiling of these bytes ran: shown as missing, not as 0%. */
-            if (r->has_pct && ada_median(r->pct_copy, r->n) > 0)
-                snprintf(pct, sizeof pct, "%.1f%%", ada_median(r->pct_copy, r->n));
-            double tc = peer_time(&s, "torch_compile", suffix), te = peer_time(&s, "torch_eager", suffix);
-            if (tc > 0) snprintf(xc, sizeof xc, "%.2f×", tc / t);
-            if (te > 0) snprintf(xe, sizeof xe, "%.2f×", te / t);
-            printf("| %s | %s | %.1f | %s | %s | %s | %s |\n", suffix, v, t * 1e-3, tbs, pct, xc, xe);
-        }
+    int64_t rows = 0, nrow = 0;
+    table_row *order = table_order(&s, &nrow);
+    if (!order && nrow > 0) {
+        ada_bench_set_free(&s);
+        ada_msg("report", "out of memory");
+        return ADA_EXIT_INTERNAL;
     }
+    /* Shapes in the order of the run, each with its variants in the order of the run. */
+    for (int64_t k = 0; k < nrow; k++) {
+        const ada_bench_rec *r = &s.r[order[k].idx];
+        const char *suffix = order[k].suffix, *v = order[k].variant;
+        int wanted = want->n == 0;
+        for (int q = 0; q < want->n && !wanted; q++) wanted = !strcmp(want->v[q], v);
+        if (!wanted) continue;
+        rows++;
+        print_row(&s, r, v, suffix);
+    }
+    free(order);
     if (rows == 0) printf("| (no lnmod_fwd benchmarks in this run) | | | | | | |\n");
     print_bar(&s);
     ada_bench_set_free(&s);

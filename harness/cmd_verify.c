@@ -260,17 +260,21 @@ static int finish(const vopts *o, verify_config *c, verify_session *s, int argc,
     char dir[4400] = "";
     int io_failed = !o->no_record && make_run_folder(o, cmdline, dir, sizeof dir) != 0;
     if (io_failed) dir[0] = '\0';
+    int owned = dir[0] && !o->out;
+    if (owned) ada_output_own_dir(dir); /* a signal removes it while it has no record */
     sanitizers(o, c, dir, verdicts, details);
     int san_errors = 0;
     for (int t = 0; t < 4; t++)
         if (!strcmp(json_string_value(json_object_get(verdicts, verify_sanitizer_tools[t])), "errors")) san_errors = 1;
     if (dir[0] && write_record(c, s, dir, date, cmdline, verdicts, details) != 0) io_failed = 1;
+    if (owned) ada_output_disown_dir(dir);
     json_decref(verdicts);
     json_decref(details);
     free(cmdline);
     const verify_totals *t = verify_session_totals(s);
     print_verdict(t, san_errors);
-    if (t->failed > 0 || san_errors || io_failed) return ADA_EXIT_FAIL;
+    if (io_failed) return ADA_EXIT_USAGE; /* an output that cannot be written */
+    if (t->failed > 0 || san_errors) return ADA_EXIT_FAIL;
     return ADA_EXIT_OK;
 }
 
@@ -295,6 +299,7 @@ int cmd_verify(int argc, char **argv)
         snprintf(p, sizeof p, "%s/verify.json", o.out);
         struct stat st;
         if (stat(p, &st) == 0) return ada_usage_error(CMD, "%s exists: run folders are written once", p);
+        if (ada_mkdirs(o.out) != 0) return ada_usage_error(CMD, "--out %s: cannot create it: %s", o.out, strerror(errno));
     }
     /* The reference calls OpenBLAS from our threads: keep OpenBLAS itself single-threaded. */
     openblas_set_num_threads(1);

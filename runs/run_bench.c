@@ -11,12 +11,39 @@
 
 #include <jansson.h>
 
-#include "ada_output.h"
+
+static uint64_t name_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* The slot of name in the open-addressing index (its record index + 1, or 0 if free). */
+static int64_t *slot_of(const ada_bench_set *s, const char *name)
+{
+    uint64_t mask = (uint64_t)s->hcap - 1, i = name_hash(name) & mask;
+    while (s->hash[i] && strcmp(s->r[s->hash[i] - 1].name, name)) i = (i + 1) & mask;
+    return &s->hash[i];
+}
+
+/* Rebuilds the index at twice the records' count (a power of two >= 64). */
+static int rehash(ada_bench_set *s, int64_t want)
+{
+    int64_t cap = 64;
+    while (cap < 2 * want) cap *= 2;
+    int64_t *h = calloc((size_t)cap, sizeof *h);
+    if (!h) return -1;
+    free(s->hash);
+    s->hash = h;
+    s->hcap = cap;
+    for (int64_t i = 0; i < s->n; i++) *slot_of(s, s->r[i].name) = i + 1;
+    return 0;
+}
 
 static ada_bench_rec *rec_get(ada_bench_set *s, const char *name)
 {
-    for (int64_t i = 0; i < s->n; i++)
-        if (!strcmp(s->r[i].name, name)) return &s->r[i];
+    if (s->hcap && *slot_of(s, name)) return &s->r[*slot_of(s, name) - 1];
     if (s->n == s->cap) {
         int64_t cap = s->cap ? 2 * s->cap : 64;
         ada_bench_rec *r = realloc(s->r, (size_t)cap * sizeof *r);
@@ -24,16 +51,29 @@ static ada_bench_rec *rec_get(ada_bench_set *s, const char *name)
         s->r = r;
         s->cap = cap;
     }
+    if (2 * (s->n + 1) > s->hcap && rehash(s, s->n + 1)) return NULL;
     ada_bench_rec *r = &s->r[s->n];
     memset(r, 0, sizeof *r);
     r->name = strdup(name);
-    r->time_ns = calloc(ADA_REC_MAX_REPS, sizeof *r->time_ns);
-    r->bps = calloc(ADA_REC_MAX_REPS, sizeof *r->bps);
-    r->pct_copy = calloc(ADA_REC_MAX_REPS, sizeof *r->pct_copy);
-    r->clock_mhz = calloc(ADA_REC_MAX_REPS, sizeof *r->clock_mhz);
+    if (!r->name) return NULL;
     s->n++;
-    if (!r->name || !r->time_ns || !r->bps || !r->pct_copy || !r->clock_mhz) return NULL;
+    *slot_of(s, name) = s->n;
     return r;
+}
+
+/* Room for one more repetition (the arrays grow by doubling). 0, or -1 out of memory. */
+static int rec_grow(ada_bench_rec *r)
+{
+    if (r->n < r->cap) return 0;
+    int64_t cap = r->cap ? 2 * r->cap : 8;
+    double **arrs[4] = {&r->time_ns, &r->bps, &r->pct_copy, &r->clock_mhz};
+    for (int k = 0; k < 4; k++) {
+        double *p = realloc(*arrs[k], (size_t)cap * sizeof **arrs[k]);
+        if (!p) return -1;
+        *arrs[k] = p;
+    }
+    r->cap = cap;
+    return 0;
 }
 
 static double unit_ns(const char *u)
@@ -56,10 +96,16 @@ static int num_field(json_t *o, const char *key, double *out)
     return 0;
 }
 
-int ada_bench_load_file(const char *path, ada_bench_set *s, char *err, size_t err_n)
+static int load_into(const char *path, ada_bench_set *s, char *err, size_t err_n)
 {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, err_n, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
     json_error_t je;
-    json_t *root = json_load_file(path, 0, &je);
+    json_t *root = json_loadf(f, 0, &je);
+    fclose(f);
     if (!root) {
         snprintf(err, err_n, "%s:%d: not valid JSON: %s", path, je.line, je.text);
         return -1;
@@ -102,6 +148,11 @@ int ada_bench_load_file(const char *path, ada_bench_set *s, char *err, size_t er
             return -1;
         }
         if (r->n >= ADA_REC_MAX_REPS) continue;
+        if (rec_grow(r)) {
+            snprintf(err, err_n, "%s: out of memory", path);
+            json_decref(root);
+            return -1;
+        }
         double v;
         r->time_ns[r->n] = t * scale;
         if (!num_field(b, "bytes_per_second", &v)) {
@@ -120,6 +171,47 @@ int ada_bench_load_file(const char *path, ada_bench_set *s, char *err, size_t er
     }
     json_decref(root);
     return 0;
+}
+
+/* Moves the records of src into s (repetitions of a name already in s are appended). */
+static int merge(ada_bench_set *s, ada_bench_set *src)
+{
+    for (int64_t i = 0; i < src->n; i++) {
+        ada_bench_rec *from = &src->r[i];
+        ada_bench_rec *to = rec_get(s, from->name);
+        if (!to) return -1;
+        for (int64_t k = 0; k < from->n && to->n < ADA_REC_MAX_REPS; k++) {
+            if (rec_grow(to)) return -1;
+            to->time_ns[to->n] = from->time_ns[k];
+            to->bps[to->n] = from->bps[k];
+            to->pct_copy[to->n] = from->pct_copy[k];
+            to->clock_mhz[to->n] = from->clock_mhz[k];
+            to->n++;
+        }
+        to->has_bps |= from->has_bps;
+        to->has_pct |= from->has_pct;
+        to->has_clock |= from->has_clock;
+        if (from->error && !to->error) {
+            to->error = 1;
+            to->error_message = from->error_message;
+            from->error_message = NULL;
+        }
+    }
+    return 0;
+}
+
+/* A file is read into a set of its own and merged only when all of it is good, so a bad
+ * file leaves s as it was (and leaks nothing). */
+int ada_bench_load_file(const char *path, ada_bench_set *s, char *err, size_t err_n)
+{
+    ada_bench_set tmp = {0};
+    int rc = load_into(path, &tmp, err, err_n);
+    if (rc == 0 && merge(s, &tmp)) {
+        snprintf(err, err_n, "%s: out of memory", path);
+        rc = -1;
+    }
+    ada_bench_set_free(&tmp);
+    return rc;
 }
 
 int ada_bench_load(const char *path, ada_bench_set *s, char *err, size_t err_n)
@@ -149,14 +241,15 @@ void ada_bench_set_free(ada_bench_set *s)
         free(s->r[i].error_message);
     }
     free(s->r);
+    free(s->hash);
     memset(s, 0, sizeof *s);
 }
 
 const ada_bench_rec *ada_bench_find(const ada_bench_set *s, const char *name)
 {
-    for (int64_t i = 0; i < s->n; i++)
-        if (!strcmp(s->r[i].name, name)) return &s->r[i];
-    return NULL;
+    if (!s->hcap) return NULL;
+    int64_t k = *slot_of(s, name);
+    return k ? &s->r[k - 1] : NULL;
 }
 
 static json_t *entry(const char *name, double value, const char *unit, const char *extra)
@@ -169,9 +262,15 @@ static json_t *entry(const char *name, double value, const char *unit, const cha
     return o;
 }
 
-int ada_bench_write_custom(const char *dir, const ada_bench_set *s)
+int ada_bench_custom_json(const ada_bench_set *s, json_t **smaller, json_t **bigger)
 {
     json_t *small = json_array(), *big = json_array();
+    *smaller = *bigger = NULL;
+    if (!small || !big) {
+        json_decref(small);
+        json_decref(big);
+        return -1;
+    }
     for (int64_t i = 0; i < s->n; i++) {
         const ada_bench_rec *r = &s->r[i];
         if (r->error || r->n == 0) continue;
@@ -179,21 +278,14 @@ int ada_bench_write_custom(const char *dir, const ada_bench_set *s)
         char extra[160];
         int w = snprintf(extra, sizeof extra, "median of %lld repetitions", (long long)r->n);
         if (r->has_clock && w > 0 && (size_t)w < sizeof extra)
-            snprintf(extra + w, sizeof extra - (size_t)w, "; SM clock %.0f MHz",
-                     ada_median(r->clock_mhz, r->n));
+            snprintf(extra + w, sizeof extra - (size_t)w, "; SM clock %.0f MHz", ada_median(r->clock_mhz, r->n));
         if (isfinite(t_us) && t_us > 0) json_array_append_new(small, entry(r->name, t_us, "us", extra));
         if (r->has_bps) {
             double gbs = ada_median(r->bps, r->n) * 1e-9;
             if (isfinite(gbs)) json_array_append_new(big, entry(r->name, gbs, "GB/s", extra));
         }
     }
-    char p[4096];
-    int rc = 0;
-    snprintf(p, sizeof p, "%s/customSmallerIsBetter.json", dir);
-    rc |= ada_write_json_atomic(p, small);
-    snprintf(p, sizeof p, "%s/customBiggerIsBetter.json", dir);
-    rc |= ada_write_json_atomic(p, big);
-    json_decref(small);
-    json_decref(big);
-    return rc ? -1 : 0;
+    *smaller = small;
+    *bigger = big;
+    return 0;
 }

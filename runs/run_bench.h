@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "ada_util.h" /* ada_median */
 
 enum { ADA_REC_MAX_REPS = 1024 };
@@ -29,7 +31,7 @@ typedef struct {
     double *bps;        /* bytes_per_second of each repetition (0 when absent) */
     double *pct_copy;   /* pct_copy_bw of each repetition (NAN-free; has_pct says if any) */
     double *clock_mhz;  /* sm_clock_mhz of each repetition */
-    int64_t n;          /* repetitions read */
+    int64_t n, cap;     /* repetitions read; room in the arrays */
     int has_bps, has_pct, has_clock;
     int error;          /* some repetition reported error_occurred */
     char *error_message;
@@ -38,17 +40,20 @@ typedef struct {
 typedef struct {
     ada_bench_rec *r;
     int64_t n, cap;
+    int64_t *hash;      /* name -> record index + 1 (open addressing), hcap slots */
+    int64_t hcap;
 } ada_bench_set;
 
-/* 0 on success; -1 with a one-line reason in err (file, and what is wrong). */
+/* 0 on success; -1 with a one-line reason in err (file, and what is wrong); a file that
+ * fails adds nothing to s. Lookups by name are hashed; arrays grow with the repetitions. */
 int ada_bench_load(const char *path, ada_bench_set *s, char *err, size_t err_n);
 int ada_bench_load_file(const char *path, ada_bench_set *s, char *err, size_t err_n);
 void ada_bench_set_free(ada_bench_set *s);
 const ada_bench_rec *ada_bench_find(const ada_bench_set *s, const char *name);
 
-/* Writes <dir>/customSmallerIsBetter.json (median real time, "us") and
- * <dir>/customBiggerIsBetter.json (median bytes_per_second as "GB/s") for every benchmark
- * of s without an error; only finite values are written. 0, or -1 with errno. */
-int ada_bench_write_custom(const char *dir, const ada_bench_set *s);
+/* The github-action-benchmark arrays: customSmallerIsBetter (median real time, "us") and
+ * customBiggerIsBetter (median bytes_per_second as "GB/s") for every benchmark of s without
+ * an error; only finite values. 0, or -1 when out of memory. */
+int ada_bench_custom_json(const ada_bench_set *s, json_t **smaller, json_t **bigger);
 
 #endif
