@@ -64,12 +64,15 @@ int cmd_compare(int argc, char **argv)
 
     ada_bench_set s[2] = {{0}, {0}};
     char err[512];
-    for (int k = 0; k < 2; k++)
-        if (ada_bench_load(paths[k], &s[k], err, sizeof err)) {
+    for (int k = 0; k < 2; k++) {
+        int lrc = ada_bench_load(paths[k], &s[k], err, sizeof err);
+        if (lrc) {
             ada_bench_set_free(&s[0]);
             ada_bench_set_free(&s[1]);
-            return ada_usage_error("compare", "%s", err);
+            ada_msg("compare", "%s", err);
+            return lrc == ADA_RUNS_ENOMEM ? ADA_EXIT_INTERNAL : ADA_EXIT_USAGE;
         }
+    }
 
     double thr = threshold_pct / 100.0;
     int64_t n_slow = 0, n_fast = 0, n_same = 0, n_err = 0;

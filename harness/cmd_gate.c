@@ -12,10 +12,12 @@
  * exit 1, saying why for each record of these sources, or, when none has them, the hashes
  * and the command that makes one. A record that is not valid JSON or lacks the fields fails
  * the gate too (exit 1, naming the file): a broken record in the tree is a bug. Exit 2 on
- * bad usage, 3 when memory runs out.
+ * bad usage or a --results that is not a folder, 3 when memory runs out.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "build_info.h"
 #include "cli.h"
@@ -58,6 +60,9 @@ int cmd_gate(int argc, char **argv)
         snprintf(def, sizeof def, "%s/results", ada_source_dir());
         results = def;
     }
+    struct stat st;
+    int e = stat(results, &st) != 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+    if (e) return ada_usage_error(CMD, "--results %s: %s", results, strerror(e));
     gate_hashes h = {.v1 = hash, .v2 = hash2};
     gate_scan_result g;
     if (gate_scan(results, &h, &g) != GATE_OK) {

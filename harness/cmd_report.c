@@ -153,17 +153,17 @@ static int load_run(const char *run, ada_bench_set *s)
 {
     char err[512], path[4096];
     snprintf(path, sizeof path, "%s/bench.json", run);
-    if (ada_bench_load_file(path, s, err, sizeof err)) return ada_usage_error("report", "%s", err);
+    int lrc = ada_bench_load_file(path, s, err, sizeof err);
     snprintf(path, sizeof path, "%s/peers.json", run);
-    FILE *pf = fopen(path, "r");
+    FILE *pf = lrc ? NULL : fopen(path, "r");
     if (pf) {
         fclose(pf);
-        if (ada_bench_load_file(path, s, err, sizeof err)) {
-            ada_bench_set_free(s);
-            return ada_usage_error("report", "%s", err);
-        }
+        lrc = ada_bench_load_file(path, s, err, sizeof err);
     }
-    return ADA_EXIT_OK;
+    if (!lrc) return ADA_EXIT_OK;
+    ada_bench_set_free(s);
+    ada_msg("report", "%s", err);
+    return lrc == ADA_RUNS_ENOMEM ? ADA_EXIT_INTERNAL : ADA_EXIT_USAGE;
 }
 
 /* 0 when out may be written: not inside the run folder, and nothing or a regular file there. */

@@ -8,3 +8,22 @@ include(${CMAKE_CURRENT_SOURCE_DIR}/tests_verify.cmake)
 include(${CMAKE_CURRENT_SOURCE_DIR}/tests_bench.cmake)
 include(${CMAKE_CURRENT_SOURCE_DIR}/tests_results.cmake)
 ada_test(cli_opts test_cli_opts.c adaload_cli)
+
+# Every subcommand through every exit class it can produce (README.md, "Exit codes"); out
+# of memory through an LD_PRELOAD allocation-failure library, outside the sanitizer build.
+set(_failalloc "")
+if(NOT ADALOAD_SANITIZE)
+  add_library(test_failalloc MODULE test_failalloc.c)
+  target_link_libraries(test_failalloc PRIVATE ${CMAKE_DL_LIBS})
+  set(_failalloc $<TARGET_FILE:test_failalloc>)
+endif()
+add_test(NAME cli_exit_codes
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_exit_codes.sh $<TARGET_FILE:adaload>
+                 ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/exit_codes ${_failalloc})
+set_tests_properties(cli_exit_codes PROPERTIES TIMEOUT 900)
+
+# The CLI defects of issue 9, through the real program (harness/test_cli_defects.sh).
+add_test(NAME cli_defects
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_cli_defects.sh $<TARGET_FILE:adaload>
+                 ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/cli_defects)
+set_tests_properties(cli_defects PROPERTIES TIMEOUT 600)

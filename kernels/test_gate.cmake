@@ -159,7 +159,8 @@ file(MAKE_DIRECTORY ${bad}/nvidia-test/verify/2026-01-02T000000Z_fffffff)
 file(WRITE ${bad}/nvidia-test/verify/2026-01-02T000000Z_fffffff/verify.json "{\"schema\": ")
 expect_gate(1 "a malformed record beside a passing one" --results ${bad} --hash ${original} --hash-v2 ${original_v2})
 
-expect_gate(1 "no results folder at all" --results ${WORK}/nothing-here --hash ${original})
+# A --results that is not a folder is bad input (exit 2), not a failed gate (issue 9).
+expect_gate(2 "no results folder at all" --results ${WORK}/nothing-here --hash ${original})
 
 # A real record from the verifier's CPU model carries this build's hashes but must not gate;
 # its folder holds the compact record, which the gate reads first.

@@ -132,7 +132,7 @@ static int load_into(const char *path, ada_bench_set *s, char *err, size_t err_n
         if (!r) {
             snprintf(err, err_n, "%s: out of memory", path);
             json_decref(root);
-            return -1;
+            return ADA_RUNS_ENOMEM;
         }
         if (json_is_true(json_object_get(b, "error_occurred"))) {
             r->error = 1;
@@ -151,7 +151,7 @@ static int load_into(const char *path, ada_bench_set *s, char *err, size_t err_n
         if (rec_grow(r)) {
             snprintf(err, err_n, "%s: out of memory", path);
             json_decref(root);
-            return -1;
+            return ADA_RUNS_ENOMEM;
         }
         double v;
         r->time_ns[r->n] = t * scale;
@@ -208,7 +208,7 @@ int ada_bench_load_file(const char *path, ada_bench_set *s, char *err, size_t er
     int rc = load_into(path, &tmp, err, err_n);
     if (rc == 0 && merge(s, &tmp)) {
         snprintf(err, err_n, "%s: out of memory", path);
-        rc = -1;
+        rc = ADA_RUNS_ENOMEM;
     }
     ada_bench_set_free(&tmp);
     return rc;
@@ -224,7 +224,8 @@ int ada_bench_load(const char *path, ada_bench_set *s, char *err, size_t err_n)
     if (!S_ISDIR(st.st_mode)) return ada_bench_load_file(path, s, err, err_n);
     char p[4096];
     snprintf(p, sizeof p, "%s/bench.json", path);
-    if (ada_bench_load_file(p, s, err, err_n)) return -1;
+    int rc = ada_bench_load_file(p, s, err, err_n);
+    if (rc) return rc;
     snprintf(p, sizeof p, "%s/peers.json", path);
     if (stat(p, &st) == 0) return ada_bench_load_file(p, s, err, err_n);
     return 0;

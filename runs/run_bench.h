@@ -44,7 +44,10 @@ typedef struct {
     int64_t hcap;
 } ada_bench_set;
 
-/* 0 on success; -1 with a one-line reason in err (file, and what is wrong); a file that
+/* Status of the loaders: 0, or a negative code with a one-line reason in err. */
+enum { ADA_RUNS_OK = 0, ADA_RUNS_EINPUT = -1 /* missing or bad file */, ADA_RUNS_ENOMEM = -2 };
+
+/* ADA_RUNS_OK, ADA_RUNS_EINPUT (file, and what is wrong) or ADA_RUNS_ENOMEM; a file that
  * fails adds nothing to s. Lookups by name are hashed; arrays grow with the repetitions. */
 int ada_bench_load(const char *path, ada_bench_set *s, char *err, size_t err_n);
 int ada_bench_load_file(const char *path, ada_bench_set *s, char *err, size_t err_n);
