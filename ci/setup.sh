@@ -4,8 +4,9 @@
 # never installed here: with it the GPU kernels are built, without it everything else is.
 # chromium (headless) and a font are for the dashboard's browser test (dashboard_browser).
 set -euo pipefail
+# clang-14 + libclang-rt-14-dev: libFuzzer and the sanitizer runtimes for ci/fuzz.sh.
 pkgs=(cmake make gcc g++ pkg-config libopenblas-dev libcriterion-dev libbenchmark-dev
-      libjansson-dev python3 chromium fonts-dejavu-core)
+      libjansson-dev python3 chromium fonts-dejavu-core clang libclang-rt-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -3,8 +3,9 @@
 #   1. an AddressSanitizer + UndefinedBehaviorSanitizer build of the CPU code and its tests
 #      (build-asan/);
 #   2. the normal build (build/, GPU kernels too when a CUDA toolkit is present) and all
-#      tests; GPU tests report "skipped" by name on a machine without a GPU.
-# Ends with ctest's summary line. .ci/run runs exactly this.
+#      tests; GPU tests report "skipped" by name on a machine without a GPU;
+#   3. the libFuzzer targets, $ADALOAD_FUZZ_SECONDS (default 30) seconds each (ci/fuzz.sh).
+# Exits non-zero if any step fails. .ci/run runs exactly this.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/ci/setup.sh"
@@ -16,3 +17,5 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:ha
 echo "== build and tests"
 "$root/ci/build.sh" "$root/build"
 ctest --test-dir "$root/build" --output-on-failure -j "$jobs"
+echo "== fuzzing"
+"$root/ci/fuzz.sh" "${ADALOAD_FUZZ_SECONDS:-30}"

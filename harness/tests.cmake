@@ -27,3 +27,6 @@ add_test(NAME cli_defects
          COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_cli_defects.sh $<TARGET_FILE:adaload>
                  ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/cli_defects)
 set_tests_properties(cli_defects PROPERTIES TIMEOUT 600)
+
+# The layout rules (ci/layout_check.sh): folder shares, file and function lengths.
+add_test(NAME layout_check COMMAND bash ${PROJECT_SOURCE_DIR}/ci/layout_check.sh ${PROJECT_SOURCE_DIR})

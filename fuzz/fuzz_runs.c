@@ -1,0 +1,48 @@
+/* fuzz_runs.c -- libFuzzer target: the run-folder JSON loaders, on arbitrary bytes: the
+ * first byte picks the reader of `report` and `compare` (ada_bench_load_file: Google
+ * Benchmark JSON, loaded twice into one set as bench.json + peers.json are, then looked up
+ * and turned into the custom files) or the gate's (json_loadb + ada_gate_judge of a
+ * verify.json). Seeds: corpus/runs/ (a bench.json, a peers.json, a verify.json, shrunk). */
+#include "fuzz_util.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+
+#include "run_bench.h"
+#include "run_gate.h"
+
+static const char hash[] = "2dbd392c11648333a4bd429980a5bf75b54d339a3a55ba6ad9d8afde500ec48c";
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1) return 0;
+    if (data[0] & 1) {
+        json_error_t je;
+        json_t *rec = json_loadb((const char *)data + 1, size - 1, 0, &je);
+        if (rec) {
+            int pass = 0;
+            char msg[512];
+            (void)ada_gate_judge(rec, hash, &pass, msg, sizeof msg);
+            json_decref(rec);
+        }
+        return 0;
+    }
+    char path[64];
+    int fd = fuzz_file(data + 1, size - 1, path, sizeof path);
+    if (fd < 0) return 0;
+    ada_bench_set s = {0};
+    char err[512];
+    if (ada_bench_load_file(path, &s, err, sizeof err) == ADA_RUNS_OK &&
+        ada_bench_load_file(path, &s, err, sizeof err) == ADA_RUNS_OK) {
+        for (int64_t i = 0; i < s.n; i++)
+            if (ada_bench_find(&s, s.r[i].name) != &s.r[i]) abort();
+        json_t *a = NULL, *b = NULL;
+        if (ada_bench_custom_json(&s, &a, &b) == 0) {
+            json_decref(a);
+            json_decref(b);
+        }
+    }
+    ada_bench_set_free(&s);
+    close(fd);
+    return 0;
+}
