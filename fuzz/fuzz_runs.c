@@ -1,17 +1,19 @@
 /* fuzz_runs.c -- libFuzzer target: the run-folder JSON loaders, on arbitrary bytes: the
  * first byte picks the reader of `report` and `compare` (ada_bench_load_file: Google
  * Benchmark JSON, loaded twice into one set as bench.json + peers.json are, then looked up
- * and turned into the custom files) or the gate's (json_loadb + ada_gate_judge of a
- * verify.json). Seeds: corpus/runs/ (a bench.json, a peers.json, a verify.json, shrunk). */
+ * and turned into the custom files) or the gate's (json_loadb + gate_judge of a verify.json
+ * or verify-summary.json, and of gate_summary's compact form of it). Seeds: corpus/runs/
+ * (a bench.json, a peers.json and a verify.json, shrunk). */
 #include "fuzz_util.h"
 
 #include <jansson.h>
 #include <stdlib.h>
 
+#include "gate.h"
 #include "run_bench.h"
-#include "run_gate.h"
 
-static const char hash[] = "2dbd392c11648333a4bd429980a5bf75b54d339a3a55ba6ad9d8afde500ec48c";
+static const gate_hashes hashes = {.v1 = "2dbd392c11648333a4bd429980a5bf75b54d339a3a55ba6ad9d8afde500ec48c",
+                                   .v2 = "ea5f7d805b706d4aa6e91ee5d2210065392b26dbb26306e301aec0911ab3e134"};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -20,9 +22,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         json_error_t je;
         json_t *rec = json_loadb((const char *)data + 1, size - 1, 0, &je);
         if (rec) {
-            int pass = 0;
+            gate_verdict v;
             char msg[512];
-            (void)ada_gate_judge(rec, hash, &pass, msg, sizeof msg);
+            (void)gate_judge(rec, &hashes, &v, msg, sizeof msg);
+            json_t *compact = gate_summary(rec); /* the compact record of a full one */
+            if (compact) {
+                (void)gate_judge(compact, &hashes, &v, msg, sizeof msg);
+                json_decref(compact);
+            }
             json_decref(rec);
         }
         return 0;
