@@ -116,21 +116,26 @@ typedef struct {
 int cat_match(const cat_run *r, const cat_filter *f);
 
 /* The pruning policy (cat_prune_plan fills one decision per run, in catalog order):
+ * - a run whose folder name appears in cited (the text of the README and notes) is kept;
  * - verify: full-grid GPU records are superseded by newer ones of the same testbed: per
  *   testbed the newest record for this tree's kernel sources (the one the gate reads: same
- *   scheme-2 hash, or same scheme-1 hash) and the newest record overall are kept, older full-grid records are
- *   pruned. Other verify runs (quick grids, CPU models) are kept.
+ *   scheme-2 hash, or same scheme-1 hash) and the newest record overall are kept, older
+ *   full-grid records are pruned. Other verify runs (quick grids, CPU models) are kept.
  * - bench and planner: kept when made at a commit on the main line (on_main says so; a
  *   dirty tree there is an uncommitted change being timed, kept too), pruned when made at a
  *   commit that is not on it (a side branch that never landed); kept when on_main cannot
- *   tell (-1).
- * - regression-check, explore, e2e: kept (README and notes cite them).
+ *   tell (-1). With keep_bench = N > 0, a main-line run is pruned too when N newer runs of
+ *   the same testbed, kind and set ("set wan" in what it measured) exist (nightly history
+ *   thinned to the newest N).
+ * - regression-check, explore, e2e: kept.
  */
 typedef struct {
     const char *hash_v1, *hash_v2; /* this tree's kernel hashes (either may be NULL) */
     /* 1 the commit is on the main line, 0 it is not, -1 unknown. */
     int (*on_main)(const char *sha, void *ctx);
     void *ctx;
+    const char *cited;  /* text in which a cited run's folder name appears (NULL: none) */
+    int64_t keep_bench; /* 0: every main-line bench and planner run; N: the newest N per set */
 } cat_prune_opts;
 
 typedef struct {

@@ -55,8 +55,35 @@ static void decide_verify(const cat_catalog *c, int64_t i, const cat_prune_opts 
              c->run[newer].run);
 }
 
-static void decide_bench(const cat_run *r, const cat_prune_opts *o, cat_decision *d)
+/* "wan" of "set wan, 128 benchmarks ..." into out ("" when the line has no set). */
+static void set_of(const cat_run *r, char *out, size_t n)
 {
+    out[0] = '\0';
+    if (strncmp(r->measured, "set ", 4)) return;
+    const char *e = strchr(r->measured + 4, ',');
+    size_t k = e ? (size_t)(e - r->measured - 4) : strlen(r->measured + 4);
+    snprintf(out, n, "%.*s", (int)(k < n ? k : n - 1), r->measured + 4);
+}
+
+/* Newer runs of r's testbed, kind and set after index i. */
+static int64_t newer_of_set(const cat_catalog *c, int64_t i)
+{
+    const cat_run *r = &c->run[i];
+    char set[64], s2[64];
+    set_of(r, set, sizeof set);
+    int64_t n = 0;
+    for (int64_t j = i + 1; j < c->n; j++) {
+        const cat_run *q = &c->run[j];
+        if (strcmp(q->testbed, r->testbed) || strcmp(q->kind, r->kind)) continue;
+        set_of(q, s2, sizeof s2);
+        n += !strcmp(set, s2);
+    }
+    return n;
+}
+
+static void decide_bench(const cat_catalog *c, int64_t i, const cat_prune_opts *o, cat_decision *d)
+{
+    const cat_run *r = &c->run[i];
     int m = o->on_main ? o->on_main(r->git_sha, o->ctx) : -1;
     if (m == 0) {
         d->prune = 1;
@@ -64,6 +91,14 @@ static void decide_bench(const cat_run *r, const cat_prune_opts *o, cat_decision
         return;
     }
     if (m == -1) return keep(d, "cannot tell whether its commit is on the main line: kept");
+    if (o->keep_bench > 0 && newer_of_set(c, i) >= o->keep_bench) {
+        char set[64];
+        set_of(r, set, sizeof set);
+        d->prune = 1;
+        snprintf(d->reason, sizeof d->reason, "older than the newest %lld %s runs of set '%s'",
+                 (long long)o->keep_bench, r->kind, set);
+        return;
+    }
     /* A dirty tree at a main-line commit is how a change is timed before it is committed
      * (kernels/NOTES.md cites such runs): kept, and said. */
     keep(d, r->git_dirty == 1 ? "from the main line (tree was dirty: uncommitted changes timed)"
@@ -75,9 +110,10 @@ cat_status cat_prune_plan(const cat_catalog *c, const cat_prune_opts *o, cat_dec
     if (!c || !o || !d) return CAT_BAD_ARG;
     for (int64_t i = 0; i < c->n; i++) {
         const cat_run *r = &c->run[i];
-        if (!strcmp(r->kind, "verify")) decide_verify(c, i, o, &d[i]);
-        else if (!strcmp(r->kind, "bench") || !strcmp(r->kind, "planner")) decide_bench(r, o, &d[i]);
-        else keep(&d[i], "cited by the README and notes: kept");
+        if (o->cited && strstr(o->cited, r->run)) keep(&d[i], "cited in the README or notes");
+        else if (!strcmp(r->kind, "verify")) decide_verify(c, i, o, &d[i]);
+        else if (!strcmp(r->kind, "bench") || !strcmp(r->kind, "planner")) decide_bench(c, i, o, &d[i]);
+        else keep(&d[i], "a regression check, exploration or e2e run: kept");
     }
     return CAT_OK;
 }

@@ -334,3 +334,34 @@ Test(catalog, prune_matches_scheme_2)
     free(line);
     cat_free(&c);
 }
+
+/* Nightly history thinned to the newest N per set; a run the docs cite stays. */
+Test(catalog, prune_keep_bench_and_cited)
+{
+    bench("r/gpu/bench/2026-01-01T000000Z_a", "aaaaaaa", "false");
+    bench("r/gpu/bench/2026-01-02T000000Z_b", "bbbbbbb", "false");
+    bench("r/gpu/bench/2026-01-03T000000Z_c", "ccccccc", "false");
+    bench("r/gpu/bench/2026-01-04T000000Z_d", "ddddddd", "false");
+    put("r/gpu/bench/2026-01-04T000000Z_d/bench.json",
+        "{\"context\": {\"adaload_set\": \"sweep\", \"adaload_repetitions\": \"9\"}, \"benchmarks\": []}\n");
+    bench("r/gpu/planner/2026-01-01T000000Z_p", "ppppppp", "false");
+    cat_catalog c;
+    cr_assert_eq(cat_scan(at("r"), &c, err, sizeof err), CAT_OK, "%s", err);
+    cr_assert_eq(c.n, 5);
+    cat_decision d[5];
+    cat_prune_opts o = {.on_main = main_line, .keep_bench = 1, .cited = "see run 2026-01-01T000000Z_a in the notes"};
+    cr_assert_eq(cat_prune_plan(&c, &o, d), CAT_OK);
+    const char *want[][2] = {{"gpu/bench/2026-01-01T000000Z_a", "0"}, {"gpu/planner/2026-01-01T000000Z_p", "0"},
+                             {"gpu/bench/2026-01-02T000000Z_b", "1"}, {"gpu/bench/2026-01-03T000000Z_c", "0"},
+                             {"gpu/bench/2026-01-04T000000Z_d", "0"}};
+    for (int i = 0; i < 5; i++) {
+        cr_assert_str_eq(c.run[i].path, want[i][0]);
+        cr_assert_eq(d[i].prune, want[i][1][0] == '1', "%s: %s", c.run[i].path, d[i].reason);
+    }
+    cr_assert(strstr(d[0].reason, "cited"), "%s", d[0].reason);
+    cr_assert(strstr(d[2].reason, "newest 1 bench runs of set 'wan'"), "%s", d[2].reason);
+    o.keep_bench = 0;
+    cr_assert_eq(cat_prune_plan(&c, &o, d), CAT_OK);
+    for (int i = 0; i < 5; i++) cr_assert_eq(d[i].prune, 0, "keep_bench 0 keeps main-line runs: %s", c.run[i].path);
+    cat_free(&c);
+}

@@ -13,6 +13,7 @@
  * cannot be written, 3 out of memory.
  */
 #include <dirent.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@
 typedef struct {
     const char *results, *kind, *testbed, *since, *until, *sha, *hash, *main_ref;
     int json, apply;
+    int64_t keep_bench;
 } ropts;
 
 static void usage(const cli_opt *opts)
@@ -42,7 +44,9 @@ static void usage(const cli_opt *opts)
            "  check    exit 1 unless results/index.jsonl and the run folders agree\n"
            "  add RUN  append the line of the finished run folder RUN to the index\n"
            "  prune    what the policy removes (superseded full-grid verification records, bench\n"
-           "           runs of commits not on the main line) and why; --apply removes them\n"
+           "           runs of commits not on the main line; with --keep-bench N, main-line runs\n"
+           "           older than the newest N of their set) and why; runs that the README or\n"
+           "           notes name are kept; --apply removes them\n"
            "  testbed  this machine's testbed name (the GPU's, or cpu-<host>)\n");
     cli_print_options(stdout, opts);
     printf("exit: 0 ok, 1 check found a difference, 2 bad usage, input or output, 3 out of memory\n");
@@ -153,6 +157,49 @@ static int64_t dir_bytes(const char *dir)
     return sum;
 }
 
+/* Appends the file's text to *buf (a missing file adds nothing); -1 out of memory. */
+static int slurp(const char *path, char **buf, size_t *len)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    char chunk[8192];
+    size_t k;
+    int rc = 0;
+    while (rc == 0 && (k = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        char *p = realloc(*buf, *len + k + 1);
+        if (!p) rc = -1;
+        else {
+            memcpy(p + *len, chunk, k);
+            *len += k;
+            p[*len] = '\0';
+            *buf = p;
+        }
+    }
+    fclose(f);
+    return rc;
+}
+
+/* The docs that cite runs: README.md, kernels/NOTES.md, and every README.md of results/. */
+static char *cited_text(const char *results)
+{
+    char *buf = calloc(1, 1);
+    size_t len = 0;
+    char p[4400];
+    const char *docs[] = {"README.md", "kernels/NOTES.md", "planner/README.md"};
+    for (size_t i = 0; buf && i < sizeof docs / sizeof *docs; i++) {
+        snprintf(p, sizeof p, "%s/%s", ada_source_dir(), docs[i]);
+        if (slurp(p, &buf, &len)) buf = (free(buf), NULL);
+    }
+    glob_t g;
+    snprintf(p, sizeof p, "%s/*/*/README.md", results);
+    if (buf && glob(p, 0, NULL, &g) == 0) {
+        for (size_t i = 0; buf && i < g.gl_pathc; i++)
+            if (slurp(g.gl_pathv[i], &buf, &len)) buf = (free(buf), NULL);
+        globfree(&g);
+    }
+    return buf;
+}
+
 static int do_prune(const ropts *o)
 {
     cat_catalog c;
@@ -160,9 +207,11 @@ static int do_prune(const ropts *o)
     cat_status s = cat_scan(o->results, &c, err, sizeof err);
     if (s != CAT_OK) return ada_msg(CMD, "%s", err), status_exit(s);
     cat_decision *d = calloc((size_t)c.n + 1, sizeof *d);
+    char *cited = cited_text(o->results);
     cat_prune_opts po = {.hash_v1 = ADALOAD_KERNEL_HASH, .hash_v2 = ADALOAD_KERNEL_HASH_V2, .on_main = on_main,
-                         .ctx = (void *)o->main_ref};
-    if (!d || cat_prune_plan(&c, &po, d) != CAT_OK) {
+                         .ctx = (void *)o->main_ref, .cited = cited, .keep_bench = o->keep_bench};
+    if (!d || !cited || cat_prune_plan(&c, &po, d) != CAT_OK) {
+        free(cited);
         free(d);
         cat_free(&c);
         return ada_msg(CMD, "out of memory"), ADA_EXIT_INTERNAL;
@@ -184,6 +233,7 @@ static int do_prune(const ropts *o)
     }
     cat_free(&c);
     free(d);
+    free(cited);
     printf("%s %lld run(s), %.1f MB%s\n", o->apply ? "removed" : "would remove", (long long)n, bytes / 1e6,
            o->apply ? "" : " (a dry run: --apply removes them)");
     if (o->apply && n > 0) {
@@ -207,6 +257,7 @@ int cmd_results(int argc, char **argv)
         CLI_FLAG("--json", &o.json, "list: the index lines (JSON Lines) instead of the table"),
         CLI_FLAG("--apply", &o.apply, "prune: remove the runs (default: only say what would go)"),
         CLI_STR("--main-ref", &o.main_ref, "REF", "prune: the main line's git ref (default main)"),
+        CLI_I64("--keep-bench", &o.keep_bench, 0, 1000000, "N", "prune: keep only the newest N bench and planner runs per testbed and set (default 0: all from the main line)"),
         CLI_END};
     const char *pos[2] = {NULL, NULL};
     int npos = 0;
