@@ -13,34 +13,28 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Writes len bytes to root/index.jsonl through a temporary in root + fsync + rename. */
+#include "ada_output.h"
+
+/* Writes len bytes to root/index.jsonl as one output of common/ada_output.h (temporary in
+ * root, fsync, rename; removed on a signal). A target that is not a regular file is refused. */
 static cat_status write_index_text(const char *root, const char *text, size_t len, char *err,
                                    size_t en)
 {
-    char path[PATH_MAX], tmp[PATH_MAX + 32];
+    char path[PATH_MAX];
     cat__join(path, sizeof path, root, "index.jsonl");
     struct stat st;
     if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
         return cat__fail(CAT_IO, err, en, "%s: exists and is not a regular file; not replaced", path);
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
-    if (fd < 0) return cat__fail(CAT_IO, err, en, "%s: %s", tmp, strerror(errno));
-    size_t off = 0;
-    while (off < len) {
-        ssize_t w = write(fd, text + off, len - off);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) break;
-        off += (size_t)w;
-    }
-    int ok = off == len && fsync(fd) == 0;
-    int e = errno;
-    if (close(fd) != 0) ok = 0;
-    if (!ok || rename(tmp, path) != 0) {
-        if (ok) e = errno;
-        unlink(tmp);
-        return cat__fail(CAT_IO, err, en, "%s: %s", path, strerror(e));
-    }
-    return CAT_OK;
+    ada_outset *t = ada_outset_new("results");
+    if (!t) return cat__fail(CAT_NOMEM, err, en, "out of memory");
+    char why[1024] = "";
+    ada_out *o = ada_outset_add(t, path, path, why, sizeof why);
+    cat_status rc = CAT_OK;
+    if (!o || fwrite(text, 1, len, ada_out_file(o)) != len || ada_outset_commit(t, why, sizeof why) != ADA_OUT_OK)
+        rc = cat__fail(ada_outset_status(t) == ADA_OUT_ENOMEM ? CAT_NOMEM : CAT_IO, err, en, "%s",
+                       why[0] ? why : "cannot write the index");
+    ada_outset_free(t);
+    return rc;
 }
 
 /* The index text of runs (one line each, sorted as given). */

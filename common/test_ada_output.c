@@ -321,3 +321,32 @@ Test(output, own_dir_removed_by_a_signal)
     cr_assert(WIFSIGNALED(st));
     cr_assert_eq(access(at("run"), F_OK), -1, "the unfinished run folder is gone");
 }
+
+Test(output, long_write_reports_progress)
+{
+    char err[512];
+    fflush(stderr);
+    int saved = dup(2);
+    int fd = open(at("stderr.txt"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 2);
+    close(fd);
+    ada_outset *t = ada_outset_new("test");
+    ada_out *o = ada_outset_add(t, at("big.bin"), "--plan-out", err, sizeof err);
+    cr_assert_not_null(o, "%s", err);
+    static char mib[1 << 20];
+    memset(mib, 'x', sizeof mib);
+    for (int i = 0; i < 66; i++) fwrite(mib, 1, sizeof mib, ada_out_file(o));
+    ada_out_status st = ada_outset_commit(t, err, sizeof err);
+    ada_outset_free(t);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    cr_assert_eq(st, ADA_OUT_OK, "%s", err);
+    const char *text = get(at("stderr.txt"));
+    cr_assert_not_null(strstr(text, "writing --plan-out"), "%s", text);
+    cr_assert_not_null(strstr(text, "syncing"), "%s", text);
+    struct stat sb;
+    cr_assert_eq(stat(at("big.bin"), &sb), 0);
+    cr_assert_eq(sb.st_size, (off_t)66 << 20);
+    unlink(at("big.bin"));
+}

@@ -1,6 +1,6 @@
-/* dashboard_site.c -- writing the site folder (see dash_write_site in dashboard.h). All four
- * files are written to temporaries first and renamed only when every one is ready, so a
- * failed run leaves the previous site as it was.
+/* dashboard_site.c -- writing the site folder (see dash_write_site in dashboard.h). Its files
+ * are one transaction of common/ada_output.h: written to temporaries first and renamed only
+ * when every one is ready, so a failed run leaves the previous site as it was.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,25 +11,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ada_output.h"
 #include "dashboard_internal.h"
 
 /* Every page this generator writes carries this line; an index.html without it is not ours. */
 static const char marker[] = "<meta name=\"generator\" content=\"adaload dashboard\">";
 
 enum { NFILES = 8 };
-
-static int write_all(int fd, const void *p, size_t n)
-{
-    const char *c = p;
-    while (n) {
-        ssize_t w = write(fd, c, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return -1;
-        c += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
 
 static dash_status check_target(const char *dir, const char *name, char *err, size_t en)
 {
@@ -85,26 +73,22 @@ dash_status dash_write_site(const char *dir, const json_t *data, char *err, size
 
     dash_status s = DASH_OK;
     for (int i = 0; i < n && s == DASH_OK; i++) s = check_target(dir, names[i], err, en);
-    char tmp[NFILES][PATH_MAX + 32];
-    int made = 0;
-    for (int i = 0; i < n && s == DASH_OK; i++, made++) {
-        snprintf(tmp[i], sizeof tmp[i], "%s/.%s.tmp.%ld", dir, names[i], (long)getpid());
-        int fd = open(tmp[i], O_WRONLY | O_CREAT | O_EXCL, 0644);
-        if (fd < 0 || write_all(fd, bytes[i], sizes[i]) != 0 || fsync(fd) != 0) {
-            s = dash__fail(DASH_BAD_OUTPUT, err, en, "%s: %s", tmp[i], strerror(errno));
-            if (fd >= 0) close(fd);
-            made++;
-            break;
-        }
-        if (close(fd) != 0) s = dash__fail(DASH_BAD_OUTPUT, err, en, "%s: %s", tmp[i], strerror(errno));
-    }
-    for (int i = 0; i < made; i++) {
-        char p[PATH_MAX + 32];
+    /* One transaction of common/ada_output.h: no file replaces its target until all are ready. */
+    ada_outset *t = s == DASH_OK ? ada_outset_new("dashboard") : NULL;
+    if (s == DASH_OK && !t) s = dash__fail(DASH_NOMEM, err, en, "out of memory");
+    for (int i = 0; i < n && s == DASH_OK; i++) {
+        char p[PATH_MAX + 32], why[1024] = "";
         snprintf(p, sizeof p, "%s/%s", dir, names[i]);
-        if (s == DASH_OK && rename(tmp[i], p) != 0)
-            s = dash__fail(DASH_BAD_OUTPUT, err, en, "%s: %s", p, strerror(errno));
-        if (s != DASH_OK) unlink(tmp[i]);
+        ada_out *o = ada_outset_add(t, p, p, why, sizeof why);
+        if (!o || fwrite(bytes[i], 1, sizes[i], ada_out_file(o)) != sizes[i])
+            s = dash__fail(ada_outset_status(t) == ADA_OUT_ENOMEM ? DASH_NOMEM : DASH_BAD_OUTPUT, err, en, "%s",
+                           why[0] ? why : p);
     }
+    if (s == DASH_OK) {
+        char why[1024] = "";
+        if (ada_outset_commit(t, why, sizeof why) != ADA_OUT_OK) s = dash__fail(DASH_BAD_OUTPUT, err, en, "%s", why);
+    }
+    ada_outset_free(t);
     free(datajs);
     return s;
 }

@@ -189,29 +189,58 @@ static int make_run_folder(const vopts *o, const char *cmdline, char *dir, size_
     return 0;
 }
 
-/* Sanitizer verdicts: run, or "not run: --sanitizers not given". */
-static void sanitizers(const vopts *o, const verify_config *c, const char *dir, json_t *verdicts, json_t *details)
+/* Sanitizer verdicts: run, or "not run: --sanitizers not given". The logs are outputs of
+ * the run's transaction t (or, with --no-record, files in a fresh temporary folder).
+ * 0, or -1 when a log cannot be written (said why). */
+static int sanitizers(const vopts *o, const verify_config *c, const char *dir, ada_outset *t, json_t *verdicts,
+                      json_t *details)
 {
     if (!o->sanitizers) {
-        for (int t = 0; t < 4; t++)
-            json_object_set_new(verdicts, verify_sanitizer_tools[t], json_string("not run: --sanitizers not given"));
-        return;
+        for (int k = 0; k < 4; k++)
+            json_object_set_new(verdicts, verify_sanitizer_tools[k], json_string("not run: --sanitizers not given"));
+        return 0;
     }
-    /* Logs go into the run folder, or a fresh temporary folder with --no-record. */
-    char logdir[4400];
-    snprintf(logdir, sizeof logdir, "%s", dir[0] ? dir : "/tmp/adaload-sanitizers-XXXXXX");
-    if (!dir[0] && !mkdtemp(logdir)) snprintf(logdir, sizeof logdir, "/tmp");
-    verify_run_sanitizers(c, NULL, logdir, verdicts, details);
+    char logdir[4400], paths[4][4600], err[1024];
+    const char *logs[4];
+    if (!dir[0]) {
+        snprintf(logdir, sizeof logdir, "/tmp/adaload-sanitizers-XXXXXX");
+        if (!mkdtemp(logdir)) snprintf(logdir, sizeof logdir, "/tmp");
+    }
+    for (int k = 0; k < 4; k++) {
+        snprintf(paths[k], sizeof paths[k], "%.4400s/sanitizer_%s.log", dir[0] ? dir : logdir, verify_sanitizer_tools[k]);
+        if (dir[0]) {
+            ada_out *out = ada_outset_add(t, paths[k], paths[k], err, sizeof err);
+            if (!out) {
+                ada_msg(CMD, "%s", err);
+                return -1;
+            }
+            snprintf(paths[k], sizeof paths[k], "%s", ada_out_write_path(out));
+        }
+        logs[k] = paths[k];
+    }
+    verify_run_sanitizers(c, NULL, logs, verdicts, details);
     if (!dir[0]) printf("sanitizer logs: %s\n", logdir);
+    return 0;
 }
 
-/* Writes dir/verify.json (every case) and dir/verify-summary.json (the compact record that
- * gets committed, gate.h), then adds the run to results/index.jsonl when dir is a run folder
- * of the layout; 0, or -1 after saying why. */
-static int write_record(verify_config *c, verify_session *s, const char *dir, const char *date,
+/* One output of t with the canonical text of v; 0, or -1 after saying why. */
+static int add_json(ada_outset *t, const char *path, const json_t *v)
+{
+    char err[1024];
+    ada_out *out = ada_outset_add(t, path, path, err, sizeof err);
+    char *text = out && v ? ada_json_text(v) : NULL;
+    int rc = text && fputs(text, ada_out_file(out)) != EOF ? 0 : -1;
+    if (rc) ada_msg(CMD, "%s", out ? "out of memory" : err);
+    free(text);
+    return rc;
+}
+
+/* verify.json and verify-summary.json join t (the logs are in it already), then t is
+ * committed: all of the run's files or none. The run is indexed once written. */
+static int write_record(verify_config *c, verify_session *s, ada_outset *t, const char *dir, const char *date,
                         const char *cmdline, json_t *verdicts, json_t *details)
 {
-    char mp[4500], path[4500];
+    char mp[4500], path[4500], err[1024];
     snprintf(mp, sizeof mp, "%s/meta.json", dir);
     json_t *meta = json_load_file(mp, 0, NULL);
     json_t *rec = verify_record_new(c, verify_session_totals(s), verify_session_gpu_json(s),
@@ -220,16 +249,16 @@ static int write_record(verify_config *c, verify_session *s, const char *dir, co
     json_decref(meta);
     json_t *compact = rec ? gate_summary(rec) : NULL;
     snprintf(path, sizeof path, "%s/verify.json", dir);
-    int rc = compact ? ada_write_json_atomic(path, rec) : -1;
-    if (rc == 0) {
-        snprintf(path, sizeof path, "%s/verify-summary.json", dir);
-        rc = ada_write_json_atomic(path, compact);
+    int rc = compact ? add_json(t, path, rec) : (ada_msg(CMD, "out of memory"), -1);
+    snprintf(path, sizeof path, "%s/verify-summary.json", dir);
+    if (rc == 0) rc = add_json(t, path, compact);
+    if (rc == 0 && ada_outset_commit(t, err, sizeof err) != ADA_OUT_OK) {
+        ada_msg(CMD, "%s", err);
+        rc = -1;
     }
-    if (rc) ada_msg(CMD, "cannot write %s: %s", path, compact ? strerror(errno) : "out of memory");
-    else printf("record: %s (every case: verify.json beside it)\n", path);
+    if (rc == 0) printf("record: %s (every case: verify.json beside it)\n", path);
     json_decref(rec);
     json_decref(compact);
-    char err[600];
     if (rc == 0 && ada_run_index(ada_source_dir(), dir, err, sizeof err) < 0) {
         ada_msg(CMD, "%s: the record is written but not indexed: %s (adaload results index rebuilds it)", dir, err);
         rc = -1;
@@ -262,19 +291,35 @@ static int finish(const vopts *o, verify_config *c, verify_session *s, int argc,
     if (io_failed) dir[0] = '\0';
     int owned = dir[0] && !o->out;
     if (owned) ada_output_own_dir(dir); /* a signal removes it while it has no record */
-    sanitizers(o, c, dir, verdicts, details);
+    ada_outset *t = dir[0] ? ada_outset_new(CMD) : NULL; /* the run's files: one transaction */
+    if (dir[0] && !t) {
+        ada_msg(CMD, "out of memory");
+        dir[0] = '\0';
+        io_failed = 1;
+    }
+    if (sanitizers(o, c, dir, t, verdicts, details) != 0) {
+        dir[0] = '\0';
+        io_failed = 1;
+    }
     int san_errors = 0;
-    for (int t = 0; t < 4; t++)
-        if (!strcmp(json_string_value(json_object_get(verdicts, verify_sanitizer_tools[t])), "errors")) san_errors = 1;
-    if (dir[0] && write_record(c, s, dir, date, cmdline, verdicts, details) != 0) io_failed = 1;
+    for (int k = 0; k < 4; k++)
+        if (!strcmp(json_string_value(json_object_get(verdicts, verify_sanitizer_tools[k])) ? json_string_value(json_object_get(verdicts, verify_sanitizer_tools[k])) : "", "errors")) san_errors = 1;
+    if (dir[0] && write_record(c, s, t, dir, date, cmdline, verdicts, details) != 0) io_failed = 1;
+    ada_outset_free(t);
+    if (owned && io_failed) { /* a run folder without its record is not left behind */
+        char mp[4500];
+        snprintf(mp, sizeof mp, "%s/meta.json", dir);
+        unlink(mp);
+        rmdir(dir);
+    }
     if (owned) ada_output_disown_dir(dir);
     json_decref(verdicts);
     json_decref(details);
     free(cmdline);
-    const verify_totals *t = verify_session_totals(s);
-    print_verdict(t, san_errors);
+    const verify_totals *tot = verify_session_totals(s);
+    print_verdict(tot, san_errors);
     if (io_failed) return ADA_EXIT_USAGE; /* an output that cannot be written */
-    if (t->failed > 0 || san_errors) return ADA_EXIT_FAIL;
+    if (tot->failed > 0 || san_errors) return ADA_EXIT_FAIL;
     return ADA_EXIT_OK;
 }
 

@@ -19,8 +19,9 @@ fail() {
   fails=$((fails + 1))
 }
 ok() { echo "ok   $*"; }
-no_temps() { # no_temps WHAT: no *.tmp.* file in $work
-  if ls "$work" | grep -q '\.tmp\.'; then fail "$1: temporaries left: $(ls "$work" | grep '\.tmp\.')"; else ok "$1: no temporaries"; fi
+no_temps() { # no_temps WHAT: no *.tmp.* file anywhere under $work
+  left=$(find "$work" -name '*.tmp.*')
+  if [ -n "$left" ]; then fail "$1: temporaries left: $left"; else ok "$1: no temporaries"; fi
 }
 
 # 1. A device target is written through. As root, on a private null device (never /dev/null
@@ -109,6 +110,14 @@ mkdir -p benchout/customSmallerIsBetter.json
 "$ada" bench --set quick --no-gpu --filter '^cpu/ref' --out benchout >/dev/null 2>err
 rc=$?
 if [ $rc -eq 2 ] && grep -q "customSmallerIsBetter.json" err && [ ! -e benchout/bench.json ]; then ok "unwritable custom file"; else fail "custom file: exit $rc: $(cat err)"; fi
+
+# 12. verify's files are one transaction: a summary that cannot be written leaves no
+#     verify.json either (and exit 2).
+mkdir -p vout/verify-summary.json
+"$ada" verify --cpu-model --grid smoke --seed 5 --threads 2 --out vout >/dev/null 2>err
+rc=$?
+if [ $rc -eq 2 ] && [ ! -e vout/verify.json ] && grep -q "verify-summary.json" err; then ok "verify: one transaction"; else fail "verify transaction: exit $rc, $(ls vout): $(cat err)"; fi
+no_temps "verify transaction"
 
 if [ $fails -ne 0 ]; then
   echo "$fails case(s) failed"

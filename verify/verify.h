@@ -105,12 +105,13 @@ extern const char *const verify_sanitizer_tools[4];
 
 /* Re-runs this program (`self verify --grid quick|smoke --no-record ...` with c's seed,
  * variants and backend) under compute-sanitizer memcheck, racecheck, initcheck and
- * synccheck at once, each with a quarter of the threads, logging into
- * logdir/sanitizer_<tool>.log, and sets verdicts[tool] to "clean", "errors" or
- * "not run: <why>" and details[tool] to {verdict, exit_code, seconds, log}.
+ * synccheck at once, each with a quarter of the threads, tool t logging into logs[t] (the
+ * caller's path: a temporary of its output transaction, named sanitizer_<tool>.log in the
+ * record), and sets verdicts[tool] to "clean", "errors" or "not run: <why>" and
+ * details[tool] to {verdict, exit_code, seconds, log}.
  * compute-sanitizer is $ADALOAD_COMPUTE_SANITIZER, else found in PATH, else
  * /usr/local/cuda/bin. Runs longer than c->sanitizer_timeout are killed. */
-void verify_run_sanitizers(const verify_config *c, const char *self, const char *logdir,
+void verify_run_sanitizers(const verify_config *c, const char *self, const char *const logs[4],
                            json_t *verdicts, json_t *details);
 
 /* ---- the record (verify_record.c) ----------------------------------------------------- */

@@ -53,7 +53,7 @@ static void all_verdicts(json_t *verdicts, const char *v)
 }
 
 /* Starts tool t: cs --tool T --error-exitcode 1 self verify --grid G --no-record ... */
-static void start(const verify_config *c, const char *cs, const char *self, const char *logdir, int t,
+static void start(const verify_config *c, const char *cs, const char *self, const char *log, int t,
                   san_run *r)
 {
     char seed[32], thr[16];
@@ -82,7 +82,7 @@ static void start(const verify_config *c, const char *cs, const char *self, cons
         argv[k++] = c->variants[v];
     }
     argv[k] = NULL;
-    snprintf(r->log, sizeof r->log, "%.4400s/sanitizer_%s.log", logdir, verify_sanitizer_tools[t]);
+    snprintf(r->log, sizeof r->log, "%s", log);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 1, r->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -140,7 +140,7 @@ static void verdict_of(const verify_config *c, const san_run *r, const char *cs,
     }
 }
 
-void verify_run_sanitizers(const verify_config *c, const char *self, const char *logdir,
+void verify_run_sanitizers(const verify_config *c, const char *self, const char *const logs[4],
                            json_t *verdicts, json_t *details)
 {
     char cs[4096], me[4096];
@@ -159,17 +159,18 @@ void verify_run_sanitizers(const verify_config *c, const char *self, const char 
     }
     san_run r[4];
     memset(r, 0, sizeof r);
-    for (int t = 0; t < 4; t++) start(c, cs, self, logdir, t, &r[t]);
+    for (int t = 0; t < 4; t++) start(c, cs, self, logs[t], t, &r[t]);
     wait_all(c, r);
     for (int t = 0; t < 4; t++) {
         char v[256];
         int code;
         verdict_of(c, &r[t], cs, v, sizeof v, &code);
         json_object_set_new(verdicts, verify_sanitizer_tools[t], json_string(v));
-        const char *base = strrchr(r[t].log, '/');
+        char name[64];
+        snprintf(name, sizeof name, "sanitizer_%s.log", verify_sanitizer_tools[t]);
         json_object_set_new(details, verify_sanitizer_tools[t],
                             json_pack("{s:s, s:i, s:f, s:s}", "verdict", v, "exit_code", code, "seconds", r[t].secs,
-                                      "log", base ? base + 1 : r[t].log));
+                                      "log", name));
         ada_note(c->note, c->note_arg, "sanitizer %-10s %s", verify_sanitizer_tools[t], v);
     }
 }
