@@ -70,7 +70,10 @@ int cmd_gate(int argc, char **argv)
         ada_msg(CMD, "out of memory");
         return ADA_EXIT_INTERNAL;
     }
-    if (g.notes) fprintf(stderr, "%s", g.notes);
+    /* One message per note line, through ada_msg: control bytes quoted from a broken record
+     * never reach the terminal. */
+    for (char *save = NULL, *l = g.notes ? strtok_r(g.notes, "\n", &save) : NULL; l; l = strtok_r(NULL, "\n", &save))
+        ada_msg(CMD, "%s", l);
     int rc = ADA_EXIT_FAIL;
     if (g.malformed) {
         ada_msg(CMD, "FAIL: %lld malformed verification record(s) under %s", (long long)g.malformed, results);

@@ -275,6 +275,9 @@ int cmd_results(int argc, char **argv)
         snprintf(def, sizeof def, "%s/results", ada_source_dir());
         o.results = def;
     }
+    struct stat rst; /* a --results that is not a folder is bad input, as for the gate */
+    if (strcmp(action, "testbed") && (stat(o.results, &rst) != 0 || !S_ISDIR(rst.st_mode)))
+        return ada_usage_error(CMD, "--results %s: not a folder", o.results);
     int want_run = !strcmp(action, "add");
     if (want_run && npos != 2) return ada_usage_error(CMD, "add needs one run folder");
     if (!want_run && npos > 1) return ada_usage_error(CMD, "%s takes no further argument", action);

@@ -139,6 +139,24 @@ expect 2 "report: --variant not in the run" "$ada" report runa --variant nosuch
 expect 2 "report: folder without bench.json" "$ada" report nobench
 grep -q "cannot open" "$work/err" || { echo "FAIL: report nobench: $(cat "$work/err")"; fails=$((fails + 1)); }
 
+# ---- results, dashboard, calibrate -------------------------------------------------------------
+mkdir -p rs/tb/bench/2026-01-01T000000Z_abcdef0
+echo '{"git_sha": "abcdef0123", "git_dirty": false, "kernel_source_hash": "x", "command_line": "adaload bench"}' \
+  >rs/tb/bench/2026-01-01T000000Z_abcdef0/meta.json
+echo '{"benchmarks": []}' >rs/tb/bench/2026-01-01T000000Z_abcdef0/bench.json
+expect 0 "results list" "$ada" results list
+expect 1 "results check: a run the index lacks" "$ada" results check --results rs
+expect 2 "results: unknown action" "$ada" results bogus
+expect 2 "results: --results not a folder" "$ada" results list --results "$work/nonexistent"
+expect 0 "dashboard" "$ada" dashboard --out "$work/site"
+expect 2 "dashboard: --out is a file" "$ada" dashboard --out notafolder
+expect 2 "calibrate: no --out" "$ada" calibrate
+if ! python3 -c 'import torch' 2>/dev/null || [ $gpu -eq 0 ]; then
+  expect 77 "calibrate: no PyTorch or no GPU here" "$ada" calibrate --out "$work/profile.csv"
+else
+  echo "skip 77 calibrate (PyTorch and a GPU are here)"
+fi
+
 cat <<'EOF'
 classes a subcommand cannot produce:
   version, env    only 0 and 2 (nothing to check, nothing that can run out)
@@ -146,6 +164,7 @@ classes a subcommand cannot produce:
   plan, report    no check to fail (1); report and compare need no GPU (77)
   gate, compare   no GPU needed (77); gate's allocations are small (3)
   bench           1 needs a benchmark that reports an error (covered by bench_cli on a GPU)
+  results         1 only for check; dashboard none (it checks nothing); calibrate 0/1 need a GPU
 EOF
 if [ $fails -ne 0 ]; then
   echo "$fails case(s) failed"
