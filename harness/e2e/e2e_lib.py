@@ -11,9 +11,11 @@ records, the model file of the trained model, and the run folder with e2e.json.
                            files={"e2e.json": L.e2e_document(configs, info)})
 
 The definitions (same as the planner's simulator, planner/README.md "Metrics"):
-- idle fraction: sum over steps of (max - mean) / sum over steps of max, of each rank's
-  compute time in the step (measured: CUDA-event time of forward + backward; predicted: the
-  plan's cost per rank), idle ranks counting as 0;
+- idle fraction: sum over sync groups of (max - mean) / sum over sync groups of max, of
+  each rank's compute time in the group (measured: CUDA-event time of forward + backward;
+  predicted: the plan's cost per rank), idle ranks counting as 0. A sync group is one step,
+  or for the planner's lpt/kk assignments the steps up to a step marked "sync": true (the
+  ranks all-reduce only there: gradient accumulation in between);
 - samples/s: samples of the steps / the steps' time (measured: wall time of each step on
   rank 0, synchronized; predicted: sum over steps of the slowest rank's cost);
 - VRAM utilization: per micro-batch peak allocated bytes / the device's memory, mean and
@@ -85,6 +87,41 @@ def read_plan(path, world_size):
     return steps
 
 
+def read_sync(path):
+    """Per step of a plan file: True when the ranks all-reduce after it (the line's "sync",
+    true when absent: every step of random, same-bucket and sorted-window)."""
+    with open(path) as f:
+        return [bool(json.loads(line).get("sync", True)) for line in f]
+
+
+def groups(sync, steps):
+    """The sync groups (lists of step numbers, in order) made of the given consecutive
+    steps: a group ends at a step whose sync is True. A group cut short by the end of
+    `steps` is not returned."""
+    out, cur = [], []
+    for k in steps:
+        cur.append(k)
+        if sync[k]:
+            out.append(cur)
+            cur = []
+    return out
+
+
+def run_steps(sync, first, warmup, count):
+    """(warm-up steps, measured steps) from step `first`: whole sync groups, at least
+    `warmup` steps of warm-up and then at least `count` steps (fewer where the plan ends)."""
+    n = len(sync)
+    warm, meas = [], []
+    k = first
+    while k < n and (len(warm) < warmup or (warm and not sync[warm[-1]])):
+        warm.append(k)
+        k += 1
+    while k < n and (len(meas) < count or not sync[meas[-1]]):
+        meas.append(k)
+        k += 1
+    return warm, meas
+
+
 def step_window(nsteps, first, count):
     """The steps [first, first + count) clipped to the plan; ValueError when empty."""
     if first < 0 or count < 1 or first >= nsteps:
@@ -103,16 +140,22 @@ def idle_fraction(per_step):
     return num / den if den > 0 else 0.0
 
 
-def predicted(steps, first, count, summary=None):
-    """The simulator's prediction for exactly the steps that ran, from the plan's per-rank
-    costs, plus the whole-epoch figures of the planner's summary when given."""
+def predicted(steps, first, count, summary=None, sync=None):
+    """The simulator's prediction for exactly the steps that ran (whole sync groups of
+    [first, first + count)), from the plan's per-rank costs, plus the whole-epoch figures of
+    the planner's summary when given. sync: read_sync of the plan (None: every step)."""
     win = step_window(len(steps), first, count)
-    loads = [[c for _, c, _ in steps[k]] for k in win]
-    samples = sum(len(ids) for k in win for _, _, ids in steps[k])
+    sync = sync or [True] * len(steps)
+    gs = groups(sync, win)
+    if not gs:
+        raise ValueError("steps [%d, %d): no whole sync group" % (win.start, win.stop))
+    loads = [[sum(steps[k][r][1] for k in g) for r in range(len(steps[g[0]]))] for g in gs]
+    ran = [k for g in gs for k in g]
+    samples = sum(len(ids) for k in ran for _, _, ids in steps[k])
     t = sum(max(x) for x in loads)
-    out = {"steps": len(win), "idle_fraction": idle_fraction(loads),
+    out = {"steps": len(ran), "sync_groups": len(gs), "idle_fraction": idle_fraction(loads),
            "samples_per_s": samples / t if t > 0 else 0.0,
-           "step_time_s": t / len(win), "samples": samples}
+           "step_time_s": t / len(ran), "samples": samples}
     if summary is not None:
         m = summary["metrics"]
         out["epoch"] = {k: m[k] for k in ("epoch_idle_fraction", "samples_per_s", "vram_util_mean",
@@ -145,23 +188,34 @@ def check_records(records, world_size):
 
 
 def measured(records, world_size, device_bytes):
-    """The measured figures of one configuration from train.py's per-step, per-rank records."""
+    """The measured figures of one configuration from train.py's per-step, per-rank records
+    (a record's "sync", true when absent, closes its sync group)."""
     by = check_records(records, world_size)
     if not by:
         raise ValueError("no measured steps")
-    steps = list(by.values())
-    comp = [[r["compute_s"] for r in row] for row in steps]
-    wall = sum(row[0]["step_s"] for row in steps)
+    rows = list(by.values())
+    comp, wall, cur, cw, steps, pending = [], 0.0, [0.0] * world_size, 0.0, [], []
+    for row in rows:
+        cur = [c + r["compute_s"] for c, r in zip(cur, row)]
+        cw += row[0]["step_s"]
+        pending.append(row)
+        if row[0].get("sync", True):  # a whole group: counted; a cut-off tail is not
+            comp.append(cur)
+            wall += cw
+            steps += pending
+            cur, cw, pending = [0.0] * world_size, 0.0, []
+    if not comp:
+        raise ValueError("no whole sync group among the measured steps")
+    n = len(steps)
     samples = sum(r["samples"] for row in steps for r in row)
     tokens = sum(r["tokens"] for row in steps for r in row)
     busy = [r for row in steps for r in row if r["samples"] > 0]
     util = [r["peak_bytes"] / device_bytes for r in busy] if device_bytes > 0 else []
-    n = len(steps)
-    return {"steps": n, "idle_fraction": idle_fraction(comp),
+    return {"steps": n, "sync_groups": len(comp), "idle_fraction": idle_fraction(comp),
             "samples_per_s": samples / wall if wall > 0 else 0.0,
             "tokens_per_s": tokens / wall if wall > 0 else 0.0,
             "step_time_s": wall / n,
-            "compute_s_mean": sum(map(sum, comp)) / (n * world_size),
+            "compute_s_mean": sum(r["compute_s"] for row in steps for r in row) / (n * world_size),
             "allreduce_s_mean": sum(r["allreduce_s"] for row in steps for r in row) / (n * world_size),
             "vram_util_mean": sum(util) / len(util) if util else 0.0,
             "vram_util_max": max(util) if util else 0.0,

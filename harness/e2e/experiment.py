@@ -68,6 +68,8 @@ def parse_args(argv=None):
     p.add_argument("--work", default=None, help="scratch folder (default: build/e2e-work)")
     p.add_argument("--dry-run", action="store_true")
     p.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    p.add_argument("--window", type=int, default=None,
+                   help="the planner's --window (steps per window of sorted-window, lpt, kk)")
     p.add_argument("--p", default=None, help="the planner's --p (default auto; 1 with --device "
                    "cpu, whose noisy timings can make the fitted exponent meaningless)")
     p.add_argument("--fake-calibration", default="1e-5,4e-9,0.05,2e10,3e5",
@@ -108,6 +110,7 @@ def plan_cmd(a, policy, assign, model_file, profile, gpu_mem_gib, summary, plan)
             model_file, "--gpus", str(a.gpus), "--gpu-mem-gib", "%.6f" % gpu_mem_gib,
             "--policy", policy, "--assign", assign, "--seed", str(a.seed),
             "--summary-json", summary, "--plan-out", plan] + (["--p", a.p] if a.p else []) + (
+            ["--window", str(a.window)] if a.window else []) + (
             # The CPU check's timings are noise (a quadratic fit to them can go negative):
             # its plans use the FLOP model; the calibration still runs and is kept.
             ["--profile", profile] if a.device == "cuda" else [])
@@ -212,11 +215,11 @@ def write_run(a, configs, mem):
     out, files = [], {}
     for name, key, kernel, policy, assign, s, p, run_dir in configs:
         summary = json.load(open(s))
-        steps = e2e_lib.read_plan(p, a.gpus)
+        steps, sync = e2e_lib.read_plan(p, a.gpus), e2e_lib.read_sync(p)
         recs = [r for r in records(run_dir, a.gpus) if not r["warmup"]]
         meas = e2e_lib.measured(recs, a.gpus, mem["device_bytes"])
         first = min(r["step"] for r in recs)
-        pred = e2e_lib.predicted(steps, first, meas["steps"], summary)
+        pred = e2e_lib.predicted(steps, first, meas["steps"], summary, sync)
         win = e2e_lib.step_window(len(steps), first, meas["steps"])
         meas.update(op_share(op, steps, win, summary["buckets"], 2 * a.depth + 1, meas, kernel))
         out.append({"name": name, "policy": policy, "assign": assign, "kernel": kernel,

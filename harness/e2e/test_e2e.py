@@ -70,6 +70,36 @@ class Metrics(unittest.TestCase):
         with self.assertRaises(ValueError):
             L.predicted(steps, 3, 1)
 
+    def test_sync_groups_and_whole_group_windows(self):
+        sync = [False, False, True, True, False, True, False]
+        self.assertEqual(L.groups(sync, range(7)), [[0, 1, 2], [3], [4, 5]])  # 6: cut off
+        self.assertEqual(L.run_steps(sync, 0, 1, 1), ([0, 1, 2], [3]))
+        self.assertEqual(L.run_steps(sync, 0, 0, 2), ([], [0, 1, 2]))
+        self.assertEqual(L.run_steps(sync, 3, 1, 2), ([3], [4, 5]))
+        self.assertEqual(L.run_steps(sync, 4, 0, 9), ([], [4, 5, 6]))  # the plan's end
+        # An lpt-like window: rank 0 runs 3 and 1, rank 1 runs 2 and 2 (idle 0); then a
+        # single step 4 vs 1: (0 + 1.5) / (4 + 4).
+        steps = [[(0, 3.0, ["a"]), (0, 2.0, ["b"])], [(0, 1.0, ["c"]), (0, 2.0, ["d"])],
+                 [(0, 4.0, ["e"]), (0, 1.0, ["f"])]]
+        p = L.predicted(steps, 0, 3, sync=[False, True, True])
+        self.assertEqual((p["steps"], p["sync_groups"]), (3, 2))
+        self.assertAlmostEqual(p["idle_fraction"], 1.5 / 8)
+        self.assertAlmostEqual(p["samples_per_s"], 6 / 8)
+        # Every step its own group: (0.5 + 0.5 + 1.5) / (3 + 2 + 4).
+        self.assertAlmostEqual(L.predicted(steps, 0, 3)["idle_fraction"], 2.5 / 9)
+        with self.assertRaises(ValueError):
+            L.predicted(steps, 0, 1, sync=[False, True, True])  # no whole group
+
+    def test_measured_groups_by_sync(self):
+        r = self.rec
+        recs = [dict(r(0, 0, 3.0, 1, 50, 3.0), sync=False), dict(r(0, 1, 2.0, 1, 50, 3.0), sync=False),
+                dict(r(1, 0, 1.0, 1, 50, 1.0), sync=True), dict(r(1, 1, 2.0, 1, 50, 1.0), sync=True),
+                dict(r(2, 0, 1.0, 1, 50, 1.0), sync=False), dict(r(2, 1, 1.0, 1, 50, 1.0), sync=False)]
+        m = L.measured(recs, 2, 100)  # step 2 opens a group that never closes: left out
+        self.assertEqual((m["steps"], m["sync_groups"]), (2, 1))
+        self.assertAlmostEqual(m["idle_fraction"], 0.0)
+        self.assertAlmostEqual(m["samples_per_s"], 4 / 4.0)
+
     def rec(self, step, rank, c, samples, peak=10, wall=5.0):
         return {"step": step, "rank": rank, "compute_s": c, "allreduce_s": 0.5, "step_s": wall,
                 "peak_bytes": peak, "samples": samples, "tokens": 100 * samples}
@@ -152,7 +182,7 @@ class ExperimentOnCPU(unittest.TestCase):
             cmd = [sys.executable, os.path.join(HERE, "experiment.py"), "--device", "cpu",
                    "--manifest", m, "--samples", "20", "--steps", "2", "--warmup", "1",
                    "--width", "32", "--depth", "1", "--heads", "2", "--ffn", "64", "--text-len",
-                   "4", "--configs", "a-torch,c-torch", "--cost-aware", "same-bucket", "--work",
+                   "4", "--configs", "a-torch,c-torch", "--cost-aware", "lpt", "--window", "2", "--work",
                    os.path.join(w, "work"), "--results", res, "--adaload", ADALOAD]
             r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
             self.assertEqual(r.returncode, 0, r.stdout[-3000:] + r.stderr[-3000:])
@@ -161,14 +191,20 @@ class ExperimentOnCPU(unittest.TestCase):
             doc = json.load(open(os.path.join(d, "e2e.json")))
             self.assertEqual(doc["info"]["device"], "cpu")
             self.assertEqual([c["name"] for c in doc["configs"]], ["a-torch", "c-torch"])
+            self.assertEqual(doc["configs"][1]["assign"], "lpt")
             for c in doc["configs"]:
-                self.assertEqual(c["measured"]["steps"], 2)
-                self.assertEqual(c["predicted"]["steps"], 2)
+                # Whole sync groups: random every step, lpt per window (here the rest of the
+                # plan after the warm-up window may be a single step).
+                self.assertGreaterEqual(c["measured"]["steps"], 1)
+                self.assertEqual(c["predicted"]["steps"], c["measured"]["steps"])
+                self.assertEqual(c["predicted"]["sync_groups"], c["measured"]["sync_groups"])
                 self.assertEqual(c["measured"]["samples"], c["predicted"]["samples"])
                 self.assertGreater(c["measured"]["samples_per_s"], 0)
                 self.assertTrue(0 <= c["measured"]["idle_fraction"] < 1)
             recs = [json.loads(x) for x in open(os.path.join(d, "steps-a-torch.jsonl"))]
             self.assertEqual(len(recs), 2 * 3)  # 2 ranks x (1 warm-up + 2 steps)
+            recs = [json.loads(x) for x in open(os.path.join(d, "steps-c-torch.jsonl"))]
+            self.assertIn(False, [r["sync"] for r in recs], "lpt windows accumulate")
             self.assertEqual(json.load(open(os.path.join(d, "meta.json")))["kind"], "e2e")
             for f in ("profile.csv", "memory.json", "op.json", "e2e-model.json", "summary-a.json"):
                 self.assertTrue(os.path.getsize(os.path.join(d, f)) > 0, f)

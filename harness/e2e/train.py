@@ -13,9 +13,11 @@ Also the two single-GPU measurements the experiment needs (calibrate, op-bench).
 
 Training step on each rank (the rank's micro-batch from adaload.plan.PlanBatches, resumed at
 --first-step): forward + backward under bf16 autocast with per-block activation
-checkpointing (loss = sum of per-sample MSE / the step's samples over all ranks, so the
-summed gradient is the mean over the global batch), then the gradients are all-reduced
-(NCCL, summed, in buckets of --bucket-mb) and AdamW steps. The all-reduce is explicit rather
+checkpointing (loss = sum of per-sample MSE / the samples of the step's sync group over all
+ranks, so the summed gradient is the mean over the group), then the gradients are
+all-reduced (NCCL, summed, in buckets of --bucket-mb) and AdamW steps -- at every step, or
+for the planner's lpt/kk plans only at a step marked "sync" (gradients accumulate inside
+the window). Whole sync groups are run: --warmup and --steps are rounded up to them. The all-reduce is explicit rather
 than DistributedDataParallel's backward hooks so that its time -- transfer plus waiting for
 the slowest rank -- is measured on its own; a rank that idles in a step contributes zero
 gradients and still joins the all-reduce. CUDA events time compute (forward + backward)
@@ -23,7 +25,7 @@ and the all-reduce; the step's wall time is taken after a device synchronize. NV
 multicast stays off (NCCL_NVLS_ENABLE=0, TORCH_SYMM_MEM_DISABLE_MULTICAST=1,
 NVSHMEM_DISABLE_NVLS=1), as the lent machines require.
 
-Output (--out DIR): steps-rank<R>.jsonl, one JSON object per step: step, rank, warmup,
+Output (--out DIR): steps-rank<R>.jsonl, one JSON object per step: step, rank, warmup, sync,
 compute_s, allreduce_s, step_s, peak_bytes, samples, tokens, bucket, loss.
 
 --device cpu is a functional check only (gloo instead of NCCL, fp32 instead of bf16
@@ -194,7 +196,15 @@ def train(a):
     summary = json.load(open(a.summary))
     buckets = summary["buckets"]
     steps = e2e_lib.read_plan(a.plan[0], world)
-    total = a.warmup + a.steps
+    sync = e2e_lib.read_sync(a.plan[0])
+    warm, meas = e2e_lib.run_steps(sync, a.first_step, a.warmup, a.steps)
+    run = set(warm) | set(meas)
+    # Samples of each step's sync group over all ranks: the loss weight that makes the
+    # summed (and, inside an lpt/kk window, accumulated) gradient the mean over the group.
+    group_samples = {}
+    for g in e2e_lib.groups(sync, warm + meas):
+        n = sum(len(ids) for k in g for _, _, ids in steps[k])
+        group_samples.update((k, n) for k in g)
     mine = PlanBatches(a.plan[0], rank=rank, world_size=world, start_step=a.first_step)
     m, opt = build(a, torch, a.kernel, d)
     params = [p for p in m.parameters() if p.requires_grad]
@@ -202,11 +212,10 @@ def train(a):
     os.makedirs(a.out, exist_ok=True)
     out = open(os.path.join(a.out, "steps-rank%d.jsonl" % rank), "w")
     ev = d.marks(3)
-    for i, mb in enumerate(mine.microbatches()):
-        if i >= total:
-            break
+    for mb in mine.microbatches():
         k = mb.step
-        global_samples = sum(len(ids) for _, _, ids in steps[k])
+        if k not in run:
+            break
         gen.manual_seed(a.seed * 1000003 + k * 101 + rank)
         d.sync()
         d.reset_peak()
@@ -218,15 +227,17 @@ def train(a):
             b = buckets[mb.bucket]
             tokens = b["tokens"] * len(mb.ids)
             inputs = batch_inputs(torch, m, b, len(mb.ids), gen, d)
-            loss = fwd_bwd(torch, m, inputs, len(mb.ids) / global_samples, d)
+            loss = fwd_bwd(torch, m, inputs, len(mb.ids) / group_samples[k], d)
         ev.mark(1)
-        allreduce(torch, dist, params, int(a.bucket_mb * 2 ** 20))
+        if sync[k]:  # else: an lpt/kk window goes on, gradients accumulate
+            allreduce(torch, dist, params, int(a.bucket_mb * 2 ** 20))
         ev.mark(2)
-        opt.step()
-        opt.zero_grad(set_to_none=True)
+        if sync[k]:
+            opt.step()
+            opt.zero_grad(set_to_none=True)
         d.sync()
         wall = time.perf_counter() - t0
-        rec = {"step": k, "rank": rank, "warmup": i < a.warmup,
+        rec = {"step": k, "rank": rank, "warmup": k in warm, "sync": sync[k],
                "compute_s": ev.seconds(0, 1), "allreduce_s": ev.seconds(1, 2), "step_s": wall,
                "peak_bytes": d.peak(), "samples": len(mb.ids),
                "tokens": tokens, "bucket": mb.bucket, "loss": loss}
@@ -294,8 +305,8 @@ def op_bench(a):
     shapes = set()
     for plan in a.plan:
         steps = e2e_lib.read_plan(plan, a.world_size)
-        win = e2e_lib.step_window(len(steps), a.first_step, a.warmup + a.steps)
-        shapes |= {(len(ids), summary["buckets"][b]["tokens"]) for k in win
+        warm, meas = e2e_lib.run_steps(e2e_lib.read_sync(plan), a.first_step, a.warmup, a.steps)
+        shapes |= {(len(ids), summary["buckets"][b]["tokens"]) for k in warm + meas
                    for b, _, ids in steps[k] if ids}
     shapes = sorted(shapes)
     D = a.width
