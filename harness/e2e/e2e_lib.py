@@ -9,6 +9,7 @@ records, the model file of the trained model, and the run folder with e2e.json.
     meas = L.measured(records, world_size=2, device_bytes=150e9)  # records: train.py's lines
     run = L.new_run_folder("results", "nvidia-h200-x2", sha="abc1234", meta={...},
                            files={"e2e.json": L.e2e_document(configs, info)})
+    # -> results/nvidia-h200-x2/e2e/<UTC>_abc1234/; then `adaload results add` indexes it
 
 The definitions (same as the planner's simulator, planner/README.md "Metrics"):
 - idle fraction: sum over sync groups of (max - mean) / sum over sync groups of max, of
@@ -292,10 +293,12 @@ def utc_stamp(now=None):
 
 
 def new_run_folder(results_root, testbed, sha, meta, files, now=None):
-    """Creates results_root/testbed/<UTC>_<sha7>[-N]/ holding meta.json (with "kind": "e2e")
-    and the given files ({name: JSON object, or text}), all at once: everything is written
-    into a hidden temporary folder beside it and renamed. Returns the folder's path."""
-    base = os.path.join(results_root, testbed)
+    """Creates results_root/testbed/e2e/<UTC>_<sha7>[-N]/ (the results layout of
+    catalog/catalog.h: results/<testbed>/<kind>/<run>/) holding meta.json (with "kind":
+    "e2e") and the given files ({name: JSON object, or text}), all at once: everything is
+    written into a hidden temporary folder beside it and renamed. Returns the folder's path;
+    the caller then adds it to results/index.jsonl (`adaload results add`)."""
+    base = os.path.join(results_root, testbed, "e2e")
     os.makedirs(base, exist_ok=True)
     name = "%s_%s" % (utc_stamp(now), sha[:7])
     tmp = tempfile.mkdtemp(prefix=".tmp.", dir=base)
@@ -313,12 +316,10 @@ def new_run_folder(results_root, testbed, sha, meta, files, now=None):
                     f.write("\n")
         for k in range(100):
             dst = os.path.join(base, name if k == 0 else "%s-%d" % (name, k + 1))
-            try:
-                os.rename(tmp, dst)  # fails on an existing non-empty folder: never replaces
-                return dst
-            except OSError:
-                if not os.path.exists(dst):
-                    raise
+            if os.path.lexists(dst):
+                continue  # never replaces a run, not even an empty folder
+            os.rename(tmp, dst)
+            return dst
         raise ValueError("%s: too many runs with this name" % name)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

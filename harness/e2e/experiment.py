@@ -2,7 +2,8 @@
 """experiment.py -- the end-to-end experiment of issue 14: the same manifest slice trained
 on N GPUs (default 2) under three plans, each with the PyTorch chain and with adaload's
 kernel, measured, and set beside the planner simulator's prediction for the same plan on a
-calibrated profile. Writes one run folder results/<testbed>/<UTC>_<sha7>/ (kind "e2e").
+calibrated profile. Writes one run folder results/<testbed>/e2e/<UTC>_<sha7>/ and adds it to
+results/index.jsonl (`adaload results add`).
 
   python3 harness/e2e/experiment.py [--gpus 2] [--samples 2000] [--steps 40] [--warmup 3]
          [--width 1536 --depth 4 ...] [--configs a-torch,b-adaload,...] [--dry-run]
@@ -235,14 +236,27 @@ def write_run(a, configs, mem):
             "depth": a.depth, "heads": a.heads, "ffn": a.ffn, "text_len": a.text_len,
             "device": a.device, "command_line": " ".join(shlex.quote(x) for x in sys.argv)}
     files["e2e.json"] = e2e_lib.e2e_document(out, info)
-    sha = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True,
-                         text=True).stdout.strip() or os.environ.get("ADALOAD_GIT_SHA", "unknown")
+    git = lambda *args: subprocess.run(["git", "-C", ROOT] + list(args), capture_output=True,
+                                       text=True)
+    head = git("rev-parse", "HEAD")
+    sha = head.stdout.strip() if head.returncode == 0 else os.environ.get("ADALOAD_GIT_SHA", "unknown")
+    dirty = git("status", "--porcelain") if head.returncode == 0 else None
     env = subprocess.run([a.adaload, "env", "--json"], capture_output=True, text=True)
-    meta = {"schema": "adaload.meta/1", "git_sha": sha, "testbed": a.testbed,
-            "command_line": info["command_line"],
-            "sysinfo": json.loads(env.stdout) if env.returncode == 0 else None}
+    sysinfo = json.loads(env.stdout) if env.returncode == 0 else None
+    build = (sysinfo or {}).get("build", {})
+    # The keys the catalog reads (catalog/catalog.h), then the machine.
+    meta = {"schema": "adaload.meta/1", "git_sha": sha,
+            "git_dirty": bool(dirty.stdout.strip()) if dirty and dirty.returncode == 0 else None,
+            "kernel_source_hash": build.get("kernel_source_hash", ""),
+            "kernel_source_hash_v2": build.get("kernel_source_hash_v2"),
+            "testbed": a.testbed, "command_line": info["command_line"], "sysinfo": sysinfo}
     d = e2e_lib.new_run_folder(a.results, a.testbed, sha, meta, files)
-    print("experiment.py: wrote %s" % d)
+    add = subprocess.run([a.adaload, "results", "add", d, "--results", a.results],
+                         capture_output=True, text=True)
+    if add.returncode != 0:
+        raise SystemExit("experiment.py: wrote %s but could not index it: %s"
+                         % (d, (add.stderr or add.stdout).strip()))
+    print("experiment.py: wrote and indexed %s" % d)
 
 
 if __name__ == "__main__":

@@ -186,8 +186,8 @@ class ExperimentOnCPU(unittest.TestCase):
                    os.path.join(w, "work"), "--results", res, "--adaload", ADALOAD]
             r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
             self.assertEqual(r.returncode, 0, r.stdout[-3000:] + r.stderr[-3000:])
-            (run,) = os.listdir(os.path.join(res, "cpu-e2e-check"))
-            d = os.path.join(res, "cpu-e2e-check", run)
+            (run,) = os.listdir(os.path.join(res, "cpu-e2e-check", "e2e"))
+            d = os.path.join(res, "cpu-e2e-check", "e2e", run)
             doc = json.load(open(os.path.join(d, "e2e.json")))
             self.assertEqual(doc["info"]["device"], "cpu")
             self.assertEqual([c["name"] for c in doc["configs"]], ["a-torch", "c-torch"])
@@ -234,14 +234,20 @@ class RunFolder(unittest.TestCase):
             now = datetime.datetime(2026, 12, 1, 8, 0, 0, tzinfo=datetime.timezone.utc)
             a = L.new_run_folder(d, "tb", "abcdef123", {"schema": "m"}, {"e2e.json": {"x": 1}}, now)
             b = L.new_run_folder(d, "tb", "abcdef123", {"schema": "m"}, {"t.txt": "hi"}, now)
+            self.assertEqual(os.path.dirname(a), os.path.join(d, "tb", "e2e"))
             self.assertEqual(os.path.basename(a), "2026-12-01T080000Z_abcdef1")
             self.assertEqual(os.path.basename(b), "2026-12-01T080000Z_abcdef1-2")
             self.assertEqual(json.load(open(os.path.join(a, "meta.json")))["kind"], "e2e")
             self.assertEqual(json.load(open(os.path.join(a, "e2e.json"))), {"x": 1})
             with self.assertRaises(ValueError):
                 L.new_run_folder(d, "tb", "abcdef1", {}, {"../x": "no"}, now)
-            self.assertEqual(sorted(os.listdir(os.path.join(d, "tb"))),
-                             ["2026-12-01T080000Z_abcdef1", "2026-12-01T080000Z_abcdef1-2"])
+            os.makedirs(os.path.join(d, "tb", "e2e", "2026-12-01T080000Z_abcdef1-3"))  # empty: kept
+            c = L.new_run_folder(d, "tb", "abcdef123", {"schema": "m"}, {}, now)
+            self.assertEqual(os.path.basename(c), "2026-12-01T080000Z_abcdef1-4")
+            self.assertEqual(os.listdir(os.path.join(d, "tb", "e2e", "2026-12-01T080000Z_abcdef1-3")), [])
+            self.assertEqual(sorted(os.listdir(os.path.join(d, "tb", "e2e"))),
+                             ["2026-12-01T080000Z_abcdef1", "2026-12-01T080000Z_abcdef1-2",
+                              "2026-12-01T080000Z_abcdef1-3", "2026-12-01T080000Z_abcdef1-4"])
 
 
 @unittest.skipUnless(os.path.exists(ADALOAD), "the adaload program is not built")
@@ -309,8 +315,16 @@ class Driver(unittest.TestCase):
                                         for bs, t in filter(None, shapes)]}
             json.dump(op, open(os.path.join(w, "op.json"), "w"))
             experiment.write_run(a, configs, mem)
-            (folder,) = os.listdir(os.path.join(res, "fake"))
-            doc = json.load(open(os.path.join(res, "fake", folder, "e2e.json")))
+            (folder,) = os.listdir(os.path.join(res, "fake", "e2e"))
+            run = os.path.join(res, "fake", "e2e", folder)
+            doc = json.load(open(os.path.join(run, "e2e.json")))
+            # Indexed like every run, and the catalog agrees with the tree.
+            (line,) = [json.loads(x) for x in open(os.path.join(res, "index.jsonl"))]
+            self.assertEqual((line["kind"], line["testbed"]), ("e2e", "fake"))
+            self.assertEqual(line["measured"], "2 configurations")
+            chk = subprocess.run([ADALOAD, "results", "check", "--results", res],
+                                 capture_output=True, text=True)
+            self.assertEqual(chk.returncode, 0, chk.stdout + chk.stderr)
             self.assertEqual([c["name"] for c in doc["configs"]], ["a-torch", "b-adaload"])
             for c in doc["configs"]:
                 self.assertEqual(c["measured"]["steps"], 5)
@@ -321,7 +335,7 @@ class Driver(unittest.TestCase):
                 self.assertGreater(c["measured"]["op_share_of_compute"], 0)
                 for k in ("policy", "assign", "kernel"):
                     self.assertIn(k, c)
-            listing = sorted(os.listdir(os.path.join(res, "fake", folder)))
+            listing = sorted(os.listdir(run))
             self.assertIn("meta.json", listing)
             self.assertIn("steps-a-torch.jsonl", listing)
 
