@@ -84,6 +84,7 @@ expect 0 "env" "$ada" env
 expect 0 "env --json" "$ada" env --json
 expect 2 "env: unknown option" "$ada" env --bogus
 expect 2 "env: repeated option" "$ada" env --json --json
+expect 0 "run (env, GPU steps skipped or run, the planner)" "$ada" run
 expect 2 "run: unknown option" "$ada" run --bogus
 expect 2 "adaload: unknown command" "$ada" nosuchcommand
 

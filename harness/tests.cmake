@@ -30,3 +30,9 @@ set_tests_properties(cli_defects PROPERTIES TIMEOUT 600)
 
 # The layout rules (ci/layout_check.sh): folder shares, file and function lengths.
 add_test(NAME layout_check COMMAND bash ${PROJECT_SOURCE_DIR}/ci/layout_check.sh ${PROJECT_SOURCE_DIR})
+
+# compare and report on 20,000 benchmark names within 10 s each (harness/test_scale.sh).
+add_test(NAME compare_report_scale
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_scale.sh $<TARGET_FILE:adaload>
+                 ${CMAKE_CURRENT_BINARY_DIR}/scale)
+set_tests_properties(compare_report_scale PROPERTIES TIMEOUT 300)
