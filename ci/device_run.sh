@@ -15,7 +15,7 @@ set -uo pipefail
 mode=${1:-quick}
 . "$(dirname "$0")/device_env.sh"
 ada=.devbundle/adaload
-before=$(mktemp); find results -name meta.json 2>/dev/null | sort >"$before"
+before=$(mktemp); find results -name meta.json ! -path "*/.*" 2>/dev/null | sort >"$before"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv
 log env;       $ada env
 case "$mode" in
@@ -42,7 +42,7 @@ case "$mode" in
     $ada results add "$rc_dir"; echo "results add rc=$?"
     ;;
 esac
-find results -name meta.json | sort | comm -13 "$before" - | xargs -r -n1 dirname >"$out/new_runs.txt"
+find results -name meta.json ! -path "*/.*" | sort | comm -13 "$before" - | xargs -r -n1 dirname >"$out/new_runs.txt"
 [ -n "${rc_dir:-}" ] && echo "$rc_dir" >>"$out/new_runs.txt"
 cp "$out/new_runs.txt" "$out/new_runs.list"
 echo results/index.jsonl >>"$out/new_runs.txt"

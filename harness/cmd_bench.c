@@ -237,7 +237,6 @@ static int run_and_write(const bopts *o, ada_bench_session *s, const char *dir)
     }
     ada_outset_free(t);
     if (rc != ADA_EXIT_OK) return rc;
-    printf("run folder: %s\n", dir);
     if (errors > 0 || peers_failed) return ADA_EXIT_FAIL;
     return ran == 0 ? ADA_EXIT_SKIP : ADA_EXIT_OK;
 }
@@ -285,15 +284,23 @@ int cmd_bench(int argc, char **argv)
     int made = 0;
     if (rc == ADA_EXIT_OK) rc = open_run_folder(&o, argc, argv, dir, sizeof dir, &made);
     if (rc == ADA_EXIT_OK) {
-        if (made) ada_output_own_dir(dir); /* a signal removes it while it has no numbers */
+        int staged = made && !o.out; /* under results/: a staging folder (run_folder.h) */
+        if (made && o.out) ada_output_own_dir(dir); /* a signal removes it while it has no numbers */
         rc = run_and_write(&o, s, dir);
-        if (made && rc != ADA_EXIT_OK && rc != ADA_EXIT_FAIL) discard_run(dir);
-        if (made) ada_output_disown_dir(dir);
+        int kept = rc == ADA_EXIT_OK || rc == ADA_EXIT_FAIL;
+        if (made && !kept && !staged) discard_run(dir);
+        if (staged && !kept && ada_run_discard(dir) != 0) ada_msg(CMD, "left %s behind: %s", dir, strerror(errno));
+        if (made && o.out) ada_output_disown_dir(dir);
+        if (staged && kept && ada_run_publish(dir, dir, sizeof dir) != 0) {
+            ada_msg(CMD, "%s: cannot publish the run: %s", dir, strerror(errno));
+            ada_run_discard(dir);
+            rc = ADA_EXIT_USAGE;
+            kept = 0;
+        }
+        if (kept) printf("run folder: %s\n", dir);
         char ierr[600];
-        struct stat sb;
-        /* A run under results/ (not --out) goes into results/index.jsonl once written. */
-        if (made && !o.out && (rc == ADA_EXIT_OK || rc == ADA_EXIT_FAIL) && stat(dir, &sb) == 0 &&
-            ada_run_index(ada_source_dir(), dir, ierr, sizeof ierr) < 0) {
+        /* A run under results/ (not --out) goes into results/index.jsonl once published. */
+        if (staged && kept && ada_run_index(ada_source_dir(), dir, ierr, sizeof ierr) < 0) {
             ada_msg(CMD, "%s: the run is written but not indexed: %s (adaload results index rebuilds it)", dir, ierr);
             rc = ADA_EXIT_USAGE;
         }

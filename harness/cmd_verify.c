@@ -236,7 +236,7 @@ static int add_json(ada_outset *t, const char *path, const json_t *v)
 }
 
 /* verify.json and verify-summary.json join t (the logs are in it already), then t is
- * committed: all of the run's files or none. The run is indexed once written. */
+ * committed: all of the run's files or none. */
 static int write_record(verify_config *c, verify_session *s, ada_outset *t, const char *dir, const char *date,
                         const char *cmdline, json_t *verdicts, json_t *details)
 {
@@ -256,14 +256,27 @@ static int write_record(verify_config *c, verify_session *s, ada_outset *t, cons
         ada_msg(CMD, "%s", err);
         rc = -1;
     }
-    if (rc == 0) printf("record: %s (every case: verify.json beside it)\n", path);
     json_decref(rec);
     json_decref(compact);
-    if (rc == 0 && ada_run_index(ada_source_dir(), dir, err, sizeof err) < 0) {
-        ada_msg(CMD, "%s: the record is written but not indexed: %s (adaload results index rebuilds it)", dir, err);
-        rc = -1;
-    }
     return rc;
+}
+
+/* The written run: a staging folder is published (dir becomes its final path), then the run
+ * is indexed. 0, or -1 after saying why (an unpublished staging folder is removed). */
+static int publish(char *dir, size_t n, int staged)
+{
+    char err[1024];
+    if (staged && ada_run_publish(dir, dir, n) != 0) {
+        ada_msg(CMD, "%s: cannot publish the run: %s", dir, strerror(errno));
+        ada_run_discard(dir);
+        return -1;
+    }
+    printf("record: %s/verify-summary.json (every case: verify.json beside it)\n", dir);
+    if (ada_run_index(ada_source_dir(), dir, err, sizeof err) < 0) {
+        ada_msg(CMD, "%s: the record is written but not indexed: %s (adaload results index rebuilds it)", dir, err);
+        return -1;
+    }
+    return 0;
 }
 
 static void print_verdict(const verify_totals *t, int san_errors)
@@ -289,8 +302,8 @@ static int finish(const vopts *o, verify_config *c, verify_session *s, int argc,
     char dir[4400] = "";
     int io_failed = !o->no_record && make_run_folder(o, cmdline, dir, sizeof dir) != 0;
     if (io_failed) dir[0] = '\0';
-    int owned = dir[0] && !o->out;
-    if (owned) ada_output_own_dir(dir); /* a signal removes it while it has no record */
+    char staging[4400]; /* under results/: the staging folder of ada_run_new, until published */
+    snprintf(staging, sizeof staging, "%s", dir[0] && !o->out ? dir : "");
     ada_outset *t = dir[0] ? ada_outset_new(CMD) : NULL; /* the run's files: one transaction */
     if (dir[0] && !t) {
         ada_msg(CMD, "out of memory");
@@ -306,13 +319,8 @@ static int finish(const vopts *o, verify_config *c, verify_session *s, int argc,
         if (!strcmp(json_string_value(json_object_get(verdicts, verify_sanitizer_tools[k])) ? json_string_value(json_object_get(verdicts, verify_sanitizer_tools[k])) : "", "errors")) san_errors = 1;
     if (dir[0] && write_record(c, s, t, dir, date, cmdline, verdicts, details) != 0) io_failed = 1;
     ada_outset_free(t);
-    if (owned && io_failed) { /* a run folder without its record is not left behind */
-        char mp[4500];
-        snprintf(mp, sizeof mp, "%s/meta.json", dir);
-        unlink(mp);
-        rmdir(dir);
-    }
-    if (owned) ada_output_disown_dir(dir);
+    if (staging[0] && io_failed) ada_run_discard(staging); /* no run folder without its record */
+    else if (dir[0] && publish(dir, sizeof dir, staging[0] != 0) != 0) io_failed = 1;
     json_decref(verdicts);
     json_decref(details);
     free(cmdline);

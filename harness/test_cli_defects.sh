@@ -6,7 +6,8 @@
 # leaves no temporary; stale temporaries of dead processes are swept. Options: `--seed 010`
 # is ten. Messages: control bytes never reach the terminal; the gate never prints "(null)";
 # report does not leak on a malformed entry (LeakSanitizer, in the sanitizer build); a
-# custom file that cannot be written is named, exit 2.
+# custom file that cannot be written is named, exit 2; kill -9 during bench leaves no visible
+# run folder under results/ (staging folders, issue 9).
 ada=$1
 src=$2
 work=$3
@@ -118,6 +119,36 @@ mkdir -p vout/verify-summary.json
 rc=$?
 if [ $rc -eq 2 ] && [ ! -e vout/verify.json ] && grep -q "verify-summary.json" err; then ok "verify: one transaction"; else fail "verify transaction: exit $rc, $(ls vout): $(cat err)"; fi
 no_temps "verify transaction"
+
+# 13. A run killed with SIGKILL leaves no visible run folder under results/ (only a hidden
+#     staging folder, which `results check` ignores); the next run sweeps it and is published
+#     whole and indexed.
+mkdir -p kroot
+ADALOAD_ROOT=$work/kroot ADALOAD_GIT_SHA=abcdef0123456789 "$ada" bench --set quick --no-gpu --filter '^cpu/ref' \
+  --min-time 5 >/dev/null 2>&1 &
+bpid=$!
+i=0
+until [ -n "$(find kroot/results -name '.*.partial.*' 2>/dev/null)" ] || [ $i -ge 300 ]; do
+  sleep 0.1
+  i=$((i + 1))
+done
+kill -9 $bpid
+wait $bpid 2>/dev/null
+kdir=$(find kroot/results -mindepth 2 -maxdepth 2 -type d -name bench)
+visible=$(find "$kdir" -mindepth 1 -maxdepth 1 ! -name '.*')
+staged=$(find "$kdir" -mindepth 1 -maxdepth 1 -name ".*.partial.$bpid")
+if [ -z "$visible" ] && [ -n "$staged" ]; then ok "kill -9: no visible run folder"; else fail "kill -9: left '$visible', staged '$staged'"; fi
+"$ada" results check --results kroot/results >/dev/null 2>err || fail "results check with a staging folder: $(cat err)"
+ADALOAD_ROOT=$work/kroot ADALOAD_GIT_SHA=abcdef0123456789 "$ada" bench --set quick --no-gpu --filter '^cpu/ref' >out 2>err
+rc=$?
+run=$(sed -n 's/^run folder: //p' out)
+case $run in */.*) run= ;; esac
+if [ $rc -eq 0 ] && [ -f "$run/bench.json" ] && [ -f "$run/meta.json" ] && [ -z "$(find "$kdir" -name '.*')" ] &&
+  "$ada" results check --results kroot/results >/dev/null 2>&1; then
+  ok "the next run sweeps the stale staging folder, is published and indexed"
+else
+  fail "next run: exit $rc, '$run', $(ls -a "$kdir"): $(cat err)"
+fi
 
 if [ $fails -ne 0 ]; then
   echo "$fails case(s) failed"

@@ -10,10 +10,16 @@
  * of an older commit), else from `git -C <root>` when <root>/.git exists (a directory, or a
  * file in a worktree); without either, the sha is "unknown" and the folder suffix "nogit".
  */
+#define _GNU_SOURCE /* renameat2 (RENAME_NOREPLACE): publishing never replaces a folder */
 #include "run_folder.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,6 +206,47 @@ int ada_run_write_meta(const char *dir, const char *root, const char *cmdline)
     return rc;
 }
 
+/* The pid of a staging folder's name ".<name>.partial.<pid>", or -1 when name is not one;
+ * *stem_len gets the length of <name>. */
+static long staging_pid(const char *name, size_t *stem_len)
+{
+    static const char mark[] = ".partial.";
+    const char *m = name[0] == '.' ? strstr(name + 1, mark) : NULL;
+    if (!m || m == name + 1) return -1;
+    for (const char *q; (q = strstr(m + 1, mark));) m = q; /* the last one */
+    const char *d = m + sizeof mark - 1;
+    if (!*d || strspn(d, "0123456789") != strlen(d) || strlen(d) > 9) return -1;
+    if (stem_len) *stem_len = (size_t)(m - name - 1);
+    return strtol(d, NULL, 10);
+}
+
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(path) == 0 || errno == ENOENT ? 0 : -1;
+}
+
+/* Removes the folder dir and everything in it (links are removed, not followed). */
+static int remove_tree(const char *dir) { return nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
+
+/* Removes the staging folders in parent whose process no longer exists (kill -9); a live
+ * one, this process's own, or one whose pid cannot be judged (EPERM) is left alone. */
+static void sweep_staging(const char *parent)
+{
+    DIR *d = opendir(parent);
+    if (!d) return;
+    for (struct dirent *e; (e = readdir(d));) {
+        long pid = staging_pid(e->d_name, NULL);
+        if (pid <= 0 || pid > INT_MAX || pid == (long)getpid()) continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+        char full[4600];
+        if (snprintf(full, sizeof full, "%s/%s", parent, e->d_name) < (int)sizeof full) remove_tree(full);
+    }
+    closedir(d);
+}
+
 int ada_run_new(const char *root, const char *testbed, const char *kind, const char *cmdline,
                 char *dir_out, size_t n)
 {
@@ -220,6 +267,7 @@ int ada_run_new(const char *root, const char *testbed, const char *kind, const c
         return -1;
     }
     if (ada_mkdirs(parent) != 0) return -1;
+    sweep_staging(parent);
 
     /* The folder name is the UTC time without ':' (portable file names). */
     time_t t = time(NULL);
@@ -228,11 +276,16 @@ int ada_run_new(const char *root, const char *testbed, const char *kind, const c
     char stamp[32];
     strftime(stamp, sizeof stamp, "%Y-%m-%dT%H%M%SZ", &tm);
 
-    char dir[4400];
+    /* A name neither published nor staged yet; the staging folder holds it until publish. */
+    char name[64], dir[4400];
     int made = 0;
     for (int k = 1; k <= 99 && !made; k++) {
-        int w = (k == 1) ? snprintf(dir, sizeof dir, "%s/%s_%s", parent, stamp, sha7)
-                         : snprintf(dir, sizeof dir, "%s/%s_%s-%d", parent, stamp, sha7, k);
+        if (k == 1) snprintf(name, sizeof name, "%s_%s", stamp, sha7);
+        else snprintf(name, sizeof name, "%s_%s-%d", stamp, sha7, k);
+        int w = snprintf(dir, sizeof dir, "%s/%s", parent, name);
+        struct stat st;
+        if (w > 0 && (size_t)w < sizeof dir && lstat(dir, &st) == 0) continue;
+        w = snprintf(dir, sizeof dir, "%s/.%s.partial.%ld", parent, name, (long)getpid());
         if (w < 0 || (size_t)w >= sizeof dir || (size_t)w >= n) {
             errno = ENAMETOOLONG;
             return -1;
@@ -244,6 +297,7 @@ int ada_run_new(const char *root, const char *testbed, const char *kind, const c
         errno = EEXIST;
         return -1;
     }
+    ada_output_own_dir(dir); /* a signal removes it while it is unfinished */
 
     json_t *m = meta_object(root, cmdline, testbed);
     char path[4500];
@@ -252,12 +306,64 @@ int ada_run_new(const char *root, const char *testbed, const char *kind, const c
     json_decref(m);
     if (rc != 0) {
         int e = errno;
-        rmdir(dir); /* never leave a folder without its meta.json */
+        ada_run_discard(dir); /* never leave a folder without its meta.json */
         errno = e;
         return -1;
     }
     snprintf(dir_out, n, "%s", dir);
     return 0;
+}
+
+int ada_run_publish(const char *staging, char *dir_out, size_t n)
+{
+    char from[4400];
+    size_t stem = 0;
+    const char *slash = staging ? strrchr(staging, '/') : NULL;
+    if (!slash || snprintf(from, sizeof from, "%s", staging) >= (int)sizeof from || staging_pid(slash + 1, &stem) < 0 ||
+        !dir_out || n == 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    int plen = (int)(slash - staging);
+    const char *name = from + plen + 2;
+    char to[4400];
+    for (int k = 1; k <= 99; k++) {
+        int w = (k == 1) ? snprintf(to, sizeof to, "%.*s/%.*s", plen, from, (int)stem, name)
+                         : snprintf(to, sizeof to, "%.*s/%.*s-%d", plen, from, (int)stem, name, k);
+        if (w < 0 || (size_t)w >= sizeof to || (size_t)w >= n) {
+            errno = ENAMETOOLONG;
+            return -1;
+        }
+        int r = renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);
+        if (r != 0 && errno == EINVAL) { /* a file system without the flag: look, then rename */
+            struct stat st;
+            if (lstat(to, &st) == 0) errno = EEXIST;
+            else r = rename(from, to);
+        }
+        if (r == 0) {
+            ada_output_disown_dir(from);
+            snprintf(dir_out, n, "%s", to);
+            return 0;
+        }
+        if (errno != EEXIST && errno != ENOTEMPTY) return -1;
+    }
+    errno = EEXIST;
+    return -1;
+}
+
+int ada_run_discard(const char *staging)
+{
+    const char *slash = staging ? strrchr(staging, '/') : NULL;
+    if (!slash || staging_pid(slash + 1, NULL) < 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    int rc = remove_tree(staging);
+    int e = errno;
+    ada_output_disown_dir(staging);
+    if (rc != 0 && e == ENOENT) return 0; /* already gone */
+    errno = e;
+    return rc == 0 ? 0 : -1;
 }
 
 int ada_run_index(const char *root, const char *dir, char *err, size_t n)

@@ -4,14 +4,24 @@
  *
  *   char dir[4096];
  *   if (ada_run_new(root, "nvidia-h200", "bench", "adaload bench --set wan", dir, sizeof dir)) -> errno
- *   ... write dir/bench.json ...
+ *   ... write dir/bench.json ...             // dir is the hidden staging folder
+ *   if (failed) ada_run_discard(dir);        // nothing is left under results/
+ *   else if (ada_run_publish(dir, dir, sizeof dir)) -> errno   // dir is now the run's final path
  *   ada_run_index(root, dir, err, sizeof err);          // the finished run into results/index.jsonl
  *   ada_run_write_meta("my/out/dir", root, cmdline);    // --out DIR: meta.json into DIR
  *
  * A run folder is written once and never edited. verify (verify.json) and bench
  * (bench.json, peers.json, customSmallerIsBetter.json, customBiggerIsBetter.json) write into
  * the run folder they are given or create one here. root is the source tree (its .git gives
- * the git facts). Functions return 0, or -1 with errno set; they never print. */
+ * the git facts). Functions return 0, or -1 with errno set; they never print.
+ *
+ * Staging: a run is written in "<parent>/.<name>.partial.<pid>" and renamed to
+ * "<parent>/<name>" only when complete, so a run killed midway (kill -9, a power cut) leaves
+ * no visible run folder; the catalog ignores dot-named folders, and ada_run_new removes the
+ * staging folders of processes that no longer exist from the parent it creates a run in
+ * (never one of a live process). SIGINT, SIGTERM, SIGHUP and SIGPIPE remove this process's
+ * unpublished staging folder (ada_output_own_dir) when it holds only meta.json and
+ * temporaries; else the sweep does. */
 #ifndef ADALOAD_RUN_FOLDER_H
 #define ADALOAD_RUN_FOLDER_H
 
@@ -24,10 +34,22 @@ int ada_run_testbed(char *buf, size_t n);
 /* Creates <root>/results/<testbed>/<kind>/<UTC yyyy-mm-ddTHHMMSSZ>_<sha7>/ (kind one of the
  * catalog's: verify, bench, regression-check, explore, planner, e2e; catalog.h) and writes
  * meta.json in it (git sha and dirty flag -- from git, or from $ADALOAD_GIT_SHA / $ADALOAD_GIT_DIRTY where
- * the tree has no .git -- date, ada_sysinfo(), the command line). The folder path goes to
- * dir_out. 0 on success, -1 on failure (errno set; nothing left half-written). */
+ * the tree has no .git -- date, ada_sysinfo(), the command line), all in a hidden staging
+ * folder ".<that name>.partial.<pid>" beside it, whose path goes to dir_out; stale staging
+ * folders of dead processes in that parent are removed first. 0 on success, -1 on failure
+ * (errno set; nothing left half-written). */
 int ada_run_new(const char *root, const char *testbed, const char *kind, const char *cmdline,
                 char *dir_out, size_t n);
+
+/* Renames the staging folder of ada_run_new to its final name, once every file is written
+ * (atomic; it never replaces an existing folder, not even an empty one: the name then gets
+ * "-2", "-3" ... as in ada_run_new). The final path goes to dir_out (which may be staging's
+ * own buffer). 0, or -1 with errno (EINVAL: not a staging folder; the folder stays staged). */
+int ada_run_publish(const char *staging, char *dir_out, size_t n);
+
+/* Removes a staging folder of ada_run_new and everything in it (a run that failed or had
+ * nothing to record). 0, or -1 with errno (EINVAL: not a staging folder name). */
+int ada_run_discard(const char *staging);
 
 /* Writes meta.json into an existing folder dir (for --out DIR); same content. */
 int ada_run_write_meta(const char *dir, const char *root, const char *cmdline);

@@ -1,4 +1,4 @@
-/* test_results.c -- Criterion tests of the run folders (results.c): the testbed slug, a new
+/* test_runs.c -- Criterion tests of the run folders (run_folder.c): the testbed slug, a new
  * run folder with its meta.json (git facts from the environment when the tree has no .git),
  * two runs in the same second getting distinct folders, and refusal of bad arguments. */
 #include <errno.h>
@@ -73,14 +73,16 @@ Test(results, new_run_writes_meta_from_env_without_git)
     cr_expect(json_is_string(json_object_get(m, "date")));
     cr_expect_eq(strlen(json_string_value(json_object_get(m, "kernel_source_hash_v2"))), 64);
     json_decref(m);
-    /* Finished (its bench.json written), it goes into results/index.jsonl once; a folder
-     * outside the layout does not. */
+    /* Finished (its bench.json written) and published, it goes into results/index.jsonl
+     * once; a staging folder or a folder outside the layout does not. */
     char err[512], bj[1200];
     snprintf(bj, sizeof bj, "%s/bench.json", dir);
     FILE *f = fopen(bj, "w");
     cr_assert_not_null(f);
     fputs("{\"benchmarks\": []}\n", f);
     fclose(f);
+    cr_expect_eq(ada_run_index(root, dir, err, sizeof err), -1, "a staging folder is not a run");
+    cr_assert_eq(ada_run_publish(dir, dir, sizeof dir), 0, "errno %d", errno);
     cr_assert_eq(ada_run_index(root, dir, err, sizeof err), 0, "%s", err);
     cr_expect_eq(ada_run_index(root, dir, err, sizeof err), -1, "indexed twice");
     cr_expect_eq(ada_run_index(root, root, err, sizeof err), 1, "not a run folder of the layout");
@@ -91,6 +93,7 @@ Test(results, new_run_writes_meta_from_env_without_git)
     json_decref(lines);
     /* A second run right away gets its own folder: a run folder is never reused. */
     cr_assert_eq(ada_run_new(root, "nvidia-test", "bench", "again", dir2, sizeof dir2), 0);
+    cr_assert_eq(ada_run_publish(dir2, dir2, sizeof dir2), 0, "errno %d", errno);
     cr_expect_str_neq(dir, dir2);
     unsetenv("ADALOAD_GIT_SHA");
     unsetenv("ADALOAD_GIT_DIRTY");
