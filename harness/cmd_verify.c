@@ -320,7 +320,7 @@ static int finish(const vopts *o, verify_config *c, verify_session *s, int argc,
     if (dir[0] && write_record(c, s, t, dir, date, cmdline, verdicts, details) != 0) io_failed = 1;
     ada_outset_free(t);
     if (staging[0] && io_failed) ada_run_discard(staging); /* no run folder without its record */
-    else if (dir[0] && publish(dir, sizeof dir, staging[0] != 0) != 0) io_failed = 1;
+    else if (dir[0] && !io_failed && publish(dir, sizeof dir, staging[0] != 0) != 0) io_failed = 1;
     json_decref(verdicts);
     json_decref(details);
     free(cmdline);
