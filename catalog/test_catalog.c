@@ -9,38 +9,13 @@
 #include <criterion/criterion.h>
 
 #include "catalog.h"
+#include "test_tmpdir.h"
 
-static char tmp[64];
 static char err[1024];
 
-static void tree_remove(void)
-{
-    if (!tmp[0]) return;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
-    if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", tmp);
-    tmp[0] = '\0';
-}
 
-static void tree_make(void)
-{
-    snprintf(tmp, sizeof tmp, "/tmp/adaload-test-catalog-XXXXXX");
-    cr_assert_not_null(mkdtemp(tmp));
-}
-
-TestSuite(catalog, .init = tree_make, .fini = tree_remove);
-
-static void put(const char *rel, const char *text)
-{
-    char p[512], cmd[600];
-    snprintf(p, sizeof p, "%s/%s", tmp, rel);
-    snprintf(cmd, sizeof cmd, "mkdir -p \"$(dirname '%s')\"", p);
-    cr_assert_eq(system(cmd), 0);
-    FILE *f = fopen(p, "w");
-    cr_assert_not_null(f, "%s", p);
-    fputs(text, f);
-    fclose(f);
-}
+static void tree_make(void) { test_tmp_make("catalog"); }
+TestSuite(catalog, .init = tree_make, .fini = test_tmp_remove);
 
 static void meta(const char *run, const char *sha, const char *dirty, const char *hash)
 {
@@ -50,7 +25,7 @@ static void meta(const char *run, const char *sha, const char *dirty, const char
              "{\"schema\": \"adaload.meta/1\", \"git_sha\": \"%s\", \"git_dirty\": %s, "
              "\"command_line\": \"adaload x\", \"kernel_source_hash\": \"%s\"}\n",
              sha, dirty, hash);
-    put(rel, text);
+    test_tmp_put(rel, text);
 }
 
 static void verify(const char *run, const char *hash, const char *grid, int ok)
@@ -63,7 +38,7 @@ static void verify(const char *run, const char *hash, const char *grid, int ok)
              " \"all_passed\": %s, \"sanitizers\": {\"memcheck\": \"clean\", \"racecheck\": "
              "\"clean\", \"initcheck\": \"clean\", \"synccheck\": \"clean\"}}\n",
              grid, ok ? 4 : 3, ok ? "true" : "false");
-    put(rel, text);
+    test_tmp_put(rel, text);
 }
 
 static void bench(const char *run, const char *sha, const char *dirty)
@@ -71,7 +46,7 @@ static void bench(const char *run, const char *sha, const char *dirty)
     meta(run, sha, dirty, "h1");
     char rel[400];
     snprintf(rel, sizeof rel, "%s/bench.json", run);
-    put(rel, "{\"context\": {\"adaload_set\": \"wan\", \"adaload_repetitions\": \"2\"}, \"benchmarks\": ["
+    test_tmp_put(rel, "{\"context\": {\"adaload_set\": \"wan\", \"adaload_repetitions\": \"2\"}, \"benchmarks\": ["
              "{\"name\": \"a\", \"run_name\": \"a\", \"run_type\": \"iteration\", \"real_time\": 1},"
              "{\"name\": \"a\", \"run_name\": \"a\", \"run_type\": \"iteration\", \"real_time\": 1},"
              "{\"name\": \"a_median\", \"run_name\": \"a\", \"run_type\": \"aggregate\"},"
@@ -84,14 +59,14 @@ static void sample_tree(void)
     verify("r/gpu/verify/2026-01-01T000000Z_aaaaaaa", "h0", "full", 1);
     verify("r/gpu/verify/2026-01-03T000000Z_ccccccc", "h1", "quick", 1);
     bench("r/gpu/bench/2026-01-02T010000Z_bbbbbbb", "bbbbbbb000", "false");
-    put("r/gpu/README.md", "notes are allowed\n");
-    put("r/README.md", "notes\n");
+    test_tmp_put("r/gpu/README.md", "notes are allowed\n");
+    test_tmp_put("r/README.md", "notes\n");
 }
 
 static char path[512];
 static const char *at(const char *rel)
 {
-    snprintf(path, sizeof path, "%s/%s", tmp, rel);
+    snprintf(path, sizeof path, "%s/%s", test_tmpdir, rel);
     return path;
 }
 
@@ -139,7 +114,7 @@ Test(catalog, layout_violations_are_named)
     cr_assert_eq(cat_scan(at("r2"), &c, err, sizeof err), CAT_BAD_TREE);
     cr_assert(strstr(err, "latest") && strstr(err, "UTC time"), "%s", err);
 
-    put("r3/gpu/bench/2026-01-02T010000Z_b/bench.json", "{}");
+    test_tmp_put("r3/gpu/bench/2026-01-02T010000Z_b/bench.json", "{}");
     cr_assert_eq(cat_scan(at("r3"), &c, err, sizeof err), CAT_BAD_TREE);
     cr_assert(strstr(err, "meta.json"), "%s", err);
 
@@ -156,9 +131,9 @@ Test(catalog, multi_run_folders_read_their_first_meta)
 {
     bench("r/gpu/regression-check/2026-01-05T000000Z/normal", "ddddddd", "false");
     bench("r/gpu/regression-check/2026-01-05T000000Z/slowed", "eeeeeee", "false");
-    put("r/gpu/regression-check/2026-01-05T000000Z/compare-same.txt",
+    test_tmp_put("r/gpu/regression-check/2026-01-05T000000Z/compare-same.txt",
         "x\n0 slower, 0 faster, 6 same, 0 with errors (threshold 5%)\n");
-    put("r/gpu/regression-check/2026-01-05T000000Z/compare-slowed.txt",
+    test_tmp_put("r/gpu/regression-check/2026-01-05T000000Z/compare-slowed.txt",
         "3 slower, 0 faster, 3 same, 0 with errors (threshold 5%)\n");
     cat_catalog c;
     cr_assert_eq(cat_scan(at("r"), &c, err, sizeof err), CAT_OK, "%s", err);
@@ -203,7 +178,7 @@ Test(catalog, index_write_check_append)
     /* An edited run (its meta changed) makes its line stale; a removed run leaves one behind. */
     meta("r/gpu/bench/2026-01-04T000000Z_fffffff", "0000000", "false", "h1");
     char cmd[200];
-    snprintf(cmd, sizeof cmd, "rm -r '%s/r/gpu/verify/2026-01-01T000000Z_aaaaaaa'", tmp);
+    snprintf(cmd, sizeof cmd, "rm -r '%s/r/gpu/verify/2026-01-01T000000Z_aaaaaaa'", test_tmpdir);
     cr_assert_eq(system(cmd), 0);
     cr_assert_eq(cat_check(at("r"), &rep, err, sizeof err), CAT_MISMATCH);
     cr_assert(strstr(rep, "stale line for gpu/bench/2026-01-04T000000Z_fffffff: field git_sha"), "%s", rep);
@@ -222,12 +197,12 @@ Test(catalog, check_catches_duplicates_and_bad_lines)
     snprintf(text, sizeof text, "%s\n%s\n", l, l);
     free(l);
     cat_free(&c);
-    put("r/index.jsonl", text);
+    test_tmp_put("r/index.jsonl", text);
     char *rep = NULL;
     cr_assert_eq(cat_check(at("r"), &rep, err, sizeof err), CAT_MISMATCH);
     cr_assert(strstr(rep, "gpu/verify/2026-01-01T000000Z_aaaaaaa listed twice"), "%s", rep);
     free(rep);
-    put("r/index.jsonl", "{\"path\": \"x\"}\nnot json\n");
+    test_tmp_put("r/index.jsonl", "{\"path\": \"x\"}\nnot json\n");
     cr_assert_eq(cat_check(at("r"), &rep, err, sizeof err), CAT_BAD_INDEX);
     cr_assert(strstr(err, "index.jsonl:2"), "%s", err);
 }
@@ -314,7 +289,7 @@ Test(catalog, prune_matches_scheme_2)
 {
     verify("r/gpu/verify/2026-01-01T000000Z_old", "h0", "full", 1);
     verify("r/gpu/verify/2026-01-02T000000Z_v2", "h-before-comment-edit", "full", 1);
-    put("r/gpu/verify/2026-01-02T000000Z_v2/meta.json",
+    test_tmp_put("r/gpu/verify/2026-01-02T000000Z_v2/meta.json",
         "{\"git_sha\": \"2222222\", \"git_dirty\": false, \"command_line\": \"v\", \"kernel_source_hash\": "
         "\"h-before-comment-edit\", \"kernel_source_hash_v2\": \"v2-of-tree\"}\n");
     verify("r/gpu/verify/2026-01-03T000000Z_other", "h9", "full", 1);
@@ -342,7 +317,7 @@ Test(catalog, prune_keep_bench_and_cited)
     bench("r/gpu/bench/2026-01-02T000000Z_b", "bbbbbbb", "false");
     bench("r/gpu/bench/2026-01-03T000000Z_c", "ccccccc", "false");
     bench("r/gpu/bench/2026-01-04T000000Z_d", "ddddddd", "false");
-    put("r/gpu/bench/2026-01-04T000000Z_d/bench.json",
+    test_tmp_put("r/gpu/bench/2026-01-04T000000Z_d/bench.json",
         "{\"context\": {\"adaload_set\": \"sweep\", \"adaload_repetitions\": \"9\"}, \"benchmarks\": []}\n");
     bench("r/gpu/planner/2026-01-01T000000Z_p", "ppppppp", "false");
     cat_catalog c;

@@ -9,32 +9,10 @@
 #include <criterion/criterion.h>
 
 #include "dashboard.h"
+#include "test_tmpdir.h"
 
-static char tmp[64];
-static void rm_tmp(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
-    if (tmp[0] && system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", tmp);
-}
-static void mk_tmp(void)
-{
-    snprintf(tmp, sizeof tmp, "/tmp/adaload-test-dash-XXXXXX");
-    cr_assert_not_null(mkdtemp(tmp));
-}
-TestSuite(dashboard, .init = mk_tmp, .fini = rm_tmp);
-
-static void put(const char *rel, const char *text)
-{
-    char p[512], cmd[600];
-    snprintf(p, sizeof p, "%s/%s", tmp, rel);
-    snprintf(cmd, sizeof cmd, "mkdir -p \"$(dirname '%s')\"", p);
-    cr_assert_eq(system(cmd), 0);
-    FILE *f = fopen(p, "w");
-    cr_assert_not_null(f);
-    fputs(text, f);
-    fclose(f);
-}
+static void mk_tmp(void) { test_tmp_make("dash"); }
+TestSuite(dashboard, .init = mk_tmp, .fini = test_tmp_remove);
 
 /* A bench run: dtile at dtile_us, naive at 110 us (9 repetitions each, +-0.4%). */
 static void bench_run(const char *run, const char *sha, double dtile_us)
@@ -42,7 +20,7 @@ static void bench_run(const char *run, const char *sha, double dtile_us)
     char rel[300], text[16384];
     snprintf(rel, sizeof rel, "results/gpu/bench/%s/meta.json", run);
     snprintf(text, sizeof text, "{\"git_sha\": \"%s\", \"git_dirty\": false, \"kernel_source_hash\": \"k\", \"command_line\": \"adaload bench\"}", sha);
-    put(rel, text);
+    test_tmp_put(rel, text);
     size_t n = (size_t)snprintf(text, sizeof text, "{\"context\": {\"adaload_set\": \"wan\"}, \"benchmarks\": [");
     const char *names[2] = {"lnmod_fwd/dtile/bf16-f32-bf16/sample/D1536/rows32760",
                             "lnmod_fwd/naive/bf16-f32-bf16/sample/D1536/rows32760"};
@@ -56,7 +34,7 @@ static void bench_run(const char *run, const char *sha, double dtile_us)
                                   (v ? 110.0 : dtile_us) * (1 + 0.001 * (k - 4)), 5500.0 / (v ? 110.0 : dtile_us));
     snprintf(text + n, sizeof text - n, "]}\n");
     snprintf(rel, sizeof rel, "results/gpu/bench/%s/bench.json", run);
-    put(rel, text);
+    test_tmp_put(rel, text);
 }
 
 static char root[128];
@@ -66,7 +44,7 @@ Test(dashboard, planted_regression_is_flagged)
     bench_run("2026-01-01T000000Z_aaaaaaa", "aaaaaaa", 55.0);
     bench_run("2026-01-02T000000Z_bbbbbbb", "bbbbbbb", 55.1);
     bench_run("2026-01-03T000000Z_ccccccc", "ccccccc", 66.0); /* dtile 20% slower */
-    snprintf(root, sizeof root, "%s/results", tmp);
+    snprintf(root, sizeof root, "%s/results", test_tmpdir);
     json_t *d = NULL;
     char err[512];
     dash_opts o = {.hash_v1 = "k"};
@@ -89,7 +67,7 @@ Test(dashboard, planted_regression_is_flagged)
     cr_assert_eq(json_integer_value(json_object_get(json_array_get(cmp, 0), "slower")), 0);
 
     char site[200];
-    snprintf(site, sizeof site, "%s/site", tmp);
+    snprintf(site, sizeof site, "%s/site", test_tmpdir);
     cr_assert_eq(dash_write_site(site, d, err, sizeof err), DASH_OK, "%s", err);
     cr_assert_eq(dash_write_site(site, d, err, sizeof err), DASH_OK, "a site of ours is replaced: %s", err);
     struct stat st;
@@ -107,27 +85,27 @@ Test(dashboard, site_never_replaces_what_is_not_ours)
 {
     json_t *d = json_pack("{s:[]}", "testbeds");
     char err[512], site[200];
-    snprintf(site, sizeof site, "%s/mine", tmp);
-    put("mine/index.html", "<html>someone's page</html>\n");
+    snprintf(site, sizeof site, "%s/mine", test_tmpdir);
+    test_tmp_put("mine/index.html", "<html>someone's page</html>\n");
     cr_assert_eq(dash_write_site(site, d, err, sizeof err), DASH_BAD_OUTPUT);
     cr_assert(strstr(err, "not a page of adaload dashboard"), "%s", err);
     struct stat st;
     char p[300];
     snprintf(p, sizeof p, "%s/app.js", site);
     cr_assert_neq(stat(p, &st), 0, "nothing written");
-    snprintf(site, sizeof site, "%s/d", tmp);
-    put("d/app.js/x", "a folder where a file goes\n");
+    snprintf(site, sizeof site, "%s/d", test_tmpdir);
+    test_tmp_put("d/app.js/x", "a folder where a file goes\n");
     cr_assert_eq(dash_write_site(site, d, err, sizeof err), DASH_BAD_OUTPUT);
-    put("afile", "x");
-    snprintf(site, sizeof site, "%s/afile", tmp);
+    test_tmp_put("afile", "x");
+    snprintf(site, sizeof site, "%s/afile", test_tmpdir);
     cr_assert_eq(dash_write_site(site, d, err, sizeof err), DASH_BAD_OUTPUT);
     json_decref(d);
 }
 
 Test(dashboard, bad_tree_is_bad_input)
 {
-    put("results/gpu/nosuchkind/2026-01-01T000000Z_a/meta.json", "{}");
-    snprintf(root, sizeof root, "%s/results", tmp);
+    test_tmp_put("results/gpu/nosuchkind/2026-01-01T000000Z_a/meta.json", "{}");
+    snprintf(root, sizeof root, "%s/results", test_tmpdir);
     json_t *d = NULL;
     char err[512];
     dash_opts o = {0};

@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 
 #include "gate.h"
+#include "test_tmpdir.h"
 
 static const gate_hashes tree = {.v1 = "h1-of-this-tree", .v2 = "h2-of-this-tree"};
 
@@ -106,30 +107,19 @@ Test(gate, compact_record)
     cr_assert_null(gate_summary(json_object_get(full_record("x", 0, 1, "full", "clean"), "summary")));
 }
 
-static char tmp[64];
-static void rm_tmp(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
-    if (tmp[0] && system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", tmp);
-}
-
 static void write_rec(const char *rel, json_t *rec)
 {
-    char p[512], cmd[600];
-    snprintf(p, sizeof p, "%s/%s", tmp, rel);
-    snprintf(cmd, sizeof cmd, "mkdir -p \"$(dirname '%s')\"", p);
-    cr_assert_eq(system(cmd), 0);
+    char p[512];
+    test_tmp_prepare(rel, p, sizeof p);
     cr_assert_eq(json_dump_file(rec, p, JSON_ENCODE_ANY), 0);
     json_decref(rec);
 }
 
-Test(gate, scan, .fini = rm_tmp)
+Test(gate, scan, .fini = test_tmp_remove)
 {
-    snprintf(tmp, sizeof tmp, "/tmp/adaload-test-gate-XXXXXX");
-    cr_assert_not_null(mkdtemp(tmp));
+    test_tmp_make("gate");
     char root[128];
-    snprintf(root, sizeof root, "%s/results", tmp);
+    snprintf(root, sizeof root, "%s/results", test_tmpdir);
     gate_scan_result r;
     cr_assert_eq(gate_scan(root, &tree, &r), GATE_OK);
     cr_assert_eq(r.records, 0);

@@ -11,6 +11,7 @@ target_compile_options(test_bench_cli PRIVATE ${ADALOAD_C_WARNINGS})
 target_compile_definitions(test_bench_cli PRIVATE _POSIX_C_SOURCE=200809L
                            ADALOAD_EXE="$<TARGET_FILE:adaload>")
 target_link_libraries(test_bench_cli PRIVATE PkgConfig::CRITERION PkgConfig::JANSSON m)
+target_include_directories(test_bench_cli PRIVATE ${PROJECT_SOURCE_DIR}/common)
 add_dependencies(test_bench_cli adaload)
 add_test(NAME bench_cli COMMAND test_bench_cli)
 # The quick run is a few seconds; under the sanitizers and on a loaded machine, more.
