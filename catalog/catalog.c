@@ -207,8 +207,11 @@ cat_status cat_scan_run(const char *root, const char *path, cat_run *r, char *er
     r->git_sha = cat__strdup(jstr(m, "git_sha", "unknown"));
     json_t *d = json_object_get(m, "git_dirty");
     r->git_dirty = json_is_boolean(d) ? json_is_true(d) : -1;
-    r->kernel_hash = cat__strdup(jstr(m, "kernel_source_hash", ""));
-    const char *v2 = json_string_value(json_object_get(m, "kernel_source_hash_v2"));
+    /* kernel_hash_v1 / kernel_hash_v2; runs before the names were unified wrote
+     * kernel_source_hash (scheme 1) and kernel_source_hash_v2. */
+    r->kernel_hash = cat__strdup(jstr(m, "kernel_hash_v1", jstr(m, "kernel_source_hash", "")));
+    const char *v2 = json_string_value(json_object_get(m, "kernel_hash_v2"));
+    if (!v2) v2 = json_string_value(json_object_get(m, "kernel_source_hash_v2"));
     r->kernel_hash_v2 = v2 ? cat__strdup(v2) : NULL;
     r->command = cat__strdup(jstr(m, "command_line", ""));
     json_decref(m);

@@ -13,10 +13,13 @@
 # Every step runs even when an earlier one failed, so the dashboard always shows the night.
 #
 #   ci/nightly.sh [--build DIR] [--site DIR] [--no-setup] [--no-build] [--dry-run]
+#                 [--results DIR] [--only planner]
 #     --build DIR  build folder (default <repo>/build)
 #     --site DIR   where the dashboard goes (default BUILD/dashboard)
 #     --no-setup   skip ci/setup.sh;  --no-build: use BUILD/adaload as it is
 #     --dry-run    print the plan (the commands, in order) and run nothing
+#     --only planner  run the planner step alone (it needs no GPU: tests and reruns), with
+#                  --results DIR  its results folder (default <repo>/results)
 # Exit: 0 all passed; 1 a check failed (verification, the gate, the index) or a benchmark is
 # slower than the night before (`adaload compare`), even if another step could not run;
 # 2 bad usage; 3 a step could not run (a build or program error); 77 no GPU here (nothing
@@ -27,20 +30,25 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build
 site=""
+results=$root/results
+only=""
 setup=1 dobuild=1 dry=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) [ $# -ge 2 ] || { echo "ci/nightly.sh: --build needs a folder" >&2; exit 2; }; build=$2; shift ;;
     --site) [ $# -ge 2 ] || { echo "ci/nightly.sh: --site needs a folder" >&2; exit 2; }; site=$2; shift ;;
+    --results) [ $# -ge 2 ] || { echo "ci/nightly.sh: --results needs a folder" >&2; exit 2; }; results=$2; shift ;;
+    --only) [ $# -ge 2 ] && [ "$2" = planner ] || { echo "ci/nightly.sh: --only takes 'planner'" >&2; exit 2; }; only=$2; shift ;;
     --no-setup) setup=0 ;;
     --no-build) dobuild=0 ;;
     --dry-run) dry=1 ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     *) echo "ci/nightly.sh: unknown argument '$1' (ci/nightly.sh --help)" >&2; exit 2 ;;
   esac
   shift
 done
 [ -n "$site" ] || site=$build/dashboard
+[ "$results" = "$root/results" ] || [ -n "$only" ] || { echo "ci/nightly.sh: --results goes with --only planner" >&2; exit 2; }
 ada=$build/adaload
 failed=0 broken=0
 
@@ -69,11 +77,42 @@ fi
 [ $setup -eq 1 ] && { step setup "$root/ci/setup.sh" || exit 3; }
 [ $dobuild -eq 1 ] && { step build "$root/ci/build.sh" "$build" || exit 3; }
 
+# The planner step: one planner run folder -- the plans' simulated metrics, then the
+# planner's CPU speed -- staged under a hidden name by the runs library (`adaload results
+# new`, kept alive by this script's pid), published and indexed only once complete, and
+# removed when its benchmark could not run; a kill -9 leaves only the hidden folder, which
+# the catalog ignores and the next night's run removes.
+planner_step() {
+  local pdir
+  if [ $dry -eq 1 ]; then
+    pdir="$results/$tb/planner/<staged run>"
+    echo "would run (planner-stage): $ada results new --kind planner --testbed $tb --results $results"
+  else
+    pdir=$("$ada" results new --kind planner --testbed "$tb" --results "$results" --owner-pid $$ \
+             --command "ci/nightly.sh: planner step") || { log "planner: cannot stage a run folder"; broken=1; return; }
+  fi
+  for pol in equal-token dual; do
+    step plan-$pol "$ada" plan --policy $pol --summary-json "$pdir/plan-$pol.json"
+  done
+  if step planner "$ada" bench --set wan --no-gpu --filter '^cpu/planner/' --kind planner --out "$pdir" ||
+     [ -f "$pdir/bench.json" ]; then
+    step planner-publish "$ada" results publish "$pdir" --results "$results"
+  else
+    step planner-discard "$ada" results discard "$pdir" --results "$results"
+  fi
+}
+
 if [ $dry -eq 1 ]; then
   tb="<testbed>"
 else
   [ -x "$ada" ] || { echo "ci/nightly.sh: no $ada (build first, or drop --no-build)" >&2; exit 3; }
   tb=$("$ada" results testbed) || exit 3
+  if [ -n "$only" ]; then
+    planner_step
+    [ $failed -eq 1 ] && exit 1
+    [ $broken -eq 1 ] && exit 3
+    exit 0
+  fi
   if ! "$ada" version | grep -q "^gpu kernels *built" || [ "${tb#cpu-}" != "$tb" ]; then
     echo "ci/nightly.sh: no GPU here (testbed $tb; $("$ada" version | grep '^gpu kernels')): nothing to run"
     exit 77
@@ -91,20 +130,7 @@ step verify "$ada" verify --grid full --sanitizers
 step gate "$ada" gate
 step bench-wan "$ada" bench --set wan --with-peers
 step bench-sweep "$ada" bench --set sweep
-# One planner run folder, made whole before it is indexed: the plans' simulated metrics,
-# then the planner's CPU speed.
-stamp=$(date -u +%Y-%m-%dT%H%M%SZ)_$(git -C "$root" rev-parse --short=7 HEAD 2>/dev/null || echo nogit)
-pdir=$root/results/$tb/planner/$stamp
-if [ $dry -eq 1 ] || mkdir -p "$pdir"; then
-  for pol in equal-token dual; do
-    step plan-$pol "$ada" plan --policy $pol --summary-json "$pdir/plan-$pol.json"
-  done
-  step planner "$ada" bench --set wan --no-gpu --filter '^cpu/planner/' --kind planner --out "$pdir"
-  step planner-index "$ada" results add "$pdir"
-else
-  log "planner: cannot create $pdir"
-  broken=1
-fi
+planner_step
 
 if [ $dry -eq 1 ]; then
   echo "would run (compare): $ada compare results/$tb/bench/<previous wan run> results/$tb/bench/<tonight's wan run>"

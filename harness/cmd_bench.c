@@ -68,7 +68,7 @@ static int parse(int argc, char **argv, bopts *o)
         CLI_I64("--repetitions", &o->reps, 1, 1000, "N", "repetitions per benchmark, median reported (default 9; quick: 3)"),
         CLI_F64("--min-time", &o->min_time, 0, 60, "S", "minimum measured time per repetition in seconds (default 0.01)"),
         CLI_STR("--filter", &o->filter, "REGEX", "only benchmarks whose name matches (POSIX extended regex)"),
-        CLI_STR("--out", &o->out, "DIR", "write into DIR (created; must not hold a bench.json yet)"),
+        CLI_STR("--out", &o->out, "DIR", "write into DIR (created; must not hold a bench.json yet; its meta.json is kept)"),
         CLI_STR("--kind", &o->kind, "K", "kind of run folder: bench (default) or planner (the planner's CPU speed)"),
         CLI_FLAG("--no-gpu", &o->no_gpu, "CPU benchmarks only"),
         CLI_FLAG("--list-shapes", &o->list_shapes, "print the set's shapes as JSON (the peers script reads it) and exit"),
@@ -115,7 +115,9 @@ static int open_run_folder(const bopts *o, int argc, char **argv, char *dir, siz
                                       "(run folders are never edited)", o->out);
         } else {
             snprintf(dir, n, "%s", o->out);
-            if (ada_run_write_meta(dir, ada_source_dir(), cmdline)) {
+            /* A folder staged by `adaload results new` has its meta.json already. */
+            snprintf(p, sizeof p, "%s/meta.json", dir);
+            if (stat(p, &st) != 0 && ada_run_write_meta(dir, ada_source_dir(), cmdline)) {
                 ada_msg(CMD, "%s/meta.json: cannot write: %s", dir, strerror(errno));
                 rc = ADA_EXIT_USAGE;
             }
@@ -291,17 +293,13 @@ int cmd_bench(int argc, char **argv)
         if (made && !kept && !staged) discard_run(dir);
         if (staged && !kept && ada_run_discard(dir) != 0) ada_msg(CMD, "left %s behind: %s", dir, strerror(errno));
         if (made && o.out) ada_output_disown_dir(dir);
-        if (staged && kept && ada_run_publish(dir, dir, sizeof dir) != 0) {
-            ada_msg(CMD, "%s: cannot publish the run: %s", dir, strerror(errno));
-            ada_run_discard(dir);
-            rc = ADA_EXIT_USAGE;
-            kept = 0;
-        }
+        char ferr[1400], results[4200];
+        snprintf(results, sizeof results, "%s/results", ada_source_dir());
+        int fr = staged && kept ? ada_run_finish(results, dir, sizeof dir, ferr, sizeof ferr) : 0;
+        if (fr < 0) kept = 0;
         if (kept) printf("run folder: %s\n", dir);
-        char ierr[600];
-        /* A run under results/ (not --out) goes into results/index.jsonl once published. */
-        if (staged && kept && ada_run_index(ada_source_dir(), dir, ierr, sizeof ierr) < 0) {
-            ada_msg(CMD, "%s: the run is written but not indexed: %s (adaload results index rebuilds it)", dir, ierr);
+        if (fr != 0) {
+            ada_msg(CMD, "%s", ferr);
             rc = ADA_EXIT_USAGE;
         }
     }

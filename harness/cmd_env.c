@@ -58,10 +58,11 @@ int cmd_env(int argc, char **argv)
            json_string_value(json_object_get(libs, "google_benchmark")),
            json_string_value(json_object_get(libs, "criterion")));
     json_t *b = json_object_get(info, "build");
-    printf("build           %s, gpu kernels %s, kernel sources %.16s\n",
+    printf("build           %s, gpu kernels %s, kernel sources %.16s (scheme 2: %.16s)\n",
            json_string_value(json_object_get(b, "build_type")),
            json_is_true(json_object_get(b, "have_cuda")) ? "built" : "NOT built",
-           json_string_value(json_object_get(b, "kernel_source_hash")));
+           json_string_value(json_object_get(b, "kernel_hash_v1")),
+           json_string_value(json_object_get(b, "kernel_hash_v2")));
     json_decref(info);
     return ADA_EXIT_OK;
 }

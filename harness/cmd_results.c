@@ -7,12 +7,18 @@
  *   adaload results add RUN                         appends the line of one finished run
  *   adaload results prune [--apply] [--main-ref R]  the pruning policy; a dry run unless --apply
  *   adaload results testbed                         this machine's testbed name
+ *   adaload results new --kind K [--testbed T] [--owner-pid P] [--command C]
+ *                                                   stages a new run folder (run_folder.h) and
+ *                                                   prints its hidden path, for scripts
+ *   adaload results publish STAGED                  renames it to its final name, indexes it
+ *   adaload results discard STAGED                  removes a staged run that failed
  * --results DIR (default <source tree>/results) for all of them. The layout is
  * results/<testbed>/<kind>/<run>/; a tree that breaks it is bad input (exit 2, naming the
  * path). Exit 0 ok, 1 check found a difference, 2 bad usage or input or an output that
  * cannot be written, 3 out of memory.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,14 +37,14 @@
 #define CMD "results"
 
 typedef struct {
-    const char *results, *kind, *testbed, *since, *until, *sha, *hash, *main_ref;
+    const char *results, *kind, *testbed, *since, *until, *sha, *hash, *main_ref, *command;
     int json, apply;
-    int64_t keep_bench;
+    int64_t keep_bench, owner_pid;
 } ropts;
 
 static void usage(const cli_opt *opts)
 {
-    printf("usage: adaload results [list|index|check|add RUN|prune|testbed] [options]\n"
+    printf("usage: adaload results [list|index|check|add RUN|prune|testbed|new|publish DIR|discard DIR] [options]\n"
            "  list     the runs of results/<testbed>/<kind>/<run>/, oldest first (default)\n"
            "  index    rebuild results/index.jsonl from the run folders\n"
            "  check    exit 1 unless results/index.jsonl and the run folders agree\n"
@@ -47,7 +53,11 @@ static void usage(const cli_opt *opts)
            "           runs of commits not on the main line; with --keep-bench N, main-line runs\n"
            "           older than the newest N of their set) and why; runs that the README or\n"
            "           notes name are kept; --apply removes them\n"
-           "  testbed  this machine's testbed name (the GPU's, or cpu-<host>)\n");
+           "  testbed  this machine's testbed name (the GPU's, or cpu-<host>)\n"
+           "  new      stage a run folder of --kind K (meta.json written) under a hidden name\n"
+           "           and print its path; fill it, then publish it (or discard it)\n"
+           "  publish DIR  give a staged run its final name and add it to the index\n"
+           "  discard DIR  remove a staged run\n");
     cli_print_options(stdout, opts);
     printf("exit: 0 ok, 1 check found a difference, 2 bad usage, input or output, 3 out of memory\n");
 }
@@ -124,6 +134,41 @@ static int do_add(const ropts *o, const char *run)
     cat_status s = cat_append(o->results, rel, err, sizeof err);
     if (s != CAT_OK) return ada_msg(CMD, "%s", err), status_exit(s);
     printf("%s/index.jsonl: added %s\n", o->results, rel);
+    return ADA_EXIT_OK;
+}
+
+/* A script's run folder, through the runs library like the commands' own (run_folder.h). */
+static int do_new(const ropts *o)
+{
+    if (!o->kind) return ada_usage_error(CMD, "new needs --kind K");
+    char tb[128];
+    if (o->testbed) snprintf(tb, sizeof tb, "%s", o->testbed);
+    else if (ada_run_testbed(tb, sizeof tb) != 0) return ada_msg(CMD, "no testbed name"), ADA_EXIT_INTERNAL;
+    ada_run_spec sp = {.source = ada_source_dir(), .results = o->results, .testbed = tb, .kind = o->kind,
+                       .cmdline = o->command ? o->command : "adaload results new", .owner_pid = (long)o->owner_pid};
+    char dir[4400];
+    if (ada_run_stage(&sp, dir, sizeof dir) != 0)
+        return ada_usage_error(CMD, "new: cannot stage a %s run of testbed %s under %s: %s", o->kind, tb, o->results,
+                               strerror(errno));
+    printf("%s\n", dir);
+    return ADA_EXIT_OK;
+}
+
+static int do_publish(const ropts *o, const char *staged)
+{
+    char dir[4400], err[1500];
+    snprintf(dir, sizeof dir, "%s", staged);
+    int fr = ada_run_finish(o->results, dir, sizeof dir, err, sizeof err);
+    if (fr < 0) return ada_usage_error(CMD, "publish %s: %s", staged, errno == EINVAL ? "not a staged run folder" : err);
+    if (fr > 0) return ada_usage_error(CMD, "%s", err);
+    printf("%s\n", dir);
+    return ADA_EXIT_OK;
+}
+
+static int do_discard(const char *staged)
+{
+    if (ada_run_discard(staged) != 0)
+        return ada_usage_error(CMD, "discard %s: %s", staged, errno == EINVAL ? "not a staged run folder" : strerror(errno));
     return ADA_EXIT_OK;
 }
 
@@ -257,6 +302,8 @@ int cmd_results(int argc, char **argv)
         CLI_FLAG("--json", &o.json, "list: the index lines (JSON Lines) instead of the table"),
         CLI_FLAG("--apply", &o.apply, "prune: remove the runs (default: only say what would go)"),
         CLI_STR("--main-ref", &o.main_ref, "REF", "prune: the main line's git ref (default main)"),
+        CLI_I64("--owner-pid", &o.owner_pid, 1, 2147483647, "PID", "new: the process whose life keeps the staged folder (default: none past this command's)"),
+        CLI_STR("--command", &o.command, "TEXT", "new: the command line meta.json records"),
         CLI_I64("--keep-bench", &o.keep_bench, 0, 1000000, "N", "prune: keep only the newest N bench and planner runs per testbed and set (default 0: all from the main line)"),
         CLI_END};
     const char *pos[2] = {NULL, NULL};
@@ -278,13 +325,16 @@ int cmd_results(int argc, char **argv)
     struct stat rst; /* a --results that is not a folder is bad input, as for the gate */
     if (strcmp(action, "testbed") && (stat(o.results, &rst) != 0 || !S_ISDIR(rst.st_mode)))
         return ada_usage_error(CMD, "--results %s: not a folder", o.results);
-    int want_run = !strcmp(action, "add");
-    if (want_run && npos != 2) return ada_usage_error(CMD, "add needs one run folder");
+    int want_run = !strcmp(action, "add") || !strcmp(action, "publish") || !strcmp(action, "discard");
+    if (want_run && npos != 2) return ada_usage_error(CMD, "%s needs one run folder", action);
     if (!want_run && npos > 1) return ada_usage_error(CMD, "%s takes no further argument", action);
     if (!strcmp(action, "list")) return do_list(&o);
     if (!strcmp(action, "index")) return do_index(&o);
     if (!strcmp(action, "check")) return do_check(&o);
     if (!strcmp(action, "add")) return do_add(&o, pos[1]);
+    if (!strcmp(action, "new")) return do_new(&o);
+    if (!strcmp(action, "publish")) return do_publish(&o, pos[1]);
+    if (!strcmp(action, "discard")) return do_discard(pos[1]);
     if (!strcmp(action, "prune")) return do_prune(&o);
     if (!strcmp(action, "testbed")) {
         char tb[128];
@@ -292,5 +342,6 @@ int cmd_results(int argc, char **argv)
         printf("%s\n", tb);
         return ADA_EXIT_OK;
     }
-    return ada_usage_error(CMD, "unknown action '%s' (list, index, check, add, prune, testbed)", action);
+    return ada_usage_error(CMD, "unknown action '%s' (list, index, check, add, prune, testbed, new, publish, discard)",
+                           action);
 }

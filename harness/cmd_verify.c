@@ -265,18 +265,13 @@ static int write_record(verify_config *c, verify_session *s, ada_outset *t, cons
  * is indexed. 0, or -1 after saying why (an unpublished staging folder is removed). */
 static int publish(char *dir, size_t n, int staged)
 {
-    char err[1024];
-    if (staged && ada_run_publish(dir, dir, n) != 0) {
-        ada_msg(CMD, "%s: cannot publish the run: %s", dir, strerror(errno));
-        ada_run_discard(dir);
-        return -1;
-    }
-    printf("record: %s/verify-summary.json (every case: verify.json beside it)\n", dir);
-    if (ada_run_index(ada_source_dir(), dir, err, sizeof err) < 0) {
-        ada_msg(CMD, "%s: the record is written but not indexed: %s (adaload results index rebuilds it)", dir, err);
-        return -1;
-    }
-    return 0;
+    char err[1400], results[4200];
+    snprintf(results, sizeof results, "%s/results", ada_source_dir());
+    int fr = staged ? ada_run_finish(results, dir, n, err, sizeof err)
+                    : ada_run_index_in(results, dir, err, sizeof err) < 0 ? 1 : 0;
+    if (fr >= 0) printf("record: %s/verify-summary.json (every case: verify.json beside it)\n", dir);
+    if (fr != 0) ada_msg(CMD, "%s", err);
+    return fr == 0 ? 0 : -1;
 }
 
 static void print_verdict(const verify_totals *t, int san_errors)

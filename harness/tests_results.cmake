@@ -2,6 +2,7 @@
 #   results_index      the committed results/index.jsonl agrees with the committed run folders
 #   results_cli        the subcommands on a synthetic tree (catalog/test_results_cli.cmake)
 #   nightly_plan, nightly_nogpu  ci/nightly.sh without a GPU (ci/test_nightly.cmake)
+#   nightly_kill       its planner step killed mid-plan (ci/test_nightly_kill.sh)
 add_test(NAME results_index COMMAND adaload results check)
 add_test(NAME results_cli
          COMMAND ${CMAKE_COMMAND} -DADALOAD=$<TARGET_FILE:adaload>
@@ -15,3 +16,7 @@ foreach(mode plan nogpu)
                    -P ${PROJECT_SOURCE_DIR}/ci/test_nightly.cmake)
 endforeach()
 set_tests_properties(nightly_nogpu PROPERTIES SKIP_REGULAR_EXPRESSION "skipped: a GPU is here")
+# The planner step killed with SIGKILL mid-plan leaves results/ consistent (ci/test_nightly_kill.sh).
+add_test(NAME nightly_kill
+         COMMAND bash ${PROJECT_SOURCE_DIR}/ci/test_nightly_kill.sh $<TARGET_FILE:adaload>
+                 ${CMAKE_CURRENT_BINARY_DIR}/nightly_kill)

@@ -163,14 +163,16 @@ static void git_info(const char *root, git_facts *g)
             g->source = "git";
             char first[512];
             int any = 0;
-            if (git_line(root, "status --porcelain --untracked-files=no", first, sizeof first,
-                         &any) == 0)
+            /* The index is the tool's own ledger (every run appends to it): a line added
+             * tonight does not make the next run of the night "dirty". */
+            if (git_line(root, "status --porcelain --untracked-files=no -- . "
+                               "':(exclude)results/index.jsonl'", first, sizeof first, &any) == 0)
                 g->dirty = any;
         }
     }
 }
 
-static json_t *meta_object(const char *root, const char *cmdline, const char *testbed)
+static json_t *meta_object(const char *root, const char *cmdline, const char *testbed, const char *kind)
 {
     git_facts g;
     git_info(root, &g);
@@ -183,9 +185,10 @@ static json_t *meta_object(const char *root, const char *cmdline, const char *te
     json_object_set_new(m, "git_dirty", g.dirty < 0 ? json_null() : json_boolean(g.dirty));
     json_object_set_new(m, "git_source", json_string(g.source));
     if (testbed) json_object_set_new(m, "testbed", json_string(testbed));
+    if (kind) json_object_set_new(m, "kind", json_string(kind));
     json_object_set_new(m, "command_line", json_string(cmdline ? cmdline : ""));
-    json_object_set_new(m, "kernel_source_hash", json_string(ADALOAD_KERNEL_HASH));
-    json_object_set_new(m, "kernel_source_hash_v2", json_string(ADALOAD_KERNEL_HASH_V2));
+    json_object_set_new(m, "kernel_hash_v1", json_string(ADALOAD_KERNEL_HASH));
+    json_object_set_new(m, "kernel_hash_v2", json_string(ADALOAD_KERNEL_HASH_V2));
     json_object_set_new(m, "sysinfo", ada_sysinfo());
     return m;
 }
@@ -198,7 +201,7 @@ int ada_run_write_meta(const char *dir, const char *root, const char *cmdline)
     }
     char tb[128];
     if (ada_run_testbed(tb, sizeof tb) != 0) strcpy(tb, "unknown");
-    json_t *m = meta_object(root, cmdline, tb);
+    json_t *m = meta_object(root, cmdline, tb, NULL);
     char path[4200];
     snprintf(path, sizeof path, "%s/meta.json", dir);
     int rc = ada_write_json_atomic(path, m);
@@ -250,11 +253,19 @@ static void sweep_staging(const char *parent)
 int ada_run_new(const char *root, const char *testbed, const char *kind, const char *cmdline,
                 char *dir_out, size_t n)
 {
-    if (!root || !testbed || !kind || !dir_out || n == 0 || !*testbed || strchr(testbed, '/') ||
-        !cat_is_kind(kind)) {
+    ada_run_spec sp = {.source = root, .testbed = testbed, .kind = kind, .cmdline = cmdline};
+    return ada_run_stage(&sp, dir_out, n);
+}
+
+int ada_run_stage(const ada_run_spec *sp, char *dir_out, size_t n)
+{
+    const char *root = sp ? sp->source : NULL, *testbed = sp ? sp->testbed : NULL, *kind = sp ? sp->kind : NULL;
+    if (!root || !testbed || !kind || !dir_out || n == 0 || !*testbed || strchr(testbed, '/') || testbed[0] == '.' ||
+        !cat_is_kind(kind) || sp->owner_pid < 0 || sp->owner_pid > INT_MAX) {
         errno = EINVAL;
         return -1;
     }
+    long owner = sp->owner_pid ? sp->owner_pid : (long)getpid();
     git_facts g;
     git_info(root, &g);
     char sha7[8];
@@ -262,7 +273,9 @@ int ada_run_new(const char *root, const char *testbed, const char *kind, const c
     else strcpy(sha7, "nogit");
 
     char parent[4200];
-    if (snprintf(parent, sizeof parent, "%s/results/%s/%s", root, testbed, kind) >= (int)sizeof parent) {
+    int pw = sp->results ? snprintf(parent, sizeof parent, "%s/%s/%s", sp->results, testbed, kind)
+                         : snprintf(parent, sizeof parent, "%s/results/%s/%s", root, testbed, kind);
+    if (pw < 0 || pw >= (int)sizeof parent) {
         errno = ENAMETOOLONG;
         return -1;
     }
@@ -285,7 +298,7 @@ int ada_run_new(const char *root, const char *testbed, const char *kind, const c
         int w = snprintf(dir, sizeof dir, "%s/%s", parent, name);
         struct stat st;
         if (w > 0 && (size_t)w < sizeof dir && lstat(dir, &st) == 0) continue;
-        w = snprintf(dir, sizeof dir, "%s/.%s.partial.%ld", parent, name, (long)getpid());
+        w = snprintf(dir, sizeof dir, "%s/.%s.partial.%ld", parent, name, owner);
         if (w < 0 || (size_t)w >= sizeof dir || (size_t)w >= n) {
             errno = ENAMETOOLONG;
             return -1;
@@ -297,9 +310,9 @@ int ada_run_new(const char *root, const char *testbed, const char *kind, const c
         errno = EEXIST;
         return -1;
     }
-    ada_output_own_dir(dir); /* a signal removes it while it is unfinished */
+    if (owner == (long)getpid()) ada_output_own_dir(dir); /* a signal removes it while it is unfinished */
 
-    json_t *m = meta_object(root, cmdline, testbed);
+    json_t *m = meta_object(root, sp->cmdline, testbed, kind);
     char path[4500];
     snprintf(path, sizeof path, "%s/meta.json", dir);
     int rc = ada_write_json_atomic(path, m);
@@ -368,8 +381,33 @@ int ada_run_discard(const char *staging)
 
 int ada_run_index(const char *root, const char *dir, char *err, size_t n)
 {
-    char results[4200], rel[4200];
+    char results[4200];
     snprintf(results, sizeof results, "%s/results", root);
+    return ada_run_index_in(results, dir, err, n);
+}
+
+int ada_run_index_in(const char *results, const char *dir, char *err, size_t n)
+{
+    char rel[4200];
     if (cat_relpath(results, dir, rel, sizeof rel) != CAT_OK) return 1;
     return cat_append(results, rel, err, n) == CAT_OK ? 0 : -1;
+}
+
+int ada_run_finish(const char *results, char *dir, size_t n, char *err, size_t en)
+{
+    char staging[4400];
+    snprintf(staging, sizeof staging, "%s", dir);
+    if (ada_run_publish(staging, dir, n) != 0) {
+        int e = errno;
+        snprintf(err, en, "%s: cannot publish the run: %s", staging, strerror(e));
+        if (e != EINVAL) ada_run_discard(staging);
+        errno = e;
+        return -1;
+    }
+    char ierr[1024] = "";
+    if (ada_run_index_in(results, dir, ierr, sizeof ierr) < 0) {
+        snprintf(err, en, "%s: the run is written but not indexed: %s (adaload results index rebuilds it)", dir, ierr);
+        return 1;
+    }
+    return 0;
 }

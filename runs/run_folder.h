@@ -6,9 +6,13 @@
  *   if (ada_run_new(root, "nvidia-h200", "bench", "adaload bench --set wan", dir, sizeof dir)) -> errno
  *   ... write dir/bench.json ...             // dir is the hidden staging folder
  *   if (failed) ada_run_discard(dir);        // nothing is left under results/
- *   else if (ada_run_publish(dir, dir, sizeof dir)) -> errno   // dir is now the run's final path
- *   ada_run_index(root, dir, err, sizeof err);          // the finished run into results/index.jsonl
+ *   else if (ada_run_finish(results, dir, sizeof dir, err, sizeof err)) -> err says why
+ *                                            // published (dir is its final path) and indexed
  *   ada_run_write_meta("my/out/dir", root, cmdline);    // --out DIR: meta.json into DIR
+ *
+ * This file is the only place that creates, stages, publishes and indexes run folders: the
+ * C commands call it, and scripts (ci/nightly.sh's planner step, harness/e2e) reach it
+ * through `adaload results new` / `publish` / `discard` (harness/cmd_results.c).
  *
  * A run folder is written once and never edited. verify (verify.json) and bench
  * (bench.json, peers.json, customSmallerIsBetter.json, customBiggerIsBetter.json) write into
@@ -41,6 +45,19 @@ int ada_run_testbed(char *buf, size_t n);
 int ada_run_new(const char *root, const char *testbed, const char *kind, const char *cmdline,
                 char *dir_out, size_t n);
 
+/* What ada_run_stage creates: source is the tree whose git facts meta.json records;
+ * results the results folder (NULL: <source>/results); owner_pid the process whose life
+ * keeps the staging folder from being swept (0: this one; a script passes its own pid to
+ * `adaload results new`, which exits before the run is filled). meta.json also records the
+ * kind. */
+typedef struct {
+    const char *source, *results, *testbed, *kind, *cmdline;
+    long owner_pid;
+} ada_run_spec;
+
+/* ada_run_new with every choice spelled out (same result and errors). */
+int ada_run_stage(const ada_run_spec *spec, char *dir_out, size_t n);
+
 /* Renames the staging folder of ada_run_new to its final name, once every file is written
  * (atomic; it never replaces an existing folder, not even an empty one: the name then gets
  * "-2", "-3" ... as in ada_run_new). The final path goes to dir_out (which may be staging's
@@ -58,5 +75,12 @@ int ada_run_write_meta(const char *dir, const char *root, const char *cmdline);
  * every file of it is written. 0 indexed, 1 dir is not a run folder of that layout (an --out
  * elsewhere: nothing to index), -1 failed (why in err). */
 int ada_run_index(const char *root, const char *dir, char *err, size_t n);
+/* The same for a results folder given as it is (<results>/index.jsonl). */
+int ada_run_index_in(const char *results, const char *dir, char *err, size_t n);
+
+/* The end of a staged run: publishes dir (which becomes the final path) and indexes it in
+ * <results>/index.jsonl. 0 done; -1 not published (errno; a staging folder that cannot be
+ * published is discarded); 1 published but not indexed. err says why. */
+int ada_run_finish(const char *results, char *dir, size_t n, char *err, size_t en);
 
 #endif

@@ -9,6 +9,7 @@
 
 #include "ada_cuda.h"
 #include "build_info.h"
+#include "kernel_hash_v2.h"
 #include "run_sysinfo.h"
 
 #if ADALOAD_HAVE_CUDA
@@ -87,7 +88,8 @@ json_t *ada_sysinfo(void)
     json_object_set_new(b, "build_type", json_string(ADALOAD_BUILD_TYPE));
     json_object_set_new(b, "sanitized", json_boolean(ADALOAD_SANITIZED));
     json_object_set_new(b, "slow_variant_build", json_boolean(ADALOAD_SLOW_VARIANT_BUILD));
-    json_object_set_new(b, "kernel_source_hash", json_string(ADALOAD_KERNEL_HASH));
+    json_object_set_new(b, "kernel_hash_v1", json_string(ADALOAD_KERNEL_HASH));
+    json_object_set_new(b, "kernel_hash_v2", json_string(ADALOAD_KERNEL_HASH_V2));
     json_object_set_new(o, "build", b);
     return o;
 }

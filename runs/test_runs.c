@@ -71,7 +71,8 @@ Test(results, new_run_writes_meta_from_env_without_git)
     cr_expect_str_eq(json_string_value(json_object_get(m, "command_line")), "adaload test --x");
     cr_expect(json_is_object(json_object_get(m, "sysinfo")));
     cr_expect(json_is_string(json_object_get(m, "date")));
-    cr_expect_eq(strlen(json_string_value(json_object_get(m, "kernel_source_hash_v2"))), 64);
+    cr_expect_eq(strlen(json_string_value(json_object_get(m, "kernel_hash_v2"))), 64);
+    cr_expect_eq(strlen(json_string_value(json_object_get(m, "kernel_hash_v1"))), 64);
     json_decref(m);
     /* Finished (its bench.json written) and published, it goes into results/index.jsonl
      * once; a staging folder or a folder outside the layout does not. */
@@ -141,4 +142,67 @@ Test(results, bad_arguments_fail_cleanly)
     char small[8];
     cr_expect_eq(ada_run_new(root, "tb", "bench", "", small, sizeof small), -1, "dir_out too small");
     cr_expect_eq(ada_run_new("/proc/definitely/not/writable", "tb", "bench", "", dir, sizeof dir), -1);
+}
+
+/* The tool's own append to the tracked results/index.jsonl is not a change of the code: a
+ * run after it is not git_dirty; an edit of another tracked file is. */
+Test(results, index_append_is_not_dirt)
+{
+    unsetenv("ADALOAD_GIT_SHA");
+    unsetenv("ADALOAD_GIT_DIRTY");
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && git init -q . && mkdir -p results && echo '{}' > results/index.jsonl && echo a > code.c && "
+             "git add . && git -c user.name=t -c user.email=t@t commit -qm init && echo '{\"x\":1}' >> results/index.jsonl",
+             root);
+    cr_assert_eq(system(cmd), 0, "git set-up failed");
+    char dir[1024];
+    ada_run_spec sp = {.source = root, .testbed = "tb", .kind = "bench", .cmdline = "t"};
+    cr_assert_eq(ada_run_stage(&sp, dir, sizeof dir), 0, "errno %d", errno);
+    json_t *m = load_meta(dir);
+    cr_expect(json_is_false(json_object_get(m, "git_dirty")), "an appended index line made the run dirty");
+    cr_expect_str_eq(json_string_value(json_object_get(m, "kind")), "bench");
+    json_decref(m);
+    cr_expect_eq(ada_run_discard(dir), 0);
+    snprintf(cmd, sizeof cmd, "echo b >> '%s/code.c'", root);
+    cr_assert_eq(system(cmd), 0);
+    cr_assert_eq(ada_run_stage(&sp, dir, sizeof dir), 0, "errno %d", errno);
+    m = load_meta(dir);
+    cr_expect(json_is_true(json_object_get(m, "git_dirty")), "an edited tracked file must make the run dirty");
+    json_decref(m);
+    cr_expect_eq(ada_run_discard(dir), 0);
+}
+
+/* A staging folder of another live process (a script's, `adaload results new --owner-pid`)
+ * carries that pid and is not swept while it lives; results= puts it where asked. */
+Test(results, staged_for_an_owner_elsewhere)
+{
+    setenv("ADALOAD_GIT_SHA", "0123456789abcdef0123456789abcdef01234567", 1);
+    char res[600], dir[1024], other[1024];
+    snprintf(res, sizeof res, "%s/elsewhere", root);
+    cr_assert_eq(mkdir(res, 0777), 0);
+    ada_run_spec sp = {.source = root, .results = res, .testbed = "tb", .kind = "planner", .cmdline = "t",
+                       .owner_pid = (long)getppid()};
+    cr_assert_eq(ada_run_stage(&sp, dir, sizeof dir), 0, "errno %d", errno);
+    char want[700];
+    snprintf(want, sizeof want, "%s/tb/planner/.", res);
+    cr_expect(!strncmp(dir, want, strlen(want)), "%s", dir);
+    char pid[32];
+    snprintf(pid, sizeof pid, ".partial.%ld", (long)getppid());
+    cr_expect(strstr(dir, pid) != NULL, "%s", dir);
+    sp.owner_pid = 0;
+    cr_assert_eq(ada_run_stage(&sp, other, sizeof other), 0); /* sweeps the parent */
+    struct stat st;
+    cr_expect_eq(stat(dir, &st), 0, "a live owner's staging folder was swept");
+    char err[1500], bj[1100];
+    snprintf(bj, sizeof bj, "%s/bench.json", dir);
+    FILE *f = fopen(bj, "w");
+    cr_assert_not_null(f);
+    fputs("{\"context\": {}, \"benchmarks\": []}\n", f);
+    fclose(f);
+    cr_expect_eq(ada_run_finish(res, dir, sizeof dir, err, sizeof err), 0, "%s", err);
+    cr_expect(strstr(dir, "/.") == NULL, "published: %s", dir);
+    cr_expect_eq(ada_run_discard(other), 0);
+    sp.owner_pid = -3;
+    cr_expect_eq(ada_run_stage(&sp, other, sizeof other), -1);
 }

@@ -7,9 +7,9 @@ records, the model file of the trained model, and the run folder with e2e.json.
     steps = L.read_plan("plan.jsonl", world_size=2)             # [[(bucket, cost, ids)] per rank]
     pred = L.predicted(steps, first=2, count=50, summary=json.load(open("summary.json")))
     meas = L.measured(records, world_size=2, device_bytes=150e9)  # records: train.py's lines
-    run = L.new_run_folder("results", "nvidia-h200-x2", sha="abc1234", meta={...},
+    run = L.new_run_folder("build/adaload", "results", "nvidia-h200-x2",
                            files={"e2e.json": L.e2e_document(configs, info)})
-    # -> results/nvidia-h200-x2/e2e/<UTC>_abc1234/; then `adaload results add` indexes it
+    # -> results/nvidia-h200-x2/e2e/<UTC>_<sha7>/, staged, published and indexed by adaload
 
 The definitions (same as the planner's simulator, planner/README.md "Metrics"):
 - idle fraction: sum over sync groups of (max - mean) / sum over sync groups of max, of
@@ -23,11 +23,10 @@ The definitions (same as the planner's simulator, planner/README.md "Metrics"):
   max over busy rank-steps (predicted: the planner's memory model, from the summary).
 """
 import csv
-import datetime
 import json
 import os
 import random
-import shutil
+import subprocess
 import tempfile
 
 SCHEMA = "adaload.e2e/1"
@@ -287,40 +286,36 @@ def e2e_document(configs, info):
     return {"schema": SCHEMA, "info": info, "configs": out}
 
 
-def utc_stamp(now=None):
-    now = now or datetime.datetime.now(datetime.timezone.utc)
-    return now.strftime("%Y-%m-%dT%H%M%SZ")
-
-
-def new_run_folder(results_root, testbed, sha, meta, files, now=None):
-    """Creates results_root/testbed/e2e/<UTC>_<sha7>[-N]/ (the results layout of
-    catalog/catalog.h: results/<testbed>/<kind>/<run>/) holding meta.json (with "kind":
-    "e2e") and the given files ({name: JSON object, or text}), all at once: everything is
-    written into a hidden temporary folder beside it and renamed. Returns the folder's path;
-    the caller then adds it to results/index.jsonl (`adaload results add`)."""
-    base = os.path.join(results_root, testbed, "e2e")
-    os.makedirs(base, exist_ok=True)
-    name = "%s_%s" % (utc_stamp(now), sha[:7])
-    tmp = tempfile.mkdtemp(prefix=".tmp.", dir=base)
+def new_run_folder(adaload, results_root, testbed, files, command_line=""):
+    """Creates results_root/testbed/e2e/<UTC>_<sha7>[-N]/ through the runs library of the
+    adaload command (the one owner of run folders, runs/run_folder.h): `adaload results new`
+    stages a hidden folder with meta.json (git facts, both kernel hashes, the machine, the
+    command line), the given files ({name: JSON object, or text}) are written into it, and
+    `adaload results publish` renames it and adds it to results_root/index.jsonl; on any
+    failure `adaload results discard` removes it. Returns the published folder's path."""
+    def ada(*args):
+        p = subprocess.run([adaload, "results"] + list(args) + ["--results", results_root],
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            raise ValueError("adaload results %s: %s" % (args[0], (p.stderr or p.stdout).strip()))
+        return p.stdout.strip()
+    for fn in files:
+        if os.sep in fn or fn.startswith(".") or fn == "meta.json":
+            raise ValueError("file name %r: a plain name other than meta.json is needed" % fn)
+    os.makedirs(results_root, exist_ok=True)
+    staged = ada("new", "--kind", "e2e", "--testbed", testbed, "--owner-pid", str(os.getpid()),
+                 "--command", command_line or "harness/e2e")
     try:
-        docs = dict(files)
-        docs["meta.json"] = dict(meta, kind="e2e")
-        for fn, doc in docs.items():
-            if os.sep in fn or fn.startswith("."):
-                raise ValueError("file name %r: a plain name is needed" % fn)
-            with open(os.path.join(tmp, fn), "w") as f:
+        for fn, doc in files.items():
+            with open(os.path.join(staged, fn), "w") as f:
                 if isinstance(doc, str):
                     f.write(doc)
                 else:
                     json.dump(doc, f, indent=2)
                     f.write("\n")
-        for k in range(100):
-            dst = os.path.join(base, name if k == 0 else "%s-%d" % (name, k + 1))
-            if os.path.lexists(dst):
-                continue  # never replaces a run, not even an empty folder
-            os.rename(tmp, dst)
-            return dst
-        raise ValueError("%s: too many runs with this name" % name)
+                f.flush()
+                os.fsync(f.fileno())
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        ada("discard", staged)
         raise
+    return ada("publish", staged)

@@ -236,26 +236,12 @@ def write_run(a, configs, mem):
             "depth": a.depth, "heads": a.heads, "ffn": a.ffn, "text_len": a.text_len,
             "device": a.device, "command_line": " ".join(shlex.quote(x) for x in sys.argv)}
     files["e2e.json"] = e2e_lib.e2e_document(out, info)
-    git = lambda *args: subprocess.run(["git", "-C", ROOT] + list(args), capture_output=True,
-                                       text=True)
-    head = git("rev-parse", "HEAD")
-    sha = head.stdout.strip() if head.returncode == 0 else os.environ.get("ADALOAD_GIT_SHA", "unknown")
-    dirty = git("status", "--porcelain") if head.returncode == 0 else None
-    env = subprocess.run([a.adaload, "env", "--json"], capture_output=True, text=True)
-    sysinfo = json.loads(env.stdout) if env.returncode == 0 else None
-    build = (sysinfo or {}).get("build", {})
-    # The keys the catalog reads (catalog/catalog.h), then the machine.
-    meta = {"schema": "adaload.meta/1", "git_sha": sha,
-            "git_dirty": bool(dirty.stdout.strip()) if dirty and dirty.returncode == 0 else None,
-            "kernel_source_hash": build.get("kernel_source_hash", ""),
-            "kernel_source_hash_v2": build.get("kernel_source_hash_v2"),
-            "testbed": a.testbed, "command_line": info["command_line"], "sysinfo": sysinfo}
-    d = e2e_lib.new_run_folder(a.results, a.testbed, sha, meta, files)
-    add = subprocess.run([a.adaload, "results", "add", d, "--results", a.results],
-                         capture_output=True, text=True)
-    if add.returncode != 0:
-        raise SystemExit("experiment.py: wrote %s but could not index it: %s"
-                         % (d, (add.stderr or add.stdout).strip()))
+    # The run folder (meta.json with git facts, both kernel hashes and the machine) is made,
+    # published and indexed by the adaload command's runs library.
+    try:
+        d = e2e_lib.new_run_folder(a.adaload, a.results, a.testbed, files, info["command_line"])
+    except ValueError as e:
+        raise SystemExit("experiment.py: %s" % e)
     print("experiment.py: wrote and indexed %s" % d)
 
 

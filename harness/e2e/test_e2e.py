@@ -228,26 +228,32 @@ class RunFolder(unittest.TestCase):
         with self.assertRaises(ValueError):
             L.e2e_document([bad], {})
 
-    def test_folder_written_whole_and_never_replaced(self):
+    @unittest.skipUnless(os.path.exists(ADALOAD), "the adaload program is not built")
+    def test_folder_made_by_the_runs_library(self):
+        # The folder is staged, published and indexed by `adaload results new/publish`: a
+        # second run gets its own name, meta.json is the library's (both hashes, kind e2e),
+        # the index agrees with the tree, and a bad file name leaves nothing behind.
         with tempfile.TemporaryDirectory() as d:
-            import datetime
-            now = datetime.datetime(2026, 12, 1, 8, 0, 0, tzinfo=datetime.timezone.utc)
-            a = L.new_run_folder(d, "tb", "abcdef123", {"schema": "m"}, {"e2e.json": {"x": 1}}, now)
-            b = L.new_run_folder(d, "tb", "abcdef123", {"schema": "m"}, {"t.txt": "hi"}, now)
+            a = L.new_run_folder(ADALOAD, d, "tb", {"e2e.json": {"x": 1}}, "experiment.py a")
+            b = L.new_run_folder(ADALOAD, d, "tb", {"t.txt": "hi"}, "experiment.py b")
             self.assertEqual(os.path.dirname(a), os.path.join(d, "tb", "e2e"))
-            self.assertEqual(os.path.basename(a), "2026-12-01T080000Z_abcdef1")
-            self.assertEqual(os.path.basename(b), "2026-12-01T080000Z_abcdef1-2")
-            self.assertEqual(json.load(open(os.path.join(a, "meta.json")))["kind"], "e2e")
+            self.assertNotEqual(a, b)
+            meta = json.load(open(os.path.join(a, "meta.json")))
+            self.assertEqual(meta["kind"], "e2e")
+            self.assertEqual(meta["command_line"], "experiment.py a")
+            self.assertEqual(len(meta["kernel_hash_v1"]), 64)
+            self.assertEqual(len(meta["kernel_hash_v2"]), 64)
             self.assertEqual(json.load(open(os.path.join(a, "e2e.json"))), {"x": 1})
             with self.assertRaises(ValueError):
-                L.new_run_folder(d, "tb", "abcdef1", {}, {"../x": "no"}, now)
-            os.makedirs(os.path.join(d, "tb", "e2e", "2026-12-01T080000Z_abcdef1-3"))  # empty: kept
-            c = L.new_run_folder(d, "tb", "abcdef123", {"schema": "m"}, {}, now)
-            self.assertEqual(os.path.basename(c), "2026-12-01T080000Z_abcdef1-4")
-            self.assertEqual(os.listdir(os.path.join(d, "tb", "e2e", "2026-12-01T080000Z_abcdef1-3")), [])
+                L.new_run_folder(ADALOAD, d, "tb", {"../x": "no"})
+            with self.assertRaises(ValueError):
+                L.new_run_folder(ADALOAD, d, "tb", {"meta.json": {}})
             self.assertEqual(sorted(os.listdir(os.path.join(d, "tb", "e2e"))),
-                             ["2026-12-01T080000Z_abcdef1", "2026-12-01T080000Z_abcdef1-2",
-                              "2026-12-01T080000Z_abcdef1-3", "2026-12-01T080000Z_abcdef1-4"])
+                             sorted([os.path.basename(a), os.path.basename(b)]))
+            index = [json.loads(x)["path"] for x in open(os.path.join(d, "index.jsonl"))]
+            self.assertEqual(sorted(index), sorted(["tb/e2e/" + os.path.basename(p) for p in (a, b)]))
+            r = subprocess.run([ADALOAD, "results", "check", "--results", d], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
 
 
 @unittest.skipUnless(os.path.exists(ADALOAD), "the adaload program is not built")
