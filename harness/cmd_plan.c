@@ -77,7 +77,7 @@ typedef struct {
 static int finish_args(const raw_opts *w, options *o, plan_config *c)
 {
     static const char *const policies[] = {"equal-token", "dual", "both", NULL};
-    static const char *const assigns[] = {"random", "same-bucket", "sorted-window", "lpt", "kk", NULL};
+    static const char *const assigns[] = {"random", "same-bucket", "sorted-window", "lpt", "kk", "verl-kk", "sort-by-length", NULL};
     static const char *const oversizes[] = {"error", "drop", NULL};
     static const char *const comps[] = {"cost", "power", NULL};
     int k;
@@ -87,7 +87,7 @@ static int finish_args(const raw_opts *w, options *o, plan_config *c)
         else c->policy = k ? PLAN_POLICY_DUAL : PLAN_POLICY_EQUAL_TOKEN;
     }
     if (w->assign) {
-        if ((k = pick("--assign", w->assign, assigns, "random, same-bucket, sorted-window, lpt or kk")) < 0) return -1;
+        if ((k = pick("--assign", w->assign, assigns, "random, same-bucket, sorted-window, lpt, kk, verl-kk or sort-by-length")) < 0) return -1;
         c->assign = (plan_assign)k;
     }
     if (w->oversize) {
@@ -176,12 +176,16 @@ static int parse_args(int argc, char **argv, options *o, plan_config *c)
          .what = "a number in (0, 100]", .meta = "P", .help = "percentile of the samples' tokens for the reference sample (default 50)"},
         CLI_STR("--p", &w.p, "P|auto", "exponent of --comp-model power, in (0, 3] (default auto)"),
         CLI_STR("--policy", &w.policy, "P", "equal-token | dual (default) | both (side by side, no files)"),
-        CLI_STR("--assign", &w.assign, "A", "sorted-window (default) | random | same-bucket | lpt | kk"),
+        CLI_STR("--assign", &w.assign, "A", "sorted-window (default) | random | same-bucket | lpt | kk | verl-kk | sort-by-length (the last two: baselines)"),
         CLI_I64("--window", &c->window, 1, 1000000, "W", "steps per window of sorted-window, lpt, kk (default 64)"),
         {.name = "--seed", .kind = CLI_KIND_U64, .dst = &c->seed, .ihi = INT64_MAX,
          .what = "a whole number in [0, 2^63)", .meta = "N", .help = "seed of the shuffles and draws (default 0; decimal)"},
+        {.name = "--epoch", .kind = CLI_KIND_U64, .dst = &c->epoch, .ihi = INT64_MAX,
+         .what = "a whole number in [0, 2^63)", .meta = "E", .help = "epoch: each one reshuffles with a seed derived from (seed, E) (default 0)"},
         {.name = "--flops", .kind = CLI_KIND_F64, .dst = &c->flops, .flo = 0, .fhi = DBL_MAX, .flo_open = 1,
          .what = "a positive number (FLOP/s)", .meta = "X", .help = "sustained FLOP/s per GPU of the FLOP model (default 4e14)"},
+        {.name = "--jitter-cv", .kind = CLI_KIND_F64, .dst = &c->jitter_cv, .flo = 0, .fhi = 2,
+         .what = "a number in [0, 2]", .meta = "CV", .help = "per-micro-batch noise of real steps for the jitter-aware idle (default 0.05; 0: off)"},
         CLI_STR("--profile", &o->profile, "FILE", "measured profile CSV (batch,tokens,seconds,peak_bytes; adaload calibrate)"),
         CLI_STR("--oversize", &w.oversize, "error|drop", "a sample over the memory budget: an error (default) or dropped"),
         CLI_FLAG("--no-baselines", &o->no_baselines, "skip the three baseline plans"),

@@ -1,5 +1,7 @@
 /* plan_assign.c -- micro-batches and their assignment to ranks.
  *
+ * Seeds: the user's seed, and for epoch e > 0 a seed derived from (seed, e), so each epoch
+ * reshuffles (epoch 0 is the plan of the seed alone).
  * Micro-batches: the samples of each bucket (manifest order) are shuffled with the seed's
  * first stream, one Fisher-Yates pass per bucket in bucket order, and cut into pieces of B;
  * the last piece holds the rest (a tail, counted, never dropped and never padded).
@@ -23,8 +25,12 @@
 
 /* Seeds of the two random streams, derived from the user's seed so that the shuffles do not
  * depend on the assignment mode nor the policy. */
-static uint64_t stream_seed(uint64_t seed, uint64_t stream)
+static uint64_t stream_seed(uint64_t seed, uint64_t epoch, uint64_t stream)
 {
+    if (epoch) { /* epoch 0 keeps the seed as it is; every later epoch reshuffles */
+        uint64_t e = seed ^ (0xD1B54A32D192ED03ull * epoch);
+        seed = ada_splitmix64(&e);
+    }
     uint64_t x = seed ^ (0xA5A5A5A5A5A5A5A5ull * (stream + 1));
     return ada_splitmix64(&x);
 }
@@ -69,7 +75,7 @@ plan_status plan_make_microbatches(plan_result *r, const plan_manifest *mf, plan
         return plan_fail(err, PLAN_ERR_NOMEM, "out of memory for %lld micro-batches", (long long)r->nmicro);
     }
     ada_rng rng;
-    ada_rng_seed(&rng, stream_seed(r->cfg.seed, 0));
+    ada_rng_seed(&rng, stream_seed(r->cfg.seed, r->cfg.epoch, 0));
     uint64_t start = 0;
     int64_t k = 0;
     r->tail_microbatches = 0;
@@ -147,7 +153,7 @@ plan_status plan_assign_ranks(plan_result *r, plan_heap *h, plan_error *err)
         if (!r->buckets[b].dropped) acc += (uint64_t)r->buckets[b].microbatches;
     }
     ada_rng rng;
-    ada_rng_seed(&rng, stream_seed(r->cfg.seed, 1));
+    ada_rng_seed(&rng, stream_seed(r->cfg.seed, r->cfg.epoch, 1));
     plan_status st = PLAN_OK;
     if (r->cfg.assign == PLAN_ASSIGN_SAME_BUCKET) {
         st = same_bucket(r, first, &rng, h, err);

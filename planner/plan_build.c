@@ -25,6 +25,7 @@ void plan_config_default(plan_config *c)
     c->comp_ref_pct = PLAN_DEFAULT_REF_PCT;
     c->seed = 0;
     c->flops = 4e14; /* sustained bf16 FLOP/s per H200 in training: an assumption (~40% of peak) */
+    c->jitter_cv = PLAN_DEFAULT_JITTER_CV;
 }
 
 static plan_status check_config(const plan_config *c, plan_error *err)
@@ -37,15 +38,17 @@ static plan_status check_config(const plan_config *c, plan_error *err)
         return plan_fail(err, PLAN_ERR_USAGE, "--mem-margin %g: must be in [0, 0.9]", c->mem_margin);
     if (c->window < 1 || c->window > 1000000)
         return plan_fail(err, PLAN_ERR_USAGE, "--window %lld: must be in [1, 1000000]", (long long)c->window);
-    if (c->assign >= PLAN_ASSIGN_SORTED_WINDOW && (double)c->window * (double)c->gpus > 268435456.0)
+    if (c->assign >= PLAN_NASSIGN || c->policy > PLAN_POLICY_DUAL)
+        return plan_fail(err, PLAN_ERR_USAGE, "--assign/--policy: not a value of this planner");
+    if (plan_assign_windowed(c->assign) && (double)c->window * (double)c->gpus > 268435456.0)
         return plan_fail(err, PLAN_ERR_USAGE,
                          "--window %lld x --gpus %lld: above 2^28 micro-batches per window",
                          (long long)c->window, (long long)c->gpus);
-    if (c->assign == PLAN_ASSIGN_KK && (double)c->window * (double)c->gpus * (double)c->gpus > 67108864.0)
+    if ((c->assign == PLAN_ASSIGN_KK || c->assign == PLAN_ASSIGN_VERL_KK) && (double)c->window * (double)c->gpus * (double)c->gpus > 67108864.0)
         return plan_fail(err, PLAN_ERR_USAGE,
-                         "--assign kk: window x gpus^2 = %.4g is above 2^26 (its partitions would need "
+                         "--assign %s: window x gpus^2 = %.4g is above 2^26 (its partitions would need "
                          "over 1 GiB); use --assign lpt or a smaller --window",
-                         (double)c->window * (double)c->gpus * (double)c->gpus);
+                         plan_assign_name(c->assign), (double)c->window * (double)c->gpus * (double)c->gpus);
     if (c->p != 0 && !(c->p > 0 && c->p <= 3))
         return plan_fail(err, PLAN_ERR_USAGE, "--p %g: must be in (0, 3] or auto", c->p);
     if (!(c->flops > 0) || !isfinite(c->flops))
@@ -56,6 +59,8 @@ static plan_status check_config(const plan_config *c, plan_error *err)
         return plan_fail(err, PLAN_ERR_USAGE, "--tok-budget: must be positive");
     if (c->comp_budget < 0 || !isfinite(c->comp_budget))
         return plan_fail(err, PLAN_ERR_USAGE, "--comp-budget: must be a positive number");
+    if (!(c->jitter_cv >= 0 && c->jitter_cv <= 2))
+        return plan_fail(err, PLAN_ERR_USAGE, "--jitter-cv %g: must be in [0, 2]", c->jitter_cv);
     if (!(c->comp_ref_pct > 0 && c->comp_ref_pct <= 100))
         return plan_fail(err, PLAN_ERR_USAGE, "--comp-ref-pct %g: must be in (0, 100]", c->comp_ref_pct);
     return PLAN_OK;
@@ -262,8 +267,18 @@ const char *plan_baseline_name(int which)
     case PLAN_BASE_TOK_SMAX: return "equal-token M_tok=S_max, random";
     case PLAN_BASE_TOK_MMEM: return "equal-token M_tok=M_mem, random";
     case PLAN_BASE_RANDOM: return "same policy, random";
+    case PLAN_BASE_VERL_KK: return "verl KK: equal-token M_tok=M_mem, 24576 s + s^2, equal counts, sync every step";
+    case PLAN_BASE_SORT_LENGTH: return "sort by length: equal-token M_tok=M_mem, per window";
     }
     return "?";
+}
+
+int plan_baseline_strongest(const plan_baselines *b)
+{
+    int best = -1;
+    for (int k = 0; b && k < PLAN_NBASE; k++)
+        if (b->r[k] && (best < 0 || b->r[k]->metrics.samples_per_s > b->r[best]->metrics.samples_per_s)) best = k;
+    return best;
 }
 
 plan_status plan_build_baselines(const plan_manifest *mf, const plan_model *m,
@@ -273,9 +288,10 @@ plan_status plan_build_baselines(const plan_manifest *mf, const plan_model *m,
     memset(out, 0, sizeof *out);
     for (int w = 0; w < PLAN_NBASE; w++) {
         plan_config c = *cfg;
-        c.assign = PLAN_ASSIGN_RANDOM;
+        c.assign = w == PLAN_BASE_VERL_KK ? PLAN_ASSIGN_VERL_KK
+                   : w == PLAN_BASE_SORT_LENGTH ? PLAN_ASSIGN_SORT_LENGTH : PLAN_ASSIGN_RANDOM;
         c.metrics_only = 1;
-        if (w == PLAN_BASE_TOK_SMAX || w == PLAN_BASE_TOK_MMEM) {
+        if (w != PLAN_BASE_RANDOM) {
             c.policy = PLAN_POLICY_EQUAL_TOKEN;
             c.tok_budget = w == PLAN_BASE_TOK_SMAX ? plan->smax : plan->m_mem_tokens;
         }

@@ -55,6 +55,9 @@ static json_t *metrics_json(const plan_result *r, int with_ranks)
     json_object_set_new(o, "tokens_per_s", json_real(m->tokens_per_s));
     json_object_set_new(o, "epoch_seconds", json_real(m->epoch_seconds));
     json_object_set_new(o, "sync_groups", json_integer(m->sync_groups));
+    int jit = r->cfg.jitter_cv > 0;
+    json_object_set_new(o, "jitter_epoch_idle_fraction", jit ? json_real(m->jitter_epoch_idle_fraction) : json_null());
+    json_object_set_new(o, "jitter_samples_per_s", jit ? json_real(m->jitter_samples_per_s) : json_null());
     if (with_ranks) {
         json_t *a = json_array();
         for (int64_t i = 0; i < r->cfg.gpus; i++) json_array_append_new(a, json_real(r->rank_idle[i]));
@@ -143,7 +146,7 @@ json_t *plan_summary_json(const plan_result *r, const plan_baselines *bl)
     json_t *o = json_object();
     json_object_set_new(o, "policy", json_string(plan_policy_name(r->cfg.policy)));
     json_object_set_new(o, "assign", json_string(plan_assign_name(r->cfg.assign)));
-    int win = r->cfg.assign >= PLAN_ASSIGN_SORTED_WINDOW;
+    int win = plan_assign_windowed(r->cfg.assign);
     json_object_set_new(o, "window", win ? json_integer(r->cfg.window) : json_null());
     json_object_set_new(o, "rank_sync", json_string(plan_assign_per_window(r->cfg.assign)
                                                         ? "per window (DDP with no_sync: ranks run different micro-batch counts)"
@@ -152,6 +155,13 @@ json_t *plan_summary_json(const plan_result *r, const plan_baselines *bl)
     json_object_set_new(o, "manifest", json_text(r->manifest));
     json_object_set_new(o, "gpus", json_integer(r->cfg.gpus));
     json_object_set_new(o, "seed", json_integer((json_int_t)r->cfg.seed));
+    json_object_set_new(o, "epoch", json_integer((json_int_t)r->cfg.epoch));
+    json_t *jt = json_object();
+    json_object_set_new(jt, "cv", json_real(r->cfg.jitter_cv));
+    json_object_set_new(jt, "source", json_string(r->cfg.jitter_cv > 0 ? "assumed (--jitter-cv)" : "off"));
+    json_object_set_new(jt, "model", json_string("each micro-batch's time x lognormal(mean 1, cv), independent"));
+    json_object_set_new(jt, "repeats", json_integer(PLAN_JITTER_REPS));
+    json_object_set_new(o, "jitter", jt);
     json_t *setup = setup_json(r);
     json_object_update(o, setup);
     json_decref(setup);
@@ -194,6 +204,20 @@ json_t *plan_summary_json(const plan_result *r, const plan_baselines *bl)
         json_array_append_new(ba, e);
     }
     json_object_set_new(o, "baselines", ba);
+    /* The headline: this plan against the strongest baseline, noise-free and under jitter. */
+    int best = plan_baseline_strongest(bl);
+    json_t *hl = json_object();
+    if (best >= 0) {
+        const plan_metrics *q = &bl->r[best]->metrics, *m = &r->metrics;
+        json_object_set_new(hl, "strongest_baseline", json_string(plan_baseline_name(best)));
+        json_object_set_new(hl, "samples_per_s_ratio", json_real(m->samples_per_s / q->samples_per_s));
+        json_object_set_new(hl, "epoch_idle_fraction", json_real(m->epoch_idle_fraction));
+        json_object_set_new(hl, "baseline_epoch_idle_fraction", json_real(q->epoch_idle_fraction));
+        int jit = r->cfg.jitter_cv > 0;
+        json_object_set_new(hl, "jitter_samples_per_s_ratio",
+                            jit ? json_real(m->jitter_samples_per_s / q->jitter_samples_per_s) : json_null());
+    }
+    json_object_set_new(o, "headline", hl);
     return o;
 }
 
@@ -264,9 +288,60 @@ static void step_window(const plan_result *r, int64_t s, int64_t *g, int64_t *wi
         *win = *g;
         *barrier = (int64_t)r->group_first[*g + 1] == s + 1;
     } else {
-        *win = r->cfg.assign == PLAN_ASSIGN_SORTED_WINDOW ? -2 : -1; /* -2: found below */
+        *win = plan_assign_windowed(r->cfg.assign) ? -2 : -1; /* -2: found below */
         *barrier = 1;
     }
+}
+
+/* Steps [s0, s1) of the sync group holding step s. */
+static void group_of(const plan_result *r, int64_t s, int64_t g, int64_t *s0, int64_t *s1)
+{
+    if (r->group_first) {
+        *s0 = (int64_t)r->group_first[g];
+        *s1 = (int64_t)r->group_first[g + 1];
+    } else {
+        *s0 = s;
+        *s1 = s + 1;
+    }
+}
+
+/* Samples and tokens of steps [s0, s1), all ranks. */
+static void group_totals(const plan_result *r, int64_t s0, int64_t s1, uint64_t *samples, uint64_t *tokens)
+{
+    int64_t R = r->cfg.gpus;
+    *samples = *tokens = 0;
+    for (int64_t s = s0; s < s1; s++)
+        for (int64_t i = 0; i < R; i++) {
+            uint32_t k = r->slots[s * R + i];
+            if (k == PLAN_IDLE) continue;
+            *samples += r->micro[k].count;
+            *tokens += (uint64_t)r->micro[k].count * (uint64_t)r->buckets[r->micro[k].bucket].shape.tokens;
+        }
+}
+
+/* The last line: what the file holds, so a reader can tell a whole file from a cut one. */
+static void end_record(line_buf *b, const plan_result *r, int64_t first, int64_t last)
+{
+    char num[64];
+    b->n = 0;
+    lb_str(b, "{\"end\":true,\"first_step\":");
+    lb_u64(b, (uint64_t)first);
+    lb_str(b, ",\"steps\":");
+    lb_u64(b, (uint64_t)(last - first));
+    lb_str(b, ",\"plan_steps\":");
+    lb_u64(b, (uint64_t)r->steps);
+    lb_str(b, ",\"gpus\":");
+    lb_u64(b, (uint64_t)r->cfg.gpus);
+    lb_str(b, ",\"assign\":\"");
+    lb_str(b, plan_assign_name(r->cfg.assign));
+    lb_str(b, "\",\"window\":");
+    lb_u64(b, (uint64_t)r->cfg.window);
+    lb_str(b, ",\"seed\":");
+    lb_u64(b, r->cfg.seed);
+    lb_str(b, ",\"epoch\":");
+    lb_u64(b, r->cfg.epoch);
+    snprintf(num, sizeof num, ",\"samples\":%lld}\n", (long long)r->samples_planned);
+    lb_str(b, num);
 }
 
 plan_status plan_write_plan(const plan_result *r, const plan_manifest *mf, FILE *f,
@@ -275,11 +350,12 @@ plan_status plan_write_plan(const plan_result *r, const plan_manifest *mf, FILE 
     if (!mf->ids_kept || !r->order || first < 0 || first > r->steps) return PLAN_ERR_USAGE;
     int64_t R = r->cfg.gpus;
     int64_t last = count < 0 || count > r->steps - first ? r->steps : first + count;
-    /* sorted-window: the window of each step, walking the micro-batch count per window. */
-    int64_t g = 0, sw_win = 0, sw_left = 0;
-    uint64_t per = (uint64_t)r->cfg.window * (uint64_t)R, done = 0;
+    /* sorted-window, verl-kk, sort-by-length: the window of each step, walking the
+     * micro-batch count per window. */
+    int64_t g = 0, sw_win = 0, sw_left = 0, gs1 = -1;
+    uint64_t per = (uint64_t)r->cfg.window * (uint64_t)R, done = 0, gsmp = 0, gtok = 0;
     line_buf b = {NULL, 0, 0, 0};
-    char num[40];
+    char num[80];
     plan_status st = PLAN_OK;
     for (int64_t s = 0; s < last && st == PLAN_OK; s++) {
         int64_t win;
@@ -297,6 +373,11 @@ plan_status plan_write_plan(const plan_result *r, const plan_manifest *mf, FILE 
             win = sw_win;
         }
         if (s < first) continue;
+        if (s >= gs1) {
+            int64_t gs0;
+            group_of(r, s, g, &gs0, &gs1);
+            group_totals(r, gs0, gs1, &gsmp, &gtok);
+        }
         b.n = 0;
         lb_str(&b, "{\"step\":");
         lb_u64(&b, (uint64_t)s);
@@ -307,19 +388,24 @@ plan_status plan_write_plan(const plan_result *r, const plan_manifest *mf, FILE 
             lb_str(&b, ",\"window\":null");
         }
         lb_str(&b, barrier ? ",\"sync\":true" : ",\"sync\":false");
+        lb_str(&b, ",\"group_samples\":");
+        lb_u64(&b, gsmp);
+        lb_str(&b, ",\"group_tokens\":");
+        lb_u64(&b, gtok);
         lb_str(&b, ",\"ranks\":[");
         for (int64_t i = 0; i < R; i++) {
             uint32_t k = r->slots[s * R + i];
             lb_str(&b, i ? ",{\"rank\":" : "{\"rank\":");
             lb_u64(&b, (uint64_t)i);
             if (k == PLAN_IDLE) {
-                lb_str(&b, ",\"bucket\":null,\"cost\":0,\"ids\":[]}");
+                lb_str(&b, ",\"bucket\":null,\"cost\":0,\"tokens\":0,\"ids\":[]}");
                 continue;
             }
             const plan_microbatch *mb = &r->micro[k];
             lb_str(&b, ",\"bucket\":");
             lb_u64(&b, mb->bucket);
-            snprintf(num, sizeof num, ",\"cost\":%.9g,\"ids\":[", plan_microbatch_cost(r, k));
+            snprintf(num, sizeof num, ",\"cost\":%.9g,\"tokens\":%llu,\"ids\":[", plan_microbatch_cost(r, k),
+                     (unsigned long long)mb->count * (unsigned long long)r->buckets[mb->bucket].shape.tokens);
             lb_str(&b, num);
             for (uint32_t j = 0; j < mb->count; j++) {
                 uint32_t smp = r->order[mb->start + j];
@@ -330,6 +416,11 @@ plan_status plan_write_plan(const plan_result *r, const plan_manifest *mf, FILE 
             lb_str(&b, "]}");
         }
         lb_str(&b, "]}\n");
+        if (b.oom) st = PLAN_ERR_NOMEM;
+        else if (fwrite(b.p, 1, b.n, f) != b.n) st = PLAN_ERR_WRITE;
+    }
+    if (st == PLAN_OK) {
+        end_record(&b, r, first, last);
         if (b.oom) st = PLAN_ERR_NOMEM;
         else if (fwrite(b.p, 1, b.n, f) != b.n) st = PLAN_ERR_WRITE;
     }

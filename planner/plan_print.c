@@ -42,7 +42,7 @@ static void print_header(FILE *f, const plan_result *r, const char *policy)
     fprintf(f, "cluster    model %s, %" PRId64 " x %s (%.4g GiB, margin %.3g); policy %s, assign %s",
             r->model, r->cfg.gpus, r->gpu[0] ? r->gpu : "GPU", r->cfg.gpu_mem_bytes / GIB, r->cfg.mem_margin,
             policy, plan_assign_name(r->cfg.assign));
-    if (r->cfg.assign >= PLAN_ASSIGN_SORTED_WINDOW) fprintf(f, ", window %" PRId64 " steps", r->cfg.window);
+    if (plan_assign_windowed(r->cfg.assign)) fprintf(f, ", window %" PRId64 " steps", r->cfg.window);
     fprintf(f, ", seed %" PRIu64 "\n", r->cfg.seed);
     if (plan_assign_per_window(r->cfg.assign))
         fprintf(f, "ranks      synchronize once per window (DDP with no_sync): they run different "
@@ -130,7 +130,8 @@ void plan_print_summary(FILE *f, const plan_result *r, const plan_baselines *bl)
             r->nmicro, r->tail_microbatches, r->steps, r->cfg.gpus, r->metrics.sync_groups);
     fprintf(f, "\n  %-26s %14s", "metric", "this plan");
     static const char *const head[PLAN_NBASE][2] = {
-        {"eq-tok S_max", "random"}, {"eq-tok M_mem", "random"}, {"same policy", "random"}};
+        {"eq-tok S_max", "random"}, {"eq-tok M_mem", "random"}, {"same policy", "random"},
+        {"eq-tok M_mem", "verl-kk"}, {"eq-tok M_mem", "sort-by-length"}};
     for (int k = 0; bl && k < PLAN_NBASE; k++)
         if (bl->r[k]) fprintf(f, " %14s", head[k][0]);
     fprintf(f, "\n  %-26s %14s", "", plan_assign_name(r->cfg.assign));
@@ -153,9 +154,27 @@ void plan_print_summary(FILE *f, const plan_result *r, const plan_baselines *bl)
     metric_row(f, "samples/s", p, n, M(samples_per_s), "%.4g");
     metric_row(f, "tokens/s", p, n, M(tokens_per_s), "%.4g");
     metric_row(f, "epoch time (s)", p, n, M(epoch_seconds), "%.4g");
+    if (r->cfg.jitter_cv > 0) {
+        char name[64];
+        snprintf(name, sizeof name, "idle, jitter cv %.3g", r->cfg.jitter_cv);
+        metric_row(f, name, p, n, M(jitter_epoch_idle_fraction), "%.4f");
+        metric_row(f, "samples/s, jitter", p, n, M(jitter_samples_per_s), "%.4g");
+    }
     if (n > 1) {
         fprintf(f, "  %-26s %14s", "samples/s vs this plan", "1");
         for (int i = 1; i < n; i++) fprintf(f, " %14.4f", p[i]->metrics.samples_per_s / r->metrics.samples_per_s);
+        fprintf(f, "\n");
+    }
+    int best = plan_baseline_strongest(bl);
+    if (best >= 0) {
+        const plan_metrics *q = &bl->r[best]->metrics;
+        fprintf(f, "\nheadline: %.4fx the samples/s of the strongest baseline (%s; idle %.4f vs %.4f)",
+                r->metrics.samples_per_s / q->samples_per_s, plan_baseline_name(best),
+                r->metrics.epoch_idle_fraction, q->epoch_idle_fraction);
+        if (r->cfg.jitter_cv > 0)
+            fprintf(f, "; under jitter cv %.3g: %.4fx (idle %.4f vs %.4f)", r->cfg.jitter_cv,
+                    r->metrics.jitter_samples_per_s / q->jitter_samples_per_s,
+                    r->metrics.jitter_epoch_idle_fraction, q->jitter_epoch_idle_fraction);
         fprintf(f, "\n");
     }
 }

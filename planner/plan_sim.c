@@ -12,12 +12,18 @@
  *                            time, a rank that waits or idles holds the fixed bytes
  *   over-memory micro-batches: tokens > what the memory model allows
  *   throughput               planned samples (tokens) / sum_groups max, all GPUs together.
+ *   jitter-aware idle and samples/s: PLAN_JITTER_REPS epochs in which each micro-batch's
+ *                            time is multiplied by an independent lognormal of mean 1 and
+ *                            CV jitter_cv (sigma^2 = ln(1 + cv^2)), seeded from the plan's
+ *                            seed and epoch; idle = sum of (max - mean) / sum of max over
+ *                            all of them, samples/s = samples / the mean epoch time.
  * Sums run in a fixed order, so results are identical on every machine.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ada_rng.h"
 #include "plan_internal.h"
 
 typedef struct {
@@ -66,6 +72,47 @@ static void add_group(const plan_result *r, const double *load, const double *me
     a->sum_pct += mx / mean - 1.0;
     a->sum_cv += sqrt(sq / (double)R) / mean;
     a->sum_spread += (mx - mn) / mx;
+}
+
+/* The jitter-aware idle and samples/s (plan_metrics). */
+static void jitter_metrics(plan_result *r, const double *bcost, double *load)
+{
+    plan_metrics *m = &r->metrics;
+    double cv = r->cfg.jitter_cv;
+    if (!(cv > 0)) {
+        m->jitter_epoch_idle_fraction = m->jitter_samples_per_s = NAN;
+        return;
+    }
+    int64_t R = r->cfg.gpus, ng = r->group_first ? r->ngroups : r->steps;
+    double sig = sqrt(log1p(cv * cv)), mu = -0.5 * sig * sig, t0 = r->cost.overhead;
+    uint64_t x = r->cfg.seed ^ (0x94D049BB133111EBull * (r->cfg.epoch + 1));
+    ada_rng rng;
+    ada_rng_seed(&rng, ada_splitmix64(&x));
+    double sum_max = 0, sum_gap = 0;
+    for (int rep = 0; rep < PLAN_JITTER_REPS; rep++) {
+        for (int64_t g = 0; g < ng; g++) {
+            int64_t s0 = r->group_first ? (int64_t)r->group_first[g] : g;
+            int64_t s1 = r->group_first ? (int64_t)r->group_first[g + 1] : g + 1;
+            for (int64_t i = 0; i < R; i++) load[i] = 0;
+            for (int64_t s = s0; s < s1; s++)
+                for (int64_t i = 0; i < R; i++) {
+                    uint32_t k = r->slots[s * R + i];
+                    if (k == PLAN_IDLE) continue;
+                    const plan_microbatch *mb = &r->micro[k];
+                    double t = t0 + (double)mb->count * bcost[mb->bucket];
+                    load[i] += t * exp(mu + sig * ada_rng_normal(&rng));
+                }
+            double mx = 0, sum = 0;
+            for (int64_t i = 0; i < R; i++) {
+                if (load[i] > mx) mx = load[i];
+                sum += load[i];
+            }
+            sum_max += mx;
+            sum_gap += mx - sum / (double)R;
+        }
+    }
+    m->jitter_epoch_idle_fraction = sum_gap / sum_max;
+    m->jitter_samples_per_s = (double)r->samples_planned * PLAN_JITTER_REPS / sum_max;
 }
 
 static void memory_metrics(plan_result *r)
@@ -130,6 +177,7 @@ plan_status plan_simulate(plan_result *r, plan_error *err)
         if (r->rank_idle[i] > m->rank_idle_max) m->rank_idle_max = r->rank_idle[i];
     }
     memory_metrics(r);
+    jitter_metrics(r, bcost, load);
     free(bcost);
     free(load);
     return PLAN_OK;

@@ -33,6 +33,8 @@ const char *plan_assign_name(plan_assign a)
     case PLAN_ASSIGN_SORTED_WINDOW: return "sorted-window";
     case PLAN_ASSIGN_LPT: return "lpt";
     case PLAN_ASSIGN_KK: return "kk";
+    case PLAN_ASSIGN_VERL_KK: return "verl-kk";
+    case PLAN_ASSIGN_SORT_LENGTH: return "sort-by-length";
     }
     return "?";
 }
@@ -40,6 +42,16 @@ const char *plan_assign_name(plan_assign a)
 int plan_assign_per_window(plan_assign a)
 {
     return a == PLAN_ASSIGN_LPT || a == PLAN_ASSIGN_KK;
+}
+
+int plan_assign_windowed(plan_assign a)
+{
+    return a >= PLAN_ASSIGN_SORTED_WINDOW && a < PLAN_NASSIGN;
+}
+
+double plan_verl_workload(int64_t S)
+{
+    return 24576.0 * (double)S + (double)S * (double)S;
 }
 
 const char *plan_comp_model_name(plan_comp_model c)

@@ -13,6 +13,14 @@
  *                  micro-batch starts as a partition of its own; the two partitions with the
  *                  largest max - min are merged (heaviest part of one with the lightest of
  *                  the other) until one is left; part k (by load, descending) goes to rank k.
+ *   verl-kk        (a baseline: verl's dynamic-batch balancer) each micro-batch weighs its
+ *                  samples' 24576 S + S^2 (verl's stock workload, not this planner's cost);
+ *                  equal-size Karmarkar-Karp: sorted by weight, cut in groups of gpus
+ *                  consecutive items (padded with empty slots), each group a partition of
+ *                  one item per part, then merged as kk; each rank's part in weight order,
+ *                  step j runs every rank's j-th: equal counts, a sync every step.
+ *   sort-by-length (a baseline: length-grouped samplers) sorted by tokens per sample,
+ *                  descending, dealt gpus per step left to right.
  *   For lpt and kk the ranks run different numbers of micro-batches in a window and
  *   synchronize once at its end (DDP with no_sync; not FSDP): the window's steps are as many
  *   as the busiest rank's micro-batches, a rank that has run out idles.
@@ -35,6 +43,12 @@ static int cmp_item(const void *a, const void *b)
     const item *x = a, *y = b;
     if (x->c != y->c) return x->c > y->c ? -1 : 1;
     return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
 }
 
 /* ---- Karmarkar-Karp --------------------------------------------------------------------- */
@@ -145,6 +159,32 @@ static void kk_partition(kk_state *s, const item *it, int64_t n, int32_t *head)
     for (int64_t k = 0; k < R; k++) head[k] = fin[k].head;
 }
 
+/* Equal-size KK: it[0..n) sorted by weight descending, n a multiple of R (padding items of
+ * weight 0 included); each group of R consecutive items starts as a partition of one item
+ * per part. Same rank lists as kk_partition. */
+static void kk_partition_equal(kk_state *s, const item *it, int64_t n, int32_t *head)
+{
+    int64_t R = s->R, ng = n / R;
+    s->nheap = 0;
+    for (int64_t g = 0; g < ng; g++) {
+        part *p = s->parts + g * R;
+        for (int64_t k = 0; k < R; k++) {
+            int64_t i = g * R + k;
+            p[k].sum = it[i].c;
+            p[k].head = p[k].tail = (int32_t)i;
+            s->next[i] = -1;
+        }
+        heap_push(s, (int32_t)g);
+    }
+    while (s->nheap > 1) {
+        int32_t a = heap_pop(s), b = heap_pop(s);
+        merge(s, a, b);
+        heap_push(s, a);
+    }
+    const part *fin = s->parts + (int64_t)s->heap[0] * R;
+    for (int64_t k = 0; k < R; k++) head[k] = fin[k].head;
+}
+
 /* ---- LPT -------------------------------------------------------------------------------- */
 /* it sorted by cost descending; builds the same rank lists as kk_partition. */
 static void lpt_partition(const item *it, int64_t n, int64_t R, double *load, int32_t *head,
@@ -192,14 +232,17 @@ plan_status plan_assign_windows(plan_result *r, const uint32_t *seq, plan_heap *
     char *rk = plan_heap_alloc(h, rsz);
     int32_t *next = plan_heap_alloc(h, (size_t)per * 4);
     kk_state kk = {R, NULL, next, NULL, 0};
-    size_t kksz = mode == PLAN_ASSIGN_KK ? (size_t)per * (size_t)R * sizeof(part) : 0;
+    int kkmode = mode == PLAN_ASSIGN_KK || mode == PLAN_ASSIGN_VERL_KK;
+    size_t kksz = kkmode ? (size_t)per * (size_t)R * sizeof(part) : 0;
+    size_t rksz = mode == PLAN_ASSIGN_VERL_KK ? (size_t)W * 4 : 0;
+    int32_t *it_rank = rksz ? plan_heap_alloc(h, rksz) : NULL;
     if (kksz) {
         kk.parts = plan_heap_alloc(h, kksz);
         kk.heap = plan_heap_alloc(h, (size_t)per * 4);
     }
     plan_status st = PLAN_OK;
     size_t cap = 0;
-    if (!it || !rk || !next || (kksz && (!kk.parts || !kk.heap))) {
+    if (!it || !rk || !next || (kksz && (!kk.parts || !kk.heap)) || (rksz && !it_rank)) {
         st = plan_fail(err, PLAN_ERR_NOMEM, "out of memory for a window of %lld micro-batches", (long long)per);
         goto out;
     }
@@ -219,9 +262,35 @@ plan_status plan_assign_windows(plan_result *r, const uint32_t *seq, plan_heap *
         for (int64_t i = 0; i < n; i++) {
             it[i].k = seq[base + i];
             it[i].pos = (uint32_t)i;
-            it[i].c = plan_microbatch_cost(r, it[i].k);
+            const plan_microbatch *mb = &r->micro[it[i].k];
+            int64_t S = r->buckets[mb->bucket].shape.tokens;
+            it[i].c = mode == PLAN_ASSIGN_VERL_KK ? (double)mb->count * plan_verl_workload(S)
+                      : mode == PLAN_ASSIGN_SORT_LENGTH ? (double)S
+                                                          : plan_microbatch_cost(r, it[i].k);
         }
         if (mode != PLAN_ASSIGN_KK) qsort(it, (size_t)n, sizeof *it, cmp_item);
+        if (mode == PLAN_ASSIGN_SORT_LENGTH) {
+            int64_t ns = (n + R - 1) / R;
+            if ((st = grow_slots(r, &cap, step + ns, h, err))) goto out;
+            for (int64_t i = 0; i < ns * R; i++) r->slots[step * R + i] = i < n ? it[i].k : PLAN_IDLE;
+            step += ns;
+            continue;
+        }
+        if (mode == PLAN_ASSIGN_VERL_KK) {
+            int64_t ns = (n + R - 1) / R;
+            for (int64_t i = n; i < ns * R; i++) it[i] = (item){0, PLAN_IDLE, (uint32_t)i};
+            kk_partition_equal(&kk, it, ns * R, head);
+            if ((st = grow_slots(r, &cap, step + ns, h, err))) goto out;
+            for (int64_t k = 0; k < R; k++) {
+                /* the part's items in weight order (they are indices into the sorted it[]) */
+                int64_t j = 0;
+                for (int32_t i = head[k]; i >= 0; i = next[i]) it_rank[j++] = i;
+                qsort(it_rank, (size_t)j, sizeof *it_rank, cmp_i32);
+                for (int64_t q = 0; q < ns; q++) r->slots[(step + q) * R + k] = it[it_rank[q]].k;
+            }
+            step += ns;
+            continue;
+        }
         if (windowed_sync) r->group_first[w] = (uint64_t)step;
         if (mode == PLAN_ASSIGN_SORTED_WINDOW) {
             int64_t ns = (n + R - 1) / R;
@@ -260,5 +329,6 @@ out:
         plan_heap_free(h, kk.parts, kksz);
         plan_heap_free(h, kk.heap, (size_t)per * 4);
     }
+    if (rksz) plan_heap_free(h, it_rank, rksz);
     return st;
 }

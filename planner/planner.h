@@ -43,6 +43,11 @@
  *   lpt, kk        each window's micro-batches partitioned over the ranks by longest
  *                  processing time first or Karmarkar-Karp differencing: ranks run different
  *                  micro-batch counts and synchronize once per window (DDP with no_sync).
+ *   verl-kk        (baseline) verl's balancer: each window partitioned into gpus parts of
+ *                  equal micro-batch counts by equal-size Karmarkar-Karp over its stock
+ *                  workload 24576 S + S^2 per sample; each part in workload order; a sync
+ *                  every step.
+ *   sort-by-length (baseline) each window sorted by tokens per sample, dealt gpus per step.
  * Every sample is used exactly once.
  */
 #ifndef ADALOAD_PLANNER_H
@@ -185,8 +190,11 @@ typedef enum {
     PLAN_ASSIGN_SAME_BUCKET,
     PLAN_ASSIGN_SORTED_WINDOW,
     PLAN_ASSIGN_LPT,
-    PLAN_ASSIGN_KK
+    PLAN_ASSIGN_KK,
+    PLAN_ASSIGN_VERL_KK,    /* baseline: verl's equal-size Karmarkar-Karp, sync every step */
+    PLAN_ASSIGN_SORT_LENGTH /* baseline: each window sorted by sample length, sync every step */
 } plan_assign;
+#define PLAN_NASSIGN 7
 typedef enum { PLAN_COMP_COST = 0, PLAN_COMP_POWER = 1 } plan_comp_model;
 typedef enum {
     PLAN_BIND_MEMORY = 0, /* B = floor(M_mem / S) */
@@ -202,10 +210,17 @@ const char *plan_comp_model_name(plan_comp_model c);
 const char *plan_binding_name(plan_binding b);
 /* 1: the assignment synchronizes the ranks once per window, not once per step. */
 int plan_assign_per_window(plan_assign a);
+/* 1: the assignment works window by window (sorted-window, lpt, kk, verl-kk, sort-by-length). */
+int plan_assign_windowed(plan_assign a);
+/* verl's stock workload of a sample of S tokens (verl/utils/seqlen_balancing.py,
+ * calculate_workload): 24576 S + S^2, the proxy its balancer partitions by. */
+double plan_verl_workload(int64_t S);
 
 #define PLAN_DEFAULT_WINDOW 64     /* steps per window: see planner/README.md */
 #define PLAN_DEFAULT_MARGIN 0.05   /* share of the GPU memory kept free */
 #define PLAN_DEFAULT_REF_PCT 50.0  /* percentile of the samples' tokens for the reference */
+#define PLAN_DEFAULT_JITTER_CV 0.05 /* assumed per-micro-batch noise (planner/README.md) */
+#define PLAN_JITTER_REPS 8         /* Monte Carlo epochs of the jitter-aware idle */
 
 typedef struct {
     plan_policy policy;
@@ -225,8 +240,13 @@ typedef struct {
     double comp_ref_pct;    /* the reference sample's percentile, (0, 100] */
     double p;               /* exponent of the power model in (0, 3]; 0: auto */
     uint64_t seed;          /* shuffles and draws (default 0) */
+    uint64_t epoch;         /* 0, 1, ...: each epoch reshuffles with a seed derived from
+                               (seed, epoch); epoch 0 uses the seed itself (default 0) */
     double flops;           /* sustained FLOP/s per GPU for the FLOP model (default 4e14) */
     int oversize_drop;      /* 1: drop samples over M_mem and report them; 0: an error */
+    double jitter_cv;       /* per-micro-batch coefficient of variation of real step times
+                               for the jitter-aware idle (default PLAN_DEFAULT_JITTER_CV;
+                               0: no jitter figures) */
     int metrics_only;       /* 1: no per-sample order (baselines); plan_write_plan refuses */
     const plan_cost *cost;  /* NULL: the FLOP model of the plan_model at `flops` */
     const char *model_name; /* for the outputs; NULL: the plan_model's name */
@@ -273,6 +293,11 @@ typedef struct {
     double tokens_per_s;
     double epoch_seconds;           /* sum_groups max: predicted time of the epoch */
     int64_t sync_groups;
+    /* Under per-micro-batch jitter (each micro-batch's time times an independent lognormal
+     * of mean 1 and CV jitter_cv), PLAN_JITTER_REPS epochs with a seed derived from the
+     * plan's: the epoch idle fraction and samples/s (NaN when jitter_cv is 0). */
+    double jitter_epoch_idle_fraction;
+    double jitter_samples_per_s;
 } plan_metrics;
 
 #define PLAN_WARN_ONE_SHAPE 1u    /* every planned sample has the same shape */
@@ -329,9 +354,20 @@ void plan_result_free(plan_result *r);
 /* Predicted seconds of micro-batch k: t0 + count * C(S). */
 double plan_microbatch_cost(const plan_result *r, int64_t k);
 
-/* The baselines a plan is reported against, all with random assignment and the same seed:
- * equal-token with M_tok = S_max, equal-token with M_tok = M_mem, and the plan's own policy. */
-enum { PLAN_BASE_TOK_SMAX = 0, PLAN_BASE_TOK_MMEM, PLAN_BASE_RANDOM, PLAN_NBASE };
+/* The baselines a plan is reported against, with the same seed: equal-token with M_tok =
+ * S_max, equal-token with M_tok = M_mem and the plan's own policy, all with random
+ * assignment; and two strong public ones over equal-token micro-batches at M_mem with the
+ * plan's window: verl's balancer (verl-kk: equal-size Karmarkar-Karp over its stock workload
+ * 24576 S + S^2, equal micro-batch counts per rank, a sync every step) and sort-by-length.
+ * The strongest (highest samples/s) is what the summary's headline compares with. */
+enum {
+    PLAN_BASE_TOK_SMAX = 0,
+    PLAN_BASE_TOK_MMEM,
+    PLAN_BASE_RANDOM,
+    PLAN_BASE_VERL_KK,
+    PLAN_BASE_SORT_LENGTH,
+    PLAN_NBASE
+};
 typedef struct {
     plan_result *r[PLAN_NBASE];
 } plan_baselines;
@@ -340,6 +376,8 @@ plan_status plan_build_baselines(const plan_manifest *mf, const plan_model *m,
                                  plan_baselines *out, plan_error *err);
 void plan_baselines_free(plan_baselines *b);
 const char *plan_baseline_name(int which);
+/* The baseline with the highest samples/s (-1 when there is none). */
+int plan_baseline_strongest(const plan_baselines *b);
 
 /* ---- outputs -------------------------------------------------------------------------- */
 /* The summary document (keys in a fixed order; see planner/README.md); baselines may be
@@ -350,9 +388,15 @@ void plan_print_summary(FILE *f, const plan_result *r, const plan_baselines *b);
 /* Two plans of the same manifest side by side (a column per policy). */
 void plan_print_side_by_side(FILE *f, const plan_result *a, const plan_result *b);
 /* Steps [first, first + count) of the plan (count < 0: to the end), one JSON line each:
- * {"step":k,"window":w,"barrier":true,"ranks":[{"rank":r,"bucket":b,"cost":c,"ids":[...]}]}.
- * Step numbers are those of the whole plan, so a prefix and the remainder written from the
- * same inputs concatenate to the whole plan byte for byte. Needs a manifest read with
+ * {"step":k,"window":w,"sync":true,"group_samples":n,"group_tokens":t,
+ *  "ranks":[{"rank":r,"bucket":b,"cost":c,"tokens":t,"ids":[...]}]}
+ * (group_*: the totals over all ranks of the sync group the step belongs to: the step, or
+ * the lpt/kk window), then one end record
+ * {"end":true,"first_step":F,"steps":K,"plan_steps":T,"gpus":R,"assign":"..","window":W,
+ *  "seed":S,"epoch":E,"samples":N}
+ * so that a reader can refuse a file cut at a line boundary. Step numbers are those of the
+ * whole plan, so the step lines of a prefix and of the remainder written from the same
+ * inputs concatenate to those of the whole plan byte for byte. Needs a manifest read with
  * keep_ids and a result built without metrics_only (else PLAN_ERR_USAGE); first beyond the
  * last step is PLAN_ERR_USAGE; PLAN_ERR_WRITE on an I/O error. */
 plan_status plan_write_plan(const plan_result *r, const plan_manifest *mf, FILE *f,

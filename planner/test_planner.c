@@ -353,7 +353,7 @@ Test(properties, exactly_once_and_memory_cap, .timeout = 120)
     for (int d = 0; d < 2; d++) {
         plan_manifest *mf = read_manifest(paths[d], &m, 0);
         for (int pol = 0; pol < 2; pol++) {
-            for (int as = 0; as <= PLAN_ASSIGN_KK; as++) {
+            for (int as = 0; as < PLAN_NASSIGN; as++) {
                 for (uint64_t seed = 0; seed < 2; seed++) {
                     plan_config c;
                     plan_config_default(&c);
@@ -404,7 +404,7 @@ Test(properties, seeds)
     plan_model m = load_model("wan2.1-14b");
     char *p = tmp_generated("longtail", 5000, 3);
     plan_manifest *mf = read_manifest(p, &m, 0);
-    for (int as = 0; as <= PLAN_ASSIGN_KK; as++) {
+    for (int as = 0; as < PLAN_NASSIGN; as++) {
         plan_config c;
         plan_config_default(&c);
         c.assign = (plan_assign)as;
@@ -475,11 +475,19 @@ Test(manifest, quotes_unknown_columns_and_plan_lines)
     cr_assert_eq(plan_write_plan(r, mf, f, 0, -1), PLAN_OK);
     fclose(f);
     /* One line per step, each a JSON object whose ids add up to the manifest's. */
-    int lines = 0, ids = 0, found = 0;
+    int lines = 0, ids = 0, found = 0, end = 0;
     for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"), lines++) {
         json_error_t je;
         json_t *o = json_loads(line, 0, &je);
         cr_assert(o, "line %d is not JSON: %s", lines, je.text);
+        if (json_object_get(o, "end")) { /* the end record: last, and it counts the steps */
+            cr_expect_eq(json_integer_value(json_object_get(o, "steps")), r->steps);
+            cr_expect_eq(json_integer_value(json_object_get(o, "gpus")), 2);
+            cr_expect_null(strtok(NULL, "\n"));
+            json_decref(o);
+            end = 1;
+            break;
+        }
         cr_expect_eq(json_integer_value(json_object_get(o, "step")), lines);
         json_t *ranks = json_object_get(o, "ranks");
         cr_assert_eq(json_array_size(ranks), 2);
@@ -493,6 +501,7 @@ Test(manifest, quotes_unknown_columns_and_plan_lines)
         json_decref(o);
     }
     cr_expect_eq(lines, r->steps);
+    cr_expect(end, "no end record");
     cr_expect_eq(ids, 3);
     cr_expect_eq(found, 1);
     free(buf);

@@ -5,7 +5,8 @@
 #   planner_bad_*           bad input and bad options: exit 2, a one-line message naming the
 #                           file:line: column or the option, and no file written
 #   planner_cli_*           the command's other paths (--policy both, --oversize=drop, help)
-add_executable(test_planner test_planner.c test_plan_budget.c test_plan_assign.c test_plan_io.c)
+add_executable(test_planner test_planner.c test_plan_budget.c test_plan_assign.c test_plan_io.c
+               test_plan_baselines.c)
 target_link_libraries(test_planner PRIVATE ada_planner ada_mangen PkgConfig::CRITERION)
 target_compile_options(test_planner PRIVATE ${ADALOAD_C_WARNINGS})
 target_compile_definitions(test_planner PRIVATE _POSIX_C_SOURCE=200809L
@@ -102,7 +103,7 @@ planner_bad(unknown_model "--model wan3: unknown" --model wan3)
 planner_bad(unknown_policy "--policy fast: equal-token, dual or both" --policy fast)
 planner_bad(both_with_json "--policy both prints a table only" --policy both)
 planner_bad(no_memory "--gpu-mem-gib 8: no room for activations" --manifest ${_td}/oversize.csv --gpu-mem-gib 8)
-planner_bad(unknown_assign "--assign best: random, same-bucket, sorted-window, lpt or kk" --assign best)
+planner_bad(unknown_assign "--assign best: random, same-bucket, sorted-window, lpt, kk, verl-kk or sort-by-length" --assign best)
 planner_bad(unknown_gpu "--gpu h300: unknown \\(h200, h100-80gb" --gpu h300)
 planner_bad(gpu_and_gib "--gpu and --gpu-mem-gib: give one of them" --gpu h200 --gpu-mem-gib 80)
 planner_bad(unknown_act "--act fp8: wan2.1-14b has no such activation setup \\(it has fp32-residual, bf16-residual, fp32-offload\\)" --manifest ${PROJECT_SOURCE_DIR}/datasets/tiny.csv --act fp8)

@@ -27,7 +27,11 @@ import json
 import os
 import random
 import subprocess
+import sys
 import tempfile
+
+# adaload.plan (the plan file's reader) from this source tree when it is not installed.
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 
 SCHEMA = "adaload.e2e/1"
 CONFIG_KEYS = ("name", "policy", "assign", "kernel", "measured", "predicted")
@@ -75,23 +79,25 @@ def atomic_write(path, fill, newline=None):
 
 
 def read_plan(path, world_size):
-    """The plan file as steps[k][rank] = (bucket or None, cost, ids)."""
+    """The plan file as steps[k][rank] = (bucket or None, cost, ids), read and checked by
+    adaload.plan (the one reader of the format: end record, consecutive steps from 0)."""
+    from adaload.plan import read_steps
     steps = []
-    with open(path) as f:
-        for n, line in enumerate(f, 1):
-            d = json.loads(line)
-            if d.get("step") != len(steps) or len(d.get("ranks", ())) != world_size:
-                raise ValueError("%s:%d: not step %d of a %d-rank plan" % (path, n, len(steps),
-                                                                          world_size))
-            steps.append([(e["bucket"], float(e["cost"]), e["ids"]) for e in d["ranks"]])
+    for k, ranks in read_steps(path, world_size):
+        if k != len(steps):
+            raise ValueError("%s: starts at step %d, not 0" % (path, k))
+        steps.append([(e["bucket"], float(e["cost"]), e["ids"]) for e in ranks])
     return steps
 
 
 def read_sync(path):
-    """Per step of a plan file: True when the ranks all-reduce after it (the line's "sync",
-    true when absent: every step of random, same-bucket and sorted-window)."""
+    """Per step of a plan file: True when the ranks all-reduce after it (the line's "sync":
+    every step of random, same-bucket and sorted-window, a window's last step of lpt/kk)."""
+    from adaload.plan import read_steps
     with open(path) as f:
-        return [bool(json.loads(line).get("sync", True)) for line in f]
+        first = f.readline()
+    world = len(json.loads(first)["ranks"]) if first.startswith('{"step"') else 1
+    return [h["sync"] for _, h, _ in read_steps(path, world, with_head=True)]
 
 
 def groups(sync, steps):

@@ -17,7 +17,7 @@ import os
 
 from .errors import KernelError, LibraryError, NoCudaError
 
-CAPI_VERSION = 1
+CAPI_VERSION = 2
 
 # lnmod_desc.h enums.
 DTYPES = {"f32": 0, "f16": 1, "bf16": 2}
@@ -88,8 +88,7 @@ def _declare(dll):
     dll.adaload_capi_desc_layout.restype = c.c_int64
     dll.adaload_capi_desc_layout.argtypes = [c.POINTER(c.c_int64), c.c_int64]
     dll.adaload_capi_plan.restype = c.c_int
-    dll.adaload_capi_plan.argtypes = [c.c_char_p, c.c_char_p, c.c_char_p, c.c_char_p, c.c_int64,
-                                      c.c_double, c.c_uint64, c.c_double, c.c_double, c.c_char_p,
+    dll.adaload_capi_plan.argtypes = [c.c_char_p, c.c_char_p, c.POINTER(c.c_char_p), c.c_int64,
                                       c.c_char_p, c.c_char_p, c.c_char_p, c.c_size_t]
     dll.adaload_capi_set_device.restype = c.c_int
     dll.adaload_capi_set_device.argtypes = [c.c_int]
@@ -166,17 +165,16 @@ class Library:
         self.require_cuda()
         self.check(self.dll.adaload_capi_set_device(int(index)), "CUDA device %d" % index)
 
-    def plan(self, manifest, model_file, policy, assign, gpus, gpu_mem_gib, seed, p, flops,
-             profile, plan_out, summary_out):
-        """adaload_capi_plan; raises PlanError with the planner's one-line message."""
+    def plan(self, manifest, model_file, options, plan_out, summary_out):
+        """adaload_capi_plan with options as name/value strings (adaload.plan.plan_options);
+        raises PlanError with the planner's one-line message."""
         from .errors import PlanError
 
         def b(s):
             return None if s is None else os.fsencode(s)
         err = ctypes.create_string_buffer(512)
-        st = self.dll.adaload_capi_plan(b(manifest), b(model_file), b(policy), b(assign),
-                                        int(gpus), float(gpu_mem_gib or 0), int(seed),
-                                        float(p or 0), float(flops or 0), b(profile),
+        opts = (ctypes.c_char_p * max(1, len(options)))(*[b(o) for o in options])
+        st = self.dll.adaload_capi_plan(b(manifest), b(model_file), opts, len(options),
                                         b(plan_out), b(summary_out), err, len(err))
         if st != 0:
             raise PlanError("planner: %s" % (err.value.decode(errors="replace")

@@ -3,33 +3,58 @@
     from adaload.plan import PlanBatches
     # From a plan file written by `adaload plan --plan-out plan.jsonl --gpus 2 ...`:
     b = PlanBatches("plan.jsonl", rank=0, world_size=2, start_step=0)
-    # Or planned here through libadaload (every rank computes the same plan, no communication):
-    b = PlanBatches(manifest="datasets/default.csv", model="wan2.1-1.3b", policy="dual",
-                    assign="random", seed=0, rank=0, world_size=2)
-    for ids in b: ...                # one list of sample ids per step ([] where this rank idles)
-    for mb in b.microbatches(): ...  # MicroBatch(step, bucket, cost, ids)
+    # Or planned here through libadaload (every rank computes the same plan, no communication),
+    # with the defaults and checks of `adaload plan` (any of its options by name):
+    b = PlanBatches(manifest="datasets/default.csv", model="wan2.1-1.3b", rank=0, world_size=2,
+                    seed=0, epoch=0, window=8)
+    for mb in b.microbatches(): ...  # MicroBatch(step, bucket, cost, ids, sync, group_samples,
+                                     #            group_tokens, tokens, window)
+    for ids in b: ...                # the same ids lists ([] where this rank idles), each a
+                                     # PlanIds (a list) carrying the MicroBatch's fields
+    b.set_epoch(1)                   # the next epoch's plan (reshuffled; see set_epoch)
 
-The plan is one epoch: the line with "step": k is the k-th synchronous step of all ranks, and
-rank r's micro-batch in it is the entry with "rank": r (planner/README.md, "Outputs"). Ids
-are the manifest's id column, or its line numbers (ints) when it has none. A rank that idles
-in a step gets an empty list, so every rank runs the same number of steps (the gradient
-all-reduce needs all of them). start_step N yields exactly what an uninterrupted iteration
-yields from step N on (exact resume): steps before N are read, checked and skipped. A file
-may also hold only the steps from some step F on (what `adaload plan --start-step F` writes):
-its steps must then be consecutive from F, and start_step must be at least F. Keys of a line
-other than step, ranks and the ranks' rank, bucket, cost, ids are ignored.
+The plan is one epoch: the line with "step": k is the k-th step of all ranks, and rank r's
+micro-batch in it is the entry with "rank": r (planner/README.md, "Outputs"). `sync` is
+true on the last step of a sync group: every step for random, same-bucket and sorted-window,
+the last step of each window for lpt and kk (where the ranks run different numbers of
+micro-batches and must not all-reduce in between: DDP no_sync). group_samples and
+group_tokens are the totals of that sync group over all ranks, the normalizer of a loss
+summed over the group's samples (or tokens). A rank that idles in a step gets an empty list,
+so every rank runs the same number of steps.
+
+A file ends with an end record ({"end": true, "first_step": F, "steps": K, "gpus": R, ...});
+a file without it, or whose step lines do not match it, is refused (a plan cut at a line
+boundary is not a plan). start_step N yields exactly what an uninterrupted iteration yields
+from step N on (exact resume), but N inside an lpt/kk window (after a step with sync false)
+is refused: the gradients accumulated in the window before N are gone; rewind=True starts at
+the window's first step instead (the attribute start_step then says where). A file may hold
+only steps F.. (what `adaload plan --start-step F` writes); start_step must be at least F (such a file
+cannot show a window that began before F).
+Only this rank's entry of each line is decoded (the other ranks' are counted, not parsed).
+Keys of a line other than those named here are ignored.
 
 Every malformed line is a PlanError naming file:line; a plan made for another number of
 ranks is an error, not silently re-cut.
 """
 import collections
 import json
+import math
 import os
+import re
 import tempfile
 
 from .errors import PlanError
 
-MicroBatch = collections.namedtuple("MicroBatch", "step bucket cost ids")
+MicroBatch = collections.namedtuple(
+    "MicroBatch", "step bucket cost ids sync group_samples group_tokens tokens window")
+
+
+class PlanIds(list):
+    """This rank's sample ids of one step (a plain list to a DataLoader), with the step's
+    MicroBatch fields as attributes: step, bucket, cost, sync, group_samples, group_tokens,
+    tokens, window."""
+    __slots__ = ("step", "bucket", "cost", "sync", "group_samples", "group_tokens", "tokens",
+                 "window")
 
 
 def _int(v):
@@ -61,45 +86,151 @@ def _check_entry(e, r, where):
         raise PlanError("%s: rank %d: bucket %d but no ids" % (where, r, bucket))
     if not _num(e["cost"]) or e["cost"] < 0:
         raise PlanError("%s: rank %d: \"cost\" must be a number >= 0" % (where, r))
+    if "tokens" in e and (not _int(e["tokens"]) or e["tokens"] < 0):
+        raise PlanError("%s: rank %d: \"tokens\" must be a whole number >= 0" % (where, r))
 
 
-def read_steps(path, world_size):
-    """Yields (step, ranks) for every line of a plan file, checked (PlanError on the first
-    bad line): steps consecutive from the first line's step. world_size must equal the
-    number of ranks of every step."""
+def _check_head(d, where):
+    """The step-level keys of a decoded line (sync, group totals, window); returns sync."""
+    sync = d.get("sync", True)
+    if not isinstance(sync, bool):
+        raise PlanError("%s: \"sync\" must be true or false" % where)
+    for k in ("group_samples", "group_tokens"):
+        if k in d and (not _int(d[k]) or d[k] < 0):
+            raise PlanError("%s: \"%s\" must be a whole number >= 0" % (where, k))
+    w = d.get("window")
+    if w is not None and (not _int(w) or w < 0):
+        raise PlanError("%s: \"window\" must be a whole number >= 0 or null" % where)
+    return sync
+
+
+def _check_end(end, where, first, count, world_size):
+    for k in ("first_step", "steps", "gpus"):
+        if not _int(end.get(k)) or end[k] < 0:
+            raise PlanError("%s: the end record has no whole number \"%s\"" % (where, k))
+    if end["gpus"] != world_size:
+        raise PlanError("%s: the plan is for %d ranks, world_size is %d (plan with --gpus %d)"
+                        % (where, end["gpus"], world_size, world_size))
+    if count != end["steps"] or (count and first != end["first_step"]):
+        raise PlanError("%s: the end record says %d steps from step %d, the file holds %d from "
+                        "step %s: the file is incomplete or was edited"
+                        % (where, end["steps"], end["first_step"], count, first))
+
+
+def _open(path):
     try:
-        f = open(path, "r", encoding="utf-8")
+        return open(path, "r", encoding="utf-8")
     except OSError as e:
         raise PlanError("%s: cannot open the plan: %s" % (path, e.strerror)) from None
-    with f:
-        expect = None
+
+
+def _lines(path):
+    """(line number, text, decoded-or-None) for every line; the end record verified. A line
+    is decoded here unless it is a step line in `adaload plan`'s own layout (_FAST), which
+    callers may decode in part."""
+    with _open(path) as f:
+        end = None
         for n, line in enumerate(f, 1):
             where = "%s:%d" % (path, n)
+            if end is not None:
+                raise PlanError("%s: a line after the end record" % where)
+            if not line.endswith("\n"):
+                raise PlanError("%s: the last line is cut (no line end): the file is incomplete"
+                                % where)
             if not line.strip():
                 raise PlanError("%s: empty line" % where)
-            try:
-                d = json.loads(line)
-            except ValueError as e:
-                raise PlanError("%s: not JSON (%s)" % (where, e)) from None
-            if not isinstance(d, dict) or "step" not in d or "ranks" not in d:
-                raise PlanError("%s: a plan line is {\"step\": k, \"ranks\": [...]}" % where)
-            if expect is None and _int(d["step"]) and d["step"] >= 0:
-                expect = d["step"]
-            if d["step"] != expect or not _int(d["step"]):
-                raise PlanError("%s: \"step\": %r, expected %s (steps are consecutive whole numbers)"
-                                % (where, d["step"], "a whole number >= 0" if expect is None else expect))
-            ranks = d["ranks"]
-            if not isinstance(ranks, list):
-                raise PlanError("%s: \"ranks\" is not a list" % where)
-            if len(ranks) != world_size:
+            if line.startswith('{"end":'):
+                try:
+                    end = json.loads(line)
+                except ValueError as e:
+                    raise PlanError("%s: not JSON (%s)" % (where, e)) from None
+                if not isinstance(end, dict) or end.get("end") is not True:
+                    raise PlanError("%s: a bad end record" % where)
+                yield n, None, end
+                continue
+            yield n, line, None
+        if end is None:
+            raise PlanError("%s: no end record: the file is incomplete (cut at a line boundary?) "
+                            "or not written by adaload plan" % path)
+
+
+# `adaload plan`'s own layout of a step line, whose rank entries need not all be decoded.
+_FAST = re.compile(r'\{"step":(\d+),"window":(null|\d+),"sync":(true|false),'
+                   r'"group_samples":(\d+),"group_tokens":(\d+),"ranks":\[')
+_DEC = json.JSONDecoder()
+
+
+def _decode(line, where):
+    try:
+        d = json.loads(line)
+    except ValueError as e:
+        raise PlanError("%s: not JSON (%s)" % (where, e)) from None
+    if not isinstance(d, dict) or "step" not in d or "ranks" not in d:
+        raise PlanError("%s: a plan line is {\"step\": k, \"ranks\": [...]}" % where)
+    return d
+
+
+def _step_lines(path, world_size, rank=None):
+    """Yields (step, head, ranks) per step line, checked: steps consecutive from the first
+    line's step, world_size ranks per line. head: dict of sync, window, group_samples,
+    group_tokens. ranks: every entry, or with rank given only [entry of that rank]."""
+    expect = None
+    count = 0
+    for n, line, end in _lines(path):
+        where = "%s:%d" % (path, n)
+        if end is not None:
+            _check_end(end, where, expect - count if expect is not None else None, count,
+                       world_size)
+            if count == 0:
+                raise PlanError("%s: the plan has no steps" % path)
+            return
+        m = _FAST.match(line) if rank is not None else None
+        if m:
+            step = int(m.group(1))
+            head = {"sync": m.group(3) == "true",
+                    "window": None if m.group(2) == "null" else int(m.group(2)),
+                    "group_samples": int(m.group(4)), "group_tokens": int(m.group(5))}
+            nr = line.count('{"rank":', m.end())
+            if nr != world_size:
                 raise PlanError("%s: the plan has %d ranks per step, world_size is %d (plan with "
-                                "--gpus %d)" % (where, len(ranks), world_size, world_size))
-            for r, e in enumerate(ranks):
+                                "--gpus %d)" % (where, nr, world_size, world_size))
+            at = line.find('{"rank":%d,' % rank, m.end())
+            try:
+                e, _ = _DEC.raw_decode(line, at) if at >= 0 else (None, 0)
+            except ValueError as x:
+                raise PlanError("%s: not JSON (%s)" % (where, x)) from None
+            _check_entry(e, rank, where)
+            ranks = [e]
+        else:
+            d = _decode(line, where)
+            step = d["step"]
+            if not isinstance(d["ranks"], list):
+                raise PlanError("%s: \"ranks\" is not a list" % where)
+            if len(d["ranks"]) != world_size:
+                raise PlanError("%s: the plan has %d ranks per step, world_size is %d (plan with "
+                                "--gpus %d)" % (where, len(d["ranks"]), world_size, world_size))
+            for r, e in enumerate(d["ranks"]):
                 _check_entry(e, r, where)
-            yield expect, ranks
-            expect += 1
-        if expect is None:
-            raise PlanError("%s: the plan has no steps" % path)
+            head = {"sync": _check_head(d, where), "window": d.get("window"),
+                    "group_samples": d.get("group_samples"), "group_tokens": d.get("group_tokens")}
+            ranks = d["ranks"] if rank is None else [d["ranks"][rank]]
+        if expect is None and _int(step) and step >= 0:
+            expect = step
+        if step != expect or not _int(step):
+            raise PlanError("%s: \"step\": %r, expected %s (steps are consecutive whole numbers)"
+                            % (where, step, "a whole number >= 0" if expect is None else expect))
+        yield step, head, ranks
+        expect += 1
+        count += 1
+
+
+def read_steps(path, world_size, with_head=False):
+    """Yields (step, ranks) for every step line of a plan file, checked (PlanError on the
+    first bad line, on a missing or wrong end record): steps consecutive from the first
+    line's step. world_size must equal the number of ranks of every step. with_head: yields
+    (step, head, ranks), head = {sync, window, group_samples, group_tokens}."""
+    for step, head, ranks in _step_lines(path, world_size):
+        yield (step, head, ranks) if with_head else (step, ranks)
 
 
 def _check_rank(rank, world_size, start_step):
@@ -124,12 +255,51 @@ def model_file(model):
     return p
 
 
-def make_plan(manifest, plan_out, summary_out=None, model="wan2.1-14b", policy="dual",
-              assign="random", seed=0, gpus=1, gpu_mem_gib=None, p=None, flops=None,
-              profile=None, library=None):
+# The options of `adaload plan` that manifest mode passes on, by kind. The library applies
+# the command's defaults to what is not given and the command's checks to what is.
+_WHOLE = ("window", "seed", "epoch", "mem_tokens", "tok_budget")
+_REAL = ("gpu_mem_gib", "mem_margin", "flops", "step_time", "comp_budget", "comp_ref_pct", "p",
+         "jitter_cv")
+_TEXT = ("policy", "assign", "gpu", "act", "comp_model", "oversize", "profile", "parallel")
+OPTIONS = _WHOLE + _REAL + _TEXT
+
+
+def plan_options(**kw):
+    """The name/value strings of adaload_capi_plan for these options (None: the default).
+    Whole numbers must be ints in [0, 2^63), reals finite numbers: a PlanError otherwise (a
+    seed of 2**64 is not wrapped, a NaN not passed on)."""
+    out = []
+    for k, v in kw.items():
+        if k not in OPTIONS:
+            raise PlanError("%s: not an option of the planner (%s)" % (k, ", ".join(OPTIONS)))
+        if v is None:
+            continue
+        if k in _WHOLE:
+            if not _int(v) or not 0 <= v < 2 ** 63:
+                raise PlanError("%s %r: must be a whole number in [0, 2^63)" % (k, v))
+            s = str(v)
+        elif k in _REAL:
+            if not _num(v) or not math.isfinite(v):
+                raise PlanError("%s %r: must be a finite number" % (k, v))
+            s = repr(float(v))
+        else:
+            if not isinstance(v, str):
+                raise PlanError("%s %r: must be a string" % (k, v))
+            s = v
+        out += [k.replace("_", "-"), s]
+    return out
+
+
+def make_plan(manifest, plan_out, summary_out=None, model="wan2.1-14b", gpus=1, library=None,
+              **options):
     """Plans a manifest through libadaload (adaload_capi_plan) into plan_out (and the summary
-    JSON into summary_out), each written to a temporary name in its folder and renamed."""
+    JSON into summary_out), each written to a temporary name in its folder and renamed.
+    options: any of OPTIONS (the names of `adaload plan`'s options with _ for -); what is
+    not given has the command's default."""
     from . import _lib
+    if not _int(gpus) or gpus < 1:
+        raise PlanError("gpus %r: must be a whole number >= 1" % (gpus,))
+    opts = plan_options(**options) + ["gpus", str(gpus)]
     lib = library or _lib.load()
     outs = [o for o in (plan_out, summary_out) if o]
     tmps = []
@@ -140,8 +310,7 @@ def make_plan(manifest, plan_out, summary_out=None, model="wan2.1-14b", policy="
             tmps.append(t)
         tp = tmps[0] if plan_out else None
         ts = tmps[-1] if summary_out else None
-        lib.plan(manifest, model_file(model), policy, assign, gpus, gpu_mem_gib, seed, p, flops,
-                 profile, tp, ts)
+        lib.plan(manifest, model_file(model), opts, tp, ts)
         for t, o in zip(tmps, outs):
             os.replace(t, o)
         tmps = []
@@ -152,47 +321,85 @@ def make_plan(manifest, plan_out, summary_out=None, model="wan2.1-14b", policy="
 
 
 class PlanBatches:
-    """One rank's micro-batches of a plan (see the module's docstring)."""
+    """One rank's micro-batches of a plan (see the module's docstring). plan may hold
+    "{epoch}" (plan-{epoch}.jsonl): set_epoch(e) then reads that epoch's file."""
 
     def __init__(self, plan=None, *, manifest=None, rank=0, world_size=1, start_step=0,
-                 model="wan2.1-14b", policy="dual", assign="random", seed=0, gpu_mem_gib=None,
-                 p=None, flops=None, profile=None, library=None):
+                 rewind=False, model="wan2.1-14b", library=None, epoch=0, **options):
         _check_rank(rank, world_size, start_step)
         if (plan is None) == (manifest is None):
             raise PlanError("give a plan file or a manifest (exactly one of them)")
-        self.rank, self.world_size, self.start_step = rank, world_size, start_step
-        if plan is not None:
-            self._load(plan)
-        else:
-            with tempfile.TemporaryDirectory(prefix="adaload-plan-") as d:
-                path = os.path.join(d, "plan.jsonl")
-                make_plan(manifest, path, model=model, policy=policy, assign=assign, seed=seed,
-                          gpus=world_size, gpu_mem_gib=gpu_mem_gib, p=p, flops=flops,
-                          profile=profile, library=library)
-                self._load(path)
+        if plan is not None and options:
+            raise PlanError("planner options (%s) need manifest=..., not a plan file"
+                            % ", ".join(sorted(options)))
+        plan_options(epoch=epoch, **options)  # checked before any work
+        self.rank, self.world_size = rank, world_size
+        self._plan, self._manifest, self._model = plan, manifest, model
+        self._library, self._options = library, options
+        self._want_start, self._rewind = start_step, rewind
+        self.set_epoch(epoch)
 
-    def _load(self, path):
-        # Only this rank's entries are kept: a 10M-sample plan stays small per rank.
+    def set_epoch(self, epoch):
+        """Loads epoch `epoch`'s plan: in manifest mode planned with the seed derived from
+        (seed, epoch) (`adaload plan --epoch`); with a plan file, the file named by plan with
+        {epoch} replaced (a plan without {epoch} holds one epoch: its end record's). The
+        first epoch loaded starts at start_step, later ones at their first step."""
+        plan_options(epoch=epoch)
+        start = self._want_start if not hasattr(self, "epoch") else 0
+        self.epoch = epoch
+        if self._plan is not None:
+            path = self._plan.replace("{epoch}", str(epoch))
+            self._load(path, start)
+            return
+        with tempfile.TemporaryDirectory(prefix="adaload-plan-") as d:
+            path = os.path.join(d, "plan.jsonl")
+            make_plan(self._manifest, path, model=self._model, gpus=self.world_size,
+                      library=self._library, epoch=epoch, **self._options)
+            self._load(path, start)
+
+    def _load(self, path, start_step):
+        # Only this rank's entries are kept (and decoded): a 10M-sample plan stays small per rank.
         self._mine = []
-        for step, ranks in read_steps(path, self.world_size):
-            e = ranks[self.rank]
-            self._mine.append(MicroBatch(step, e["bucket"], float(e["cost"]), list(e["ids"])))
+        for step, head, (e,) in _step_lines(path, self.world_size, self.rank):
+            self._mine.append(MicroBatch(step, e["bucket"], float(e["cost"]), list(e["ids"]),
+                                         head["sync"], head["group_samples"], head["group_tokens"],
+                                         e.get("tokens"), head["window"]))
         self.first_step = self._mine[0].step
         self.steps = self.first_step + len(self._mine)  # one past the last step
-        if self.start_step < self.first_step:
-            raise PlanError("start_step %d: %s starts at step %d" % (self.start_step, path,
+        if start_step < self.first_step:
+            raise PlanError("start_step %d: %s starts at step %d" % (start_step, path,
                                                                     self.first_step))
-        if self.start_step > self.steps:
-            raise PlanError("start_step %d: the plan has only %d steps" % (self.start_step, self.steps))
-        self._from = self.start_step - self.first_step
+        if start_step > self.steps:
+            raise PlanError("start_step %d: the plan has only %d steps" % (start_step, self.steps))
+        i = start_step - self.first_step
+        g = i
+        while g > 0 and not self._mine[g - 1].sync:
+            g -= 1
+        if g != i:
+            if not self._rewind:
+                raise PlanError("start_step %d: inside the sync window of steps %d..%d (lpt/kk: "
+                                "the gradients accumulated since step %d are lost on a restart); "
+                                "resume at step %d, or pass rewind=True to start there"
+                                % (start_step, g + self.first_step, self._group_end(i),
+                                   g + self.first_step, g + self.first_step))
+        self.start_step = g + self.first_step
+        self._from = g
+
+    def _group_end(self, i):
+        while i < len(self._mine) - 1 and not self._mine[i].sync:
+            i += 1
+        return self._mine[i].step
 
     def __len__(self):
         return self.steps - self.start_step
 
     def microbatches(self):
-        """MicroBatch(step, bucket, cost, ids) for steps start_step .. steps-1."""
+        """MicroBatch records for steps start_step .. steps-1."""
         return iter(self._mine[self._from:])
 
     def __iter__(self):
         for mb in self._mine[self._from:]:
-            yield list(mb.ids)
+            ids = PlanIds(mb.ids)
+            for k in PlanIds.__slots__:
+                setattr(ids, k, getattr(mb, k))
+            yield ids

@@ -274,10 +274,14 @@ def lnmod_torch(x, scale, shift, eps=1e-6, frame_len=None):
 
 
 class PlanBatchSampler(_torch.utils.data.Sampler):
-    """A batch sampler over adaload.plan.PlanBatches (same arguments): yields this rank's list
-    of sample ids per step, [] where the rank idles in that step. A DataLoader's default
-    collate cannot stack an empty batch: give a collate_fn that handles [] (and still join
-    the step's gradient all-reduce), or drive the loop from the sampler directly."""
+    """A batch sampler over adaload.plan.PlanBatches (same arguments): yields this rank's ids
+    per step, [] where the rank idles in that step, each a PlanIds (a list) that carries the
+    step's sync flag and its sync group's sample and token totals (.sync, .group_samples,
+    .group_tokens, .step, .bucket, .tokens). A DataLoader passes only the ids on: drive the
+    loop from microbatches() (zip it with the loader; the loader keeps the order) to see
+    them. A DataLoader's default collate cannot stack an empty batch: give a collate_fn that
+    handles [] (the rank must still join the step's all-reduce). set_epoch(e) moves to
+    epoch e's plan (reshuffled), as DistributedSampler.set_epoch does."""
 
     def __init__(self, plan=None, **kw):
         self.batches = PlanBatches(plan, **kw)
@@ -287,3 +291,9 @@ class PlanBatchSampler(_torch.utils.data.Sampler):
 
     def __len__(self):
         return len(self.batches)
+
+    def microbatches(self):
+        return self.batches.microbatches()
+
+    def set_epoch(self, epoch):
+        self.batches.set_epoch(epoch)

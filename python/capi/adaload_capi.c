@@ -1,7 +1,10 @@
 /* adaload_capi.c -- the flat entry points of libadaload (adaload_capi.h). */
 #include "adaload_capi.h"
 
+#include <errno.h>
+#include <math.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -55,14 +58,14 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
  * Searching by name keeps this file right when the planner gains policies or assignments. */
 static int find_policy(const char *name)
 {
-    for (int i = 0; i < 16; i++)
+    for (int i = 0; i < 2; i++)
         if (!strcmp(plan_policy_name((plan_policy)i), name)) return i;
     return -1;
 }
 
 static int find_assign(const char *name)
 {
-    for (int i = 0; i < 16; i++)
+    for (int i = 0; i < PLAN_NASSIGN; i++)
         if (!strcmp(plan_assign_name((plan_assign)i), name)) return i;
     return -1;
 }
@@ -104,49 +107,136 @@ static plan_status write_files(const plan_result *r, const plan_baselines *bl, c
     return PLAN_OK;
 }
 
-int adaload_capi_plan(const char *manifest, const char *model_file, const char *policy,
-                      const char *assign, int64_t gpus, double gpu_mem_gib, uint64_t seed,
-                      double p, double flops, const char *profile, const char *plan_out,
-                      const char *summary_out, char *err, size_t errlen)
+/* Strict numbers, as `adaload plan` reads them: whole numbers are decimal digits only; reals
+ * are finite. 0 ok, -1 not a number of that kind. */
+static int parse_u64(const char *v, uint64_t *out)
+{
+    if (!*v || strlen(v) > 19) return -1;
+    uint64_t x = 0;
+    for (const char *c = v; *c; c++) {
+        if (*c < '0' || *c > '9') return -1;
+        x = x * 10 + (uint64_t)(*c - '0');
+    }
+    *out = x;
+    return 0;
+}
+
+static int parse_f64(const char *v, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (!*v || errno || *end || !isfinite(x)) return -1;
+    *out = x;
+    return 0;
+}
+
+typedef struct {
+    const char *profile;
+} capi_extra;
+
+/* One option (the name `adaload plan` takes, without the dashes) into cfg. The ranges are
+ * checked by plan_build (the same check as the command's). */
+static int set_option(plan_config *c, capi_extra *x, const char *k, const char *v, char *err, size_t errlen)
+{
+    uint64_t u = 0;
+    double d = 0;
+    int whole = !strcmp(k, "gpus") || !strcmp(k, "window") || !strcmp(k, "seed") || !strcmp(k, "epoch") ||
+                !strcmp(k, "mem-tokens") || !strcmp(k, "tok-budget");
+    int real = !strcmp(k, "gpu-mem-gib") || !strcmp(k, "mem-margin") || !strcmp(k, "flops") ||
+               !strcmp(k, "step-time") || !strcmp(k, "comp-budget") || !strcmp(k, "comp-ref-pct") ||
+               !strcmp(k, "p") || !strcmp(k, "jitter-cv");
+    if (whole && (parse_u64(v, &u) || u > (uint64_t)INT64_MAX)) {
+        set_err(err, errlen, "%s %s: must be a whole number in [0, 2^63) (decimal digits)", k, v);
+        return -1;
+    }
+    if (real && (parse_f64(v, &d))) {
+        set_err(err, errlen, "%s %s: must be a finite number", k, v);
+        return -1;
+    }
+    if (!strcmp(k, "policy")) {
+        int i = find_policy(v);
+        if (i < 0) goto bad;
+        c->policy = (plan_policy)i;
+    } else if (!strcmp(k, "assign")) {
+        int i = find_assign(v);
+        if (i < 0) goto bad;
+        c->assign = (plan_assign)i;
+    } else if (!strcmp(k, "oversize")) {
+        if (strcmp(v, "error") && strcmp(v, "drop")) goto bad;
+        c->oversize_drop = !strcmp(v, "drop");
+    } else if (!strcmp(k, "comp-model")) {
+        if (strcmp(v, "cost") && strcmp(v, "power")) goto bad;
+        c->comp_model = strcmp(v, "cost") ? PLAN_COMP_POWER : PLAN_COMP_COST;
+    } else if (!strcmp(k, "gpu")) {
+        const plan_gpu *g = plan_gpu_find(v);
+        if (!g) goto bad;
+        c->gpu_mem_bytes = g->bytes;
+        c->gpu_name = g->name;
+    } else if (!strcmp(k, "act")) {
+        c->act = v;
+    } else if (!strcmp(k, "profile")) {
+        x->profile = v;
+    } else if (!strcmp(k, "gpus")) {
+        c->gpus = (int64_t)u;
+    } else if (!strcmp(k, "window")) {
+        c->window = (int64_t)u;
+    } else if (!strcmp(k, "seed")) {
+        c->seed = u;
+    } else if (!strcmp(k, "epoch")) {
+        c->epoch = u;
+    } else if (!strcmp(k, "mem-tokens")) {
+        c->mem_tokens = (int64_t)u;
+    } else if (!strcmp(k, "tok-budget")) {
+        c->tok_budget = (int64_t)u;
+    } else if (!strcmp(k, "gpu-mem-gib")) {
+        if (!(d > 0)) goto bad;
+        c->gpu_mem_bytes = d * 1073741824.0;
+        c->gpu_name = NULL; /* not the preset's capacity any more */
+    } else if (!strcmp(k, "mem-margin")) {
+        c->mem_margin = d;
+    } else if (!strcmp(k, "flops")) {
+        if (!(d > 0)) goto bad;
+        c->flops = d;
+    } else if (!strcmp(k, "step-time") || !strcmp(k, "comp-budget")) {
+        if (!(d > 0)) goto bad;
+        c->comp_budget = d;
+    } else if (!strcmp(k, "jitter-cv")) {
+        c->jitter_cv = d;
+    } else if (!strcmp(k, "comp-ref-pct")) {
+        c->comp_ref_pct = d;
+    } else if (!strcmp(k, "p")) {
+        if (!(d > 0 && d <= 3)) goto bad;
+        c->p = d;
+    } else {
+        set_err(err, errlen, "%s: not an option of the planner", k);
+        return -1;
+    }
+    return 0;
+bad:
+    set_err(err, errlen, "%s %s: not a valid value (see adaload plan --help)", k, v);
+    return -1;
+}
+
+int adaload_capi_plan(const char *manifest, const char *model_file, const char *const *opts,
+                      int64_t nopts, const char *plan_out, const char *summary_out, char *err,
+                      size_t errlen)
 {
     set_err(err, errlen, "%s", "");
-    if (!manifest || !model_file || !policy || !assign) {
-        set_err(err, errlen, "adaload_capi_plan: manifest, model_file, policy and assign are required");
+    if (!manifest || !model_file || nopts < 0 || (nopts % 2) || (nopts && !opts)) {
+        set_err(err, errlen, "adaload_capi_plan: manifest and model_file are required, options come in name/value pairs");
         return PLAN_ERR_USAGE;
     }
     plan_config cfg;
     plan_config_default(&cfg);
-    int pol = find_policy(policy), asg = find_assign(assign);
-    if (pol < 0) {
-        set_err(err, errlen, "policy '%s': not a policy of this planner", policy);
-        return PLAN_ERR_USAGE;
+    capi_extra x = {NULL};
+    for (int64_t i = 0; i < nopts; i += 2) {
+        if (!opts[i] || !opts[i + 1]) {
+            set_err(err, errlen, "adaload_capi_plan: option %lld is NULL", (long long)i / 2);
+            return PLAN_ERR_USAGE;
+        }
+        if (set_option(&cfg, &x, opts[i], opts[i + 1], err, errlen)) return PLAN_ERR_USAGE;
     }
-    if (asg < 0) {
-        set_err(err, errlen, "assign '%s': not an assignment of this planner", assign);
-        return PLAN_ERR_USAGE;
-    }
-    if (gpus < 1 || gpus > 1000000) {
-        set_err(err, errlen, "gpus %lld: must be in [1, 1000000]", (long long)gpus);
-        return PLAN_ERR_USAGE;
-    }
-    if (!(p <= 3.0)) { /* also NaN */
-        set_err(err, errlen, "p %g: must be in (0, 3], or <= 0 for auto", p);
-        return PLAN_ERR_USAGE;
-    }
-    if (seed > (uint64_t)INT64_MAX) {
-        set_err(err, errlen, "seed: must be below 2^63");
-        return PLAN_ERR_USAGE;
-    }
-    cfg.policy = (plan_policy)pol;
-    cfg.assign = (plan_assign)asg;
-    cfg.gpus = gpus;
-    if (gpu_mem_gib > 0) {
-        cfg.gpu_mem_bytes = gpu_mem_gib * 1073741824.0;
-        cfg.gpu_name = NULL; /* not the preset's capacity any more */
-    }
-    cfg.seed = seed;
-    cfg.p = p > 0 ? p : 0;
-    if (flops > 0) cfg.flops = flops;
     cfg.manifest_name = base_name(manifest);
 
     plan_error e = {{0}};
@@ -155,8 +245,8 @@ int adaload_capi_plan(const char *manifest, const char *model_file, const char *
     plan_manifest *mf = NULL;
     plan_result *r = NULL;
     plan_status st = plan_model_load(model_file, &model, &e);
-    if (!st && profile) {
-        st = plan_cost_from_profile(profile, &prof, &e);
+    if (!st && x.profile) {
+        st = plan_cost_from_profile(x.profile, &prof, &e);
         cfg.cost = &prof;
     }
     if (!st) st = plan_manifest_read(manifest, &model, plan_out != NULL, &mf, &e);

@@ -5,9 +5,9 @@
  * unchanged.
  *
  *   char err[512];
+ *   const char *opts[] = {"assign", "kk", "gpus", "2"};
  *   int st = adaload_capi_plan("datasets/tiny.csv", "datasets/models/wan2.1-1.3b.json",
- *                              "dual", "random", 2, 141.0, 0, 0.0, 0.0, NULL,
- *                              "plan.jsonl", "summary.json", err, sizeof err);
+ *                              opts, 4, "plan.jsonl", "summary.json", err, sizeof err);
  *   if (st) fprintf(stderr, "%s\n", err);            // st is a plan_status
  *
  * The library never exits or prints; every function returns a status. No global state
@@ -24,7 +24,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever an entry point of this header changes. */
-#define ADALOAD_CAPI_VERSION 1
+#define ADALOAD_CAPI_VERSION 2
 int adaload_capi_version(void);
 
 /* 1 when this library holds the CUDA kernels (lnmod_forward and friends), 0 when it was
@@ -37,18 +37,20 @@ int adaload_capi_has_cuda(void);
  * shift_stride, eps). Writes min(n, 12) values; returns 12. */
 int64_t adaload_capi_desc_layout(int64_t *out, int64_t n);
 
-/* Plans a manifest like `adaload plan` and writes the plan (one JSON line per step, the
- * --plan-out format of planner/README.md) to plan_out and the canonical summary JSON to
- * summary_out; either may be NULL. The files are written at exactly these paths (the caller
- * chooses temporary names and renames them). model_file is a model JSON
- * (datasets/models/NAME.json). policy and assign are the names `adaload plan` takes
- * (plan_policy_name / plan_assign_name of some value). gpu_mem_gib <= 0: the default 141;
- * p <= 0: auto; flops <= 0: the default; profile NULL: the FLOP model.
+/* Plans a manifest like `adaload plan` and writes the plan (the --plan-out format of
+ * planner/README.md) to plan_out and the canonical summary JSON to summary_out; either may be
+ * NULL. The files are written at exactly these paths (the caller chooses temporary names and
+ * renames them). model_file is a model JSON (datasets/models/NAME.json). opts holds nopts
+ * strings, name/value pairs with the names of `adaload plan`'s options without the dashes
+ * ("assign", "kk", "window", "8", ...): policy, assign, window, gpus, gpu, gpu-mem-gib,
+ * mem-margin, seed, epoch, mem-tokens, tok-budget, act, comp-model, step-time, comp-budget,
+ * comp-ref-pct, p, flops, oversize, profile, jitter-cv. What is not given keeps plan_config_default's
+ * value, the command's default; every value goes through the planner's own checks (whole
+ * numbers decimal digits below 2^63, reals finite), as the command's.
  * Returns a plan_status (0 ok); on failure err gets one line naming the file or option. */
-int adaload_capi_plan(const char *manifest, const char *model_file, const char *policy,
-                      const char *assign, int64_t gpus, double gpu_mem_gib, uint64_t seed,
-                      double p, double flops, const char *profile, const char *plan_out,
-                      const char *summary_out, char *err, size_t errlen);
+int adaload_capi_plan(const char *manifest, const char *model_file, const char *const *opts,
+                      int64_t nopts, const char *plan_out, const char *summary_out, char *err,
+                      size_t errlen);
 
 /* Makes `device` the calling thread's current CUDA device for the kernels of this library
  * (its CUDA runtime is linked statically, so it does not share the caller's notion of the

@@ -78,10 +78,12 @@ class Resume(unittest.TestCase):
             whole = os.path.join(d, "whole.jsonl")
             make_plan(dataset("default.csv"), whole, model="wan2.1-1.3b", gpus=2, seed=4)
             lines = open(whole).read().splitlines(True)
+            end = json.loads(lines.pop())
             F = len(lines) // 3
             part = os.path.join(d, "part.jsonl")
             with open(part, "w") as f:
                 f.writelines(lines[F:])
+                f.write(json.dumps(dict(end, first_step=F, steps=len(lines) - F)) + "\n")
             full = list(PlanBatches(whole, world_size=2, rank=1))
             for n in (F, F + 1, len(lines) - 1, len(lines)):
                 with self.subTest(start_step=n):
@@ -106,18 +108,18 @@ class LibraryEqualsCommand(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             a, b = os.path.join(d, "lib.jsonl"), os.path.join(d, "cli.jsonl")
             sa, sb = os.path.join(d, "lib.json"), os.path.join(d, "cli.json")
-            make_plan(dataset("default.csv"), a, sa, model="wan2.1-1.3b", policy="dual",
-                      assign="same-bucket", seed=3, gpus=4)
+            # No policy, assignment or window given: the library's defaults are the command's.
+            make_plan(dataset("default.csv"), a, sa, model="wan2.1-1.3b", seed=3, gpus=4)
             subprocess.run([exe, "plan", "--manifest", dataset("default.csv"), "--model",
-                            "wan2.1-1.3b", "--policy", "dual", "--assign", "same-bucket",
-                            "--seed", "3", "--gpus", "4", "--plan-out", b, "--summary-json", sb],
+                            "wan2.1-1.3b", "--seed", "3", "--gpus", "4", "--plan-out", b,
+                            "--summary-json", sb],
                            check=True, stdout=subprocess.DEVNULL)
             for x, y in ((a, b), (sa, sb)):
                 with open(x, "rb") as f, open(y, "rb") as g:
                     self.assertEqual(f.read(), g.read(), "%s differs from adaload plan's" % x)
             self.assertEqual(list(PlanBatches(a, world_size=4, rank=2)),
                              list(PlanBatches(manifest=dataset("default.csv"), model="wan2.1-1.3b",
-                                              assign="same-bucket", seed=3, world_size=4, rank=2)))
+                                              seed=3, world_size=4, rank=2)))
             self.assertEqual(sorted(os.listdir(d)), ["cli.json", "cli.jsonl", "lib.json", "lib.jsonl"],
                              "temporary files left behind")
 
@@ -126,11 +128,18 @@ GOOD = {"step": 0, "ranks": [{"rank": 0, "bucket": 1, "cost": 0.5, "ids": ["a", 
                              {"rank": 1, "bucket": None, "cost": 0, "ids": []}]}
 
 
+def end_record(lines, gpus=2):
+    """The end record `adaload plan` writes after these step lines."""
+    steps = [ln for ln in lines if isinstance(ln, dict) and "step" in ln]
+    first = steps[0]["step"] if steps else 0
+    return {"end": True, "first_step": first, "steps": len(lines), "gpus": gpus}
+
+
 class BadInputs(unittest.TestCase):
-    def plan_file(self, lines):
+    def plan_file(self, lines, end=True):
         fd, p = tempfile.mkstemp(suffix=".jsonl")
         with os.fdopen(fd, "w") as f:
-            for ln in lines:
+            for ln in lines + ([end_record(lines)] if end else []):
                 f.write((ln if isinstance(ln, str) else json.dumps(ln)) + "\n")
         self.addCleanup(os.unlink, p)
         return p
@@ -201,10 +210,10 @@ class BadInputs(unittest.TestCase):
         self.assertIn("/nonexistent.csv", str(c.exception))
         with self.assertRaises(PlanError) as c:
             PlanBatches(manifest=dataset("tiny.csv"), policy="fastest")
-        self.assertIn("policy 'fastest'", str(c.exception))
+        self.assertIn("policy fastest", str(c.exception))
         with self.assertRaises(PlanError) as c:
             PlanBatches(manifest=dataset("tiny.csv"), assign="round-robin")
-        self.assertIn("assign 'round-robin'", str(c.exception))
+        self.assertIn("assign round-robin", str(c.exception))
         with self.assertRaises(PlanError) as c:
             PlanBatches(manifest=dataset("tiny.csv"), model="wan9")
         self.assertIn("wan9", str(c.exception))
