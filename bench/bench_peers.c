@@ -10,7 +10,8 @@
 #include "ada_output.h"
 #include "ada_spawn.h"
 
-ada_bench_status ada_bench_run_peers(const char *script, const char *out_json, const ada_shape *shapes,
+ada_bench_status ada_bench_run_peers(const char *script, const char *out_json, const char *ceiling_json,
+                                     const ada_shape *shapes,
                                      int64_t nshapes, int reps, double min_time, const char *filter,
                                      ada_note_fn note, void *note_arg, char *msg, size_t msg_n)
 {
@@ -36,7 +37,7 @@ ada_bench_status ada_bench_run_peers(const char *script, const char *out_json, c
     char reps_s[32], mt_s[32];
     snprintf(reps_s, sizeof reps_s, "%d", reps);
     snprintf(mt_s, sizeof mt_s, "%g", min_time);
-    char *argv[16];
+    char *argv[20];
     int k = 0;
     argv[k++] = "python3";
     argv[k++] = (char *)script;
@@ -48,6 +49,10 @@ ada_bench_status ada_bench_run_peers(const char *script, const char *out_json, c
     argv[k++] = reps_s;
     argv[k++] = "--min-time";
     argv[k++] = mt_s;
+    if (ceiling_json) {
+        argv[k++] = "--ceiling";
+        argv[k++] = (char *)ceiling_json;
+    }
     if (filter) {
         argv[k++] = "--filter";
         argv[k++] = (char *)filter;

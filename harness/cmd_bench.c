@@ -137,7 +137,7 @@ static int open_run_folder(const bopts *o, int argc, char **argv, char *dir, siz
 
 /* The PyTorch peers into po's path; drops po when they did not run. 0 ran, 1 failed,
  * 2 skipped. */
-static int peers(const bopts *o, ada_bench_session *s, ada_out *po)
+static int peers(const bopts *o, ada_bench_session *s, ada_out *po, const char *bench_path)
 {
     const char *why = NULL;
     if (!ada_bench_session_gpu_on(s, &why)) {
@@ -149,7 +149,7 @@ static int peers(const bopts *o, ada_bench_session *s, ada_out *po)
     int64_t nshapes = 0;
     const ada_shape *shapes = ada_bench_session_shapes(s, &nshapes);
     snprintf(script, sizeof script, "%s/bench/peers/torch_peers.py", ada_source_dir());
-    ada_bench_status st = ada_bench_run_peers(script, ada_out_write_path(po), shapes, nshapes, (int)o->reps,
+    ada_bench_status st = ada_bench_run_peers(script, ada_out_write_path(po), bench_path, shapes, nshapes, (int)o->reps,
                                               o->min_time, ada_bench_session_run_filter(s), ada_note_stdout, NULL,
                                               msg, sizeof msg);
     if (st == ADA_BENCH_OK) return 0;
@@ -188,8 +188,12 @@ static int custom_files(ada_outset *t, const char *dir, const char *bench_path, 
         free(text);
     }
     *errors = 0;
+    /* A peer found wrong against float64 is a finding about the peer, not a failure of the
+     * run: said once, not counted. */
     for (int64_t i = 0; i < results.n; i++)
-        if (results.r[i].error) {
+        if (results.r[i].wrong) printf("peer %s: %s\n", results.r[i].name, results.r[i].error_message);
+    for (int64_t i = 0; i < results.n; i++)
+        if (results.r[i].error && !results.r[i].wrong) {
             (*errors)++;
             ada_msg(CMD, "%s: %s", results.r[i].name, results.r[i].error_message ? results.r[i].error_message : "error");
         }
@@ -226,7 +230,7 @@ static int run_and_write(const bopts *o, ada_bench_session *s, const char *dir)
             rc = ADA_EXIT_USAGE;
         } else {
             const char *pp = ada_out_write_path(po);
-            int pr = peers(o, s, po);
+            int pr = peers(o, s, po, bench_path);
             peers_failed = pr == 1;
             peers_path = pr == 0 ? pp : NULL;
         }

@@ -33,7 +33,7 @@
 #include "run_bench.h"
 #include "run_sweep.h"
 
-static const char *const peer_prefixes[] = {"torch_", NULL};
+static const char *const peer_prefixes[] = {"torch_", "liger", NULL};
 
 static void usage(FILE *f)
 {
@@ -45,17 +45,30 @@ static void usage(FILE *f)
                "  an SVG plot written to FILE (never into the run folder; no plot without --out)\n");
 }
 
-/* Splits "lnmod_fwd/<variant>/<suffix>"; 0 on success. */
-static int split_name(const char *name, char *variant, size_t vn, const char **suffix)
+/* Splits "lnmod_fwd/<variant>/<suffix>" or "lnmod_bwd/<variant>/<suffix>" (*bwd says which;
+ * NULL: lnmod_fwd only); 0 on success. */
+static int split_name(const char *name, int *bwd, char *variant, size_t vn, const char **suffix)
 {
     const char *p = "lnmod_fwd/";
-    if (strncmp(name, p, strlen(p))) return -1;
-    const char *v = name + strlen(p), *slash = strchr(v, '/');
+    size_t pl = strlen(p);
+    int b = !strncmp(name, "lnmod_bwd/", pl);
+    if ((b && !bwd) || (!b && strncmp(name, p, pl))) return -1;
+    const char *v = name + pl, *slash = strchr(v, '/');
     if (!slash || (size_t)(slash - v) >= vn) return -1;
     memcpy(variant, v, (size_t)(slash - v));
     variant[slash - v] = '\0';
     *suffix = slash + 1;
+    if (bwd) *bwd = b;
     return 0;
+}
+
+/* A suffix without its "/graph<K>" part: the shape's forward and backward, whose K each
+ * follows their own bytes (bench_shapes.h), share it. */
+static void shape_key(const char *suffix, char *key, size_t n)
+{
+    snprintf(key, n, "%s", suffix);
+    char *g = strstr(key, "/graph");
+    if (g) *g = '\0';
 }
 
 static int is_peer(const char *variant)
@@ -65,12 +78,32 @@ static int is_peer(const char *variant)
     return 0;
 }
 
-static double peer_time(const ada_bench_set *s, const char *peer, const char *suffix)
+/* The median time of a record that ran (0: missing, an error or a wrong result). */
+static double rec_time(const ada_bench_rec *r)
+{
+    return (r && !r->error && r->n > 0) ? ada_median(r->time_ns, r->n) : 0;
+}
+
+static const ada_bench_rec *peer_rec(const ada_bench_set *s, const char *op, const char *peer,
+                                     const char *suffix)
 {
     char name[512];
-    snprintf(name, sizeof name, "lnmod_fwd/%s/%s", peer, suffix);
-    const ada_bench_rec *r = ada_bench_find(s, name);
-    return (r && !r->error && r->n > 0) ? ada_median(r->time_ns, r->n) : 0;
+    snprintf(name, sizeof name, "%s/%s/%s", op, peer, suffix);
+    return ada_bench_find(s, name);
+}
+
+static double peer_time(const ada_bench_set *s, const char *peer, const char *suffix)
+{
+    return rec_time(peer_rec(s, "lnmod_fwd", peer, suffix));
+}
+
+/* The cell of a peer beside ours: "wrong result" when a record of it was checked wrong
+ * against float64 (never a ratio), "—" when it did not run, else peer time / ours. */
+static void peer_cell(char *buf, size_t n, double peer_t, int wrong, double ours)
+{
+    if (wrong) snprintf(buf, n, "wrong result");
+    else if (peer_t > 0 && ours > 0) snprintf(buf, n, "%.2f×", peer_t / ours);
+    else snprintf(buf, n, "—");
 }
 
 /* The speed bar of the project (README): dtile, per-sample fp32 modulation, D in
@@ -85,7 +118,7 @@ static void print_bar(const ada_bench_set *s)
         char v[128], x[8], m[8], y[8];
         const char *suffix;
         long long D = 0, rows = 0;
-        if (split_name(r->name, v, sizeof v, &suffix) || strcmp(v, "dtile")) continue;
+        if (split_name(r->name, NULL, v, sizeof v, &suffix) || strcmp(v, "dtile")) continue;
         if (sscanf(suffix, "%7[^-]-%7[^-]-%7[^/]/sample/D%lld/rows%lld", x, m, y, &D, &rows) != 5) continue;
         if (strcmp(m, "f32") || (D != 1536 && D != 3072 && D != 5120) || rows < 32760) continue;
         int bf16 = !strcmp(x, "bf16") && !strcmp(y, "bf16");
@@ -242,9 +275,10 @@ static int by_first(const void *a, const void *b)
     return (x->idx > y->idx) - (x->idx < y->idx);
 }
 
-/* The rows in table order -- shapes by first appearance, variants in run order -- by two
- * sorts (n log n: a run may hold tens of thousands of benchmarks). NULL when none / OOM. */
-static table_row *table_order(const ada_bench_set *s, int64_t *n)
+/* The rows of one direction (bwd 0: lnmod_fwd, 1: lnmod_bwd) in table order -- shapes by
+ * first appearance, variants in run order -- by two sorts (n log n: a run may hold tens of
+ * thousands of benchmarks). NULL when none / OOM. */
+static table_row *table_order(const ada_bench_set *s, int bwd, int64_t *n)
 {
     *n = 0;
     table_row *t = malloc((size_t)(s->n > 0 ? s->n : 1) * sizeof *t);
@@ -254,7 +288,10 @@ static table_row *table_order(const ada_bench_set *s, int64_t *n)
     }
     for (int64_t i = 0; i < s->n; i++) {
         table_row *r = &t[*n];
-        if (split_name(s->r[i].name, r->variant, sizeof r->variant, &r->suffix) || is_peer(r->variant)) continue;
+        int b = 0;
+        if (split_name(s->r[i].name, &b, r->variant, sizeof r->variant, &r->suffix) || b != bwd ||
+            is_peer(r->variant))
+            continue;
         r->idx = i;
         (*n)++;
     }
@@ -276,10 +313,176 @@ static void print_row(const ada_bench_set *s, const ada_bench_rec *r, const char
     if (r->has_bps) snprintf(tbs, sizeof tbs, "%.2f", ada_median(r->bps, r->n) * 1e-12);
     /* 0 means no copy ceiling of these bytes ran: shown as missing, not as 0%. */
     if (r->has_pct && ada_median(r->pct_copy, r->n) > 0) snprintf(pct, sizeof pct, "%.1f%%", ada_median(r->pct_copy, r->n));
-    double tc = peer_time(s, "torch_compile", suffix), te = peer_time(s, "torch_eager", suffix);
-    if (tc > 0) snprintf(xc, sizeof xc, "%.2f×", tc / t);
-    if (te > 0) snprintf(xe, sizeof xe, "%.2f×", te / t);
+    const ada_bench_rec *pc = peer_rec(s, "lnmod_fwd", "torch_compile", suffix),
+                        *pe = peer_rec(s, "lnmod_fwd", "torch_eager", suffix);
+    peer_cell(xc, sizeof xc, rec_time(pc), pc && pc->wrong, t);
+    peer_cell(xe, sizeof xe, rec_time(pe), pe && pe->wrong, t);
     printf("| %s | %s | %.1f | %s | %s | %s | %s |\n", suffix, v, t * 1e-3, tbs, pct, xc, xe);
+}
+
+/* The backward's peers (bench/peers/torch_peers.py) and their column titles. */
+static const char *const bwd_peers[] = {"torch_eager", "torch_compile", "torch_compile_table", "liger"};
+static const char *const bwd_heads[] = {"eager", "torch.compile", "compile, Wan table", "Liger"};
+enum { N_BWD_PEERS = 4 };
+
+/* <op>/<variant>/<key>[/graph<K>] with K in 2..64 (ada_graph_k's range), or NULL. */
+static const ada_bench_rec *find_shape(const ada_bench_set *s, const char *op, const char *variant,
+                                       const char *key)
+{
+    char name[600];
+    snprintf(name, sizeof name, "%s/%s/%s", op, variant, key);
+    const ada_bench_rec *r = ada_bench_find(s, name);
+    for (int k = 2; !r && k <= 64; k++) {
+        snprintf(name, sizeof name, "%s/%s/%s/graph%d", op, variant, key, k);
+        r = ada_bench_find(s, name);
+    }
+    return r;
+}
+
+/* Forward + backward of variant at a shape: the time (0 when either is missing) and whether
+ * either was checked wrong. */
+static double fwd_bwd(const ada_bench_set *s, const char *variant, const char *key, int *wrong)
+{
+    const ada_bench_rec *f = find_shape(s, "lnmod_fwd", variant, key),
+                        *b = find_shape(s, "lnmod_bwd", variant, key);
+    *wrong = (f && f->wrong) || (b && b->wrong);
+    double tf = rec_time(f), tb = rec_time(b);
+    return tf > 0 && tb > 0 ? tf + tb : 0;
+}
+
+static void bwd_row(const ada_bench_set *s, const ada_bench_rec *r, const char *v, const char *suffix)
+{
+    char key[512], cells[N_BWD_PEERS][32], sum[N_BWD_PEERS][32], tf[32] = "—", tfb[32] = "—";
+    shape_key(suffix, key, sizeof key);
+    if (r->error || r->n == 0) {
+        printf("| %s | %s | error: %s | | | | | | |\n", key, v, r->error_message ? r->error_message : "no repetitions");
+        return;
+    }
+    double t = rec_time(r), pct = r->has_pct ? ada_median(r->pct_copy, r->n) : 0;
+    int w = 0;
+    double f = rec_time(find_shape(s, "lnmod_fwd", v, key)), ours = fwd_bwd(s, v, key, &w);
+    if (f > 0) snprintf(tf, sizeof tf, "%.1f", f * 1e-3);
+    if (ours > 0) snprintf(tfb, sizeof tfb, "%.1f", ours * 1e-3);
+    for (int p = 0; p < N_BWD_PEERS; p++) {
+        const ada_bench_rec *pb = peer_rec(s, "lnmod_bwd", bwd_peers[p], suffix);
+        peer_cell(cells[p], sizeof cells[p], rec_time(pb), pb && pb->wrong, t);
+        int pw = 0;
+        double pt = fwd_bwd(s, bwd_peers[p], key, &pw);
+        peer_cell(sum[p], sizeof sum[p], pt, pw, ours);
+    }
+    char pc[32] = "—";
+    if (pct > 0) snprintf(pc, sizeof pc, "%.1f%%", pct);
+    printf("| %s | %s | %.1f | %.2f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", key, v,
+           t * 1e-3, r->has_bps ? ada_median(r->bps, r->n) * 1e-12 : 0.0, pc, cells[0], cells[1], cells[2],
+           cells[3], tf, tfb, sum[0], sum[1], sum[2], sum[3]);
+}
+
+/* Bytes the forward keeps for the backward, per shape: ours (saved_bytes of our backward
+ * benchmarks: mean and rstd, 8 B a row) against the peers' (torch.cuda.memory_allocated). */
+static void print_saved(const ada_bench_set *s, const table_row *rows, int64_t n)
+{
+    int any = 0;
+    for (int64_t k = 0; k < n; k++) {
+        const ada_bench_rec *r = &s->r[rows[k].idx];
+        if (!r->has_saved || (k > 0 && !strcmp(rows[k].suffix, rows[k - 1].suffix))) continue;
+        if (!any++)
+            printf("\nKept for the backward beyond the inputs (MB; x itself is kept by all): ours (mean, "
+                   "rstd) against PyTorch's, torch.cuda.memory_allocated after one forward.\n\n"
+                   "| shape | ours | eager | torch.compile | compile, Wan table | Liger |\n"
+                   "|---|---:|---:|---:|---:|---:|\n");
+        char key[512];
+        shape_key(rows[k].suffix, key, sizeof key);
+        printf("| %s | %.1f", key, r->saved_bytes * 1e-6);
+        for (int p = 0; p < N_BWD_PEERS; p++) {
+            const ada_bench_rec *pb = peer_rec(s, "lnmod_bwd", bwd_peers[p], rows[k].suffix);
+            if (pb && pb->has_saved) printf(" | %.1f", pb->saved_bytes * 1e-6);
+            else printf(" | %s", pb && pb->wrong ? "wrong result" : "—");
+        }
+        printf(" |\n");
+    }
+}
+
+/* The backward's bar (issue 18): dtile, bf16 x/dy/dx, fp32 modulation, D 1536/3072/5120,
+ * rows >= 32,760: >= 85% of copy per sample (80% per token and per frame); per sample also
+ * >= 3.5x eager's and >= 1.4x torch.compile's backward where its gradients are right, ahead
+ * of Liger where it ran, and forward + backward >= 1.5x torch.compile's. */
+static void print_bwd_bar(const ada_bench_set *s, const table_row *rows, int64_t n)
+{
+    int64_t shapes = 0, met = 0;
+    for (int64_t k = 0; k < n; k++) {
+        const ada_bench_rec *r = &s->r[rows[k].idx];
+        char lay[16];
+        long long D = 0, R = 0;
+        if (strcmp(rows[k].variant, "dtile") ||
+            sscanf(rows[k].suffix, "bf16-f32-bf16/%15[^/]/D%lld/rows%lld", lay, &D, &R) != 3 ||
+            (D != 1536 && D != 3072 && D != 5120) || R < 32760)
+            continue;
+        int sample = !strcmp(lay, "sample");
+        shapes++;
+        double need = sample ? 85.0 : 80.0, t = rec_time(r);
+        double pct = (t > 0 && r->has_pct) ? ada_median(r->pct_copy, r->n) : 0;
+        char why[512] = "";
+        size_t w = 0;
+        if (!(pct >= need)) w += (size_t)snprintf(why + w, sizeof why - w, ", %.1f%% of copy (needs %.0f%%)", pct, need);
+        if (sample) {
+            static const double want[N_BWD_PEERS] = {3.5, 1.4, 1.4, 1.0};
+            char key[512];
+            shape_key(rows[k].suffix, key, sizeof key);
+            for (int p = 0; p < N_BWD_PEERS && w < sizeof why - 96; p++) {
+                const ada_bench_rec *pb = peer_rec(s, "lnmod_bwd", bwd_peers[p], rows[k].suffix);
+                double pt = rec_time(pb);
+                if (pb && pb->wrong) continue; /* a wrong peer is not a bar to meet */
+                if (pt <= 0 && p < 2) w += (size_t)snprintf(why + w, sizeof why - w, ", no %s peer", bwd_heads[p]);
+                else if (pt > 0 && !(t > 0 && pt >= want[p] * t))
+                    w += (size_t)snprintf(why + w, sizeof why - w, ", %.2f× %s (needs %.1f×)", t > 0 ? pt / t : 0,
+                                          bwd_heads[p], want[p]);
+            }
+            int ow = 0, cw = 0;
+            double ours = fwd_bwd(s, "dtile", key, &ow), tc = fwd_bwd(s, "torch_compile", key, &cw);
+            if (!cw && tc > 0 && !(ours > 0 && tc >= 1.5 * ours) && w < sizeof why - 96)
+                w += (size_t)snprintf(why + w, sizeof why - w, ", fwd+bwd %.2f× torch.compile (needs 1.5×)",
+                                      ours > 0 ? tc / ours : 0);
+        }
+        if (w == 0) {
+            met++;
+            continue;
+        }
+        if (shapes - met == 1) printf("\n");
+        printf("- backward bar missed: %s%s\n", rows[k].suffix, why);
+    }
+    if (shapes > 0)
+        printf("\nBackward bar (dtile; bf16, fp32 modulation; D 1536/3072/5120; rows >= 32,760; >= 85%% of copy "
+               "per sample, 80%% per token and frame; per sample >= 3.5× eager, >= 1.4× torch.compile where its "
+               "gradients are right, ahead of Liger, fwd+bwd >= 1.5× torch.compile): %lld of %lld shapes meet it.\n",
+               (long long)met, (long long)shapes);
+}
+
+/* The backward table, forward + backward beside it, the memory kept, the bar. */
+static int print_backward(const ada_bench_set *s, const cli_list *want)
+{
+    int64_t n = 0;
+    table_row *rows = table_order(s, 1, &n);
+    if (!rows) return n > 0 ? -1 : 0;
+    int64_t kept = 0;
+    for (int64_t k = 0; k < n; k++) {
+        int wanted = want->n == 0;
+        for (int q = 0; q < want->n && !wanted; q++) wanted = !strcmp(want->v[q], rows[k].variant);
+        if (wanted) rows[kept++] = rows[k];
+    }
+    if (kept > 0) {
+        printf("\nBackward (dx, dscale, dshift; TB/s and %% of copy from its minimal bytes: read x, dy, mean, "
+               "rstd and scale, write dx, dscale and dshift) and forward + backward. × = the PyTorch peer's "
+               "time / ours: backward alone, then fwd+bwd; \"wrong result\": the peer's outputs or gradients "
+               "failed the float64 check at that shape (peers.json says by how much).\n\n"
+               "| shape | variant | bwd µs | TB/s | %% of copy | × eager | × torch.compile | × compile, Wan table "
+               "| × Liger | fwd µs | fwd+bwd µs | fwd+bwd × eager | × torch.compile | × compile, Wan table | × Liger |\n"
+               "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        for (int64_t k = 0; k < kept; k++) bwd_row(s, &s->r[rows[k].idx], rows[k].variant, rows[k].suffix);
+        print_saved(s, rows, kept);
+        print_bwd_bar(s, rows, kept);
+    }
+    free(rows);
+    return 0;
 }
 
 /* Every --variant must name a variant of the run: 0, or -1 after the message. */
@@ -290,7 +493,8 @@ static int check_variants(const ada_bench_set *s, const cli_list *want, const ch
         for (int64_t i = 0; i < s->n && !found; i++) {
             char v[64];
             const char *suf;
-            found = !split_name(s->r[i].name, v, sizeof v, &suf) && !strcmp(v, want->v[q]);
+            int b;
+            found = !split_name(s->r[i].name, &b, v, sizeof v, &suf) && !strcmp(v, want->v[q]);
         }
         if (!found) {
             ada_usage_error("report", "--variant %s: no such variant in %s", want->v[q], run);
@@ -331,7 +535,7 @@ static int report(const char *run, const cli_list *want)
     printf("| shape | variant | µs | TB/s | %% of copy | × torch.compile | × eager |\n");
     printf("|---|---|---:|---:|---:|---:|---:|\n");
     int64_t rows = 0, nrow = 0;
-    table_row *order = table_order(&s, &nrow);
+    table_row *order = table_order(&s, 0, &nrow);
     if (!order && nrow > 0) {
         ada_bench_set_free(&s);
         ada_msg("report", "out of memory");
@@ -350,6 +554,11 @@ static int report(const char *run, const cli_list *want)
     free(order);
     if (rows == 0) printf("| (no lnmod_fwd benchmarks in this run) | | | | | | |\n");
     print_bar(&s);
+    if (print_backward(&s, want)) {
+        ada_bench_set_free(&s);
+        ada_msg("report", "out of memory");
+        return ADA_EXIT_INTERNAL;
+    }
     ada_bench_set_free(&s);
     return ADA_EXIT_OK;
 }

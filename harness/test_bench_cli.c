@@ -252,6 +252,72 @@ Test(report_cli, table_from_synthetic_run)
     cr_assert_not_null(strstr(text, "| naive |"), "%s", text);
 }
 
+static void gb_raw(FILE *f, const char *name, const char *fields)
+{
+    fprintf(f, ",{\"name\": \"%s\", \"run_name\": \"%s\", \"run_type\": \"iteration\", %s}\n", name, name, fields);
+}
+
+/* The backward beside the forward: our backward's row with each peer's backward ratio and
+ * the forward + backward ratios (the forward found under its own graph K), a peer checked
+ * wrong shown as "wrong result" (never a ratio) in both tables, the bytes kept for the
+ * backward, and the backward's bar. */
+Test(report_cli, backward_beside_forward)
+{
+    test_tmp_make("bwd");
+    char p[256], log[256];
+    const char *S = "bf16-f32-bf16/sample/D5120/rows32760", *T = "bf16-f32-bf16/token/D3072/rows32760";
+    char n[256];
+    snprintf(p, sizeof p, "%s/bench.json", test_tmpdir);
+    FILE *f = fopen(p, "w");
+    fprintf(f, "{\"context\": {}, \"benchmarks\": [\n");
+    gb_entry(f, "copy/bytes1000", 40, 25e9, 100, 1);
+#define NAME(op, v, sh) (snprintf(n, sizeof n, "%s/%s/%s", op, v, sh), n)
+    gb_entry(f, NAME("lnmod_fwd", "dtile", S), 100, 4.0e12, 93.5, 0);
+    gb_raw(f, NAME("lnmod_bwd", "dtile", S), "\"real_time\": 200, \"time_unit\": \"us\", \"bytes_per_second\": 3.5e12, "
+                                             "\"pct_copy_bw\": 88, \"saved_bytes\": 262080");
+    gb_entry(f, NAME("lnmod_bwd", "naive", S), 500, 1.4e12, 35.2, 0);
+    gb_entry(f, "lnmod_fwd/dtile/bf16-f32-bf16/token/D3072/rows32760/graph2", 50, 4.0e12, 90, 0);
+    gb_entry(f, NAME("lnmod_bwd", "dtile", T), 90, 3.2e12, 79, 0);
+    fprintf(f, "]}\n");
+    fclose(f);
+    snprintf(p, sizeof p, "%s/peers.json", test_tmpdir);
+    f = fopen(p, "w");
+    fprintf(f, "{\"context\": {}, \"benchmarks\": [\n");
+    gb_entry(f, NAME("lnmod_fwd", "torch_compile", S), 250, 1.6e12, 37, 1);
+    gb_entry(f, NAME("lnmod_bwd", "torch_compile", S), 400, 1.6e12, 37, 0);
+    gb_entry(f, NAME("lnmod_fwd", "torch_eager", S), 800, 0.5e12, 12, 0);
+    gb_raw(f, NAME("lnmod_bwd", "torch_eager", S), "\"real_time\": 1000, \"time_unit\": \"us\", \"saved_bytes\": 335e6");
+    gb_raw(f, NAME("lnmod_bwd", "torch_compile_table", S),
+           "\"real_time\": 0, \"time_unit\": \"us\", \"error_occurred\": true, "
+           "\"error_message\": \"wrong result: rel err dscale 0.9986 (tolerance 0.0156; wrong: dscale)\"");
+    gb_entry(f, NAME("lnmod_fwd", "liger", S), 150, 1e12, 30, 0);
+    gb_entry(f, NAME("lnmod_bwd", "liger", S), 300, 1e12, 30, 0);
+    gb_raw(f, NAME("lnmod_fwd", "torch_compile", T), "\"real_time\": 0, \"time_unit\": \"us\", \"error_occurred\": true, "
+                                                     "\"error_message\": \"wrong result: rel err y 0.5\"");
+#undef NAME
+    fprintf(f, "]}\n");
+    fclose(f);
+    snprintf(log, sizeof log, "%s/report.md", test_tmpdir);
+    char *a[] = {"report", test_tmpdir, NULL};
+    cr_assert_eq(run_adaload(a, log), 0);
+    const char *text = slurp(log);
+    cr_assert_not_null(strstr(text, "| bf16-f32-bf16/sample/D5120/rows32760 | dtile | 200.0 | 3.50 | 88.0% | 5.00× | 2.00× | "
+                                    "wrong result | 1.50× | 100.0 | 300.0 | 6.00× | 2.17× | wrong result | 1.50× |"),
+                       "%s", text);
+    cr_assert_not_null(strstr(text, "| bf16-f32-bf16/sample/D5120/rows32760 | naive | 500.0 | 1.40 | 35.2% | 2.00× | 0.80× |"),
+                       "%s", text);
+    /* The forward of the token shape is found under its /graph2 name; its wrong peer. */
+    cr_assert_not_null(strstr(text, "| bf16-f32-bf16/token/D3072/rows32760 | dtile | 90.0 | 3.20 | 79.0% | — | — | — | — | 50.0 | 140.0 |"),
+                       "%s", text);
+    cr_assert_not_null(strstr(text, "| bf16-f32-bf16/token/D3072/rows32760/graph2 | dtile | 50.0 | 4.00 | 90.0% | wrong result | — |"),
+                       "%s", text);
+    cr_assert_not_null(strstr(text, "| bf16-f32-bf16/sample/D5120/rows32760 | 0.3 | 335.0 | — | wrong result | — |"), "%s", text);
+    cr_assert_not_null(strstr(text, "- backward bar missed: bf16-f32-bf16/token/D3072/rows32760, 79.0% of copy (needs 80%)"),
+                       "%s", text);
+    cr_assert_not_null(strstr(text, "1 of 2 shapes meet it."), "%s", text);
+    cr_assert_null(strstr(text, "| liger"), "peers are columns, not rows:\n%s", text);
+}
+
 /* report --sweep on a synthetic sweep run: the table on stdout, the SVG where --out says
  * (atomically, nothing left behind), and every refusal exit 2 with nothing written: --out
  * inside the run folder, over a folder, --shape/--out without --sweep, an unknown slice. */

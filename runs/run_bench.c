@@ -138,6 +138,7 @@ static int load_into(const char *path, ada_bench_set *s, char *err, size_t err_n
             r->error = 1;
             const char *m = json_string_value(json_object_get(b, "error_message"));
             if (!r->error_message) r->error_message = strdup(m ? m : "error");
+            r->wrong = r->error_message && !strncmp(r->error_message, ADA_WRONG_RESULT, strlen(ADA_WRONG_RESULT));
             continue;
         }
         double t, scale = unit_ns(json_string_value(json_object_get(b, "time_unit")));
@@ -162,6 +163,10 @@ static int load_into(const char *path, ada_bench_set *s, char *err, size_t err_n
         if (!num_field(b, "pct_copy_bw", &v)) {
             r->pct_copy[r->n] = v;
             r->has_pct = 1;
+        }
+        if (!r->has_saved && !num_field(b, "saved_bytes", &v)) {
+            r->saved_bytes = v;
+            r->has_saved = 1;
         }
         if (!num_field(b, "sm_clock_mhz", &v)) {
             r->clock_mhz[r->n] = v;
@@ -191,8 +196,13 @@ static int merge(ada_bench_set *s, ada_bench_set *src)
         to->has_bps |= from->has_bps;
         to->has_pct |= from->has_pct;
         to->has_clock |= from->has_clock;
+        if (from->has_saved && !to->has_saved) {
+            to->saved_bytes = from->saved_bytes;
+            to->has_saved = 1;
+        }
         if (from->error && !to->error) {
             to->error = 1;
+            to->wrong = from->wrong;
             to->error_message = from->error_message;
             from->error_message = NULL;
         }

@@ -11,7 +11,10 @@
  * A path that is a folder means its bench.json plus peers.json when present (a run folder);
  * anything else is one Google Benchmark JSON file. Only "iteration" entries are read (one
  * per repetition); aggregates are recomputed from them, so a run with one repetition reads
- * the same way. Entries with error_occurred are kept as errors, without numbers.
+ * the same way. Entries with error_occurred are kept as errors, without numbers; an error
+ * whose message starts with ADA_WRONG_RESULT is a peer whose output was checked against the
+ * float64 reference and found wrong (bench/peers/peer_json.py): `wrong` is set, and readers
+ * show it as a wrong result, never as a time or a ratio.
  */
 #ifndef ADALOAD_RUN_BENCH_H
 #define ADALOAD_RUN_BENCH_H
@@ -25,6 +28,8 @@
 
 enum { ADA_REC_MAX_REPS = 1024 };
 
+#define ADA_WRONG_RESULT "wrong result"
+
 typedef struct {
     char *name;         /* run_name: the stable benchmark name */
     double *time_ns;    /* real_time of each repetition, nanoseconds */
@@ -34,6 +39,9 @@ typedef struct {
     int64_t n, cap;     /* repetitions read; room in the arrays */
     int has_bps, has_pct, has_clock;
     int error;          /* some repetition reported error_occurred */
+    int wrong;          /* that error is a wrong result (ADA_WRONG_RESULT) */
+    double saved_bytes; /* counter saved_bytes (bytes a forward keeps for the backward) */
+    int has_saved;
     char *error_message;
 } ada_bench_rec;
 

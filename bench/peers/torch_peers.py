@@ -2,7 +2,7 @@
 """torch_peers.py -- the PyTorch peers of adaload's LayerNorm-Modulate benchmarks.
 
 Times, on the shapes `adaload bench` times and under the same names, what a PyTorch user
-would run instead of the fused kernel, and writes Google Benchmark JSON (repetitions plus
+would run instead of the fused kernels, and writes Google Benchmark JSON (repetitions plus
 mean/median/stddev/cv aggregates) that `adaload compare` and `adaload report` read like
 adaload's own bench.json:
 
@@ -12,31 +12,44 @@ adaload's own bench.json:
   lnmod_fwd/torch_eager_wan_fp32/<shape>    the official Wan chain: x.float(), layer_norm in
                                             fp32, * (1 + scale) + shift in fp32, .type_as(x)
   lnmod_fwd/torch_compile_wan_fp32/<shape>  torch.compile of the Wan chain
+  lnmod_fwd/torch_{eager,compile}_table/<shape>  per sample: Wan 2.1's table form,
+                                            e = (modulation + t_emb).chunk(6, dim=1), then
+                                            layer_norm(x) * (1 + e[1]) + e[0]
+  lnmod_fwd/liger/<shape>                   batch 1 per sample, where liger_kernel imports:
+                                            LigerLayerNormFunction(x, 1 + scale, shift)
+  lnmod_bwd/<peer>/<bwd shape>              the backward of torch_eager, torch_compile, the
+                                            table forms and liger: autograd of y for dy
+                                            (dx and the modulation table's gradient)
   layer_norm/torch/<shape>                  F.layer_norm(x) alone (no modulation)
-  copy/torch/bytes<N>[/graph<K>]            dst.copy_(src) of N/2 bytes (N moved), the
-                                            ceiling the peers' pct_copy_bw refers to
+  copy/torch/bytes<N>[/graph<K>]            dst.copy_(src) of N/2 bytes (N moved): a
+                                            labelled extra (pct_torch_copy_bw)
 
-Layouts as in the shape list: per-sample scale/shift are [B, 1, D] chunks of [B, 6, D];
-per-token [B, S, D] views of [B, S, 6, D]; per-frame [B, F, 1, D] views of [B, F, 6, D]
-broadcast over x seen as [B, F, frame_len, D] (whole frames only).
+Every peer is first run on one input set of the shape and checked against a float64
+reference (peer_ops.py: y, and for a backward dx, dscale, dshift and the zero gradient of the
+table's other chunks); a peer that is wrong there is written as "wrong result: <errors>"
+(an error entry, no time), and its backward is not timed. pct_copy_bw is against adaload's
+copy of the same bytes in the same run (--ceiling bench.json; peer_json.py). Each backward
+entry carries saved_bytes: the device bytes its forward kept alive for the backward, beyond
+the inputs and y (torch.cuda.memory_allocated).
 
-Timing, the same method as adaload's (harness/bench_gpu.c): each sample is one CUDA-graph
+Timing, the same method as adaload's (bench/bench_gpu.c): each sample is one CUDA-graph
 replay of K calls (K = the shape's graph_k, or 1 for large shapes), time / K, between two
 CUDA events; before each sample a fill of 2x the L2 size evicts L2 outside the events; the
 K calls rotate among input sets covering >= 2x L2; 3 warm-up samples per repetition; each
 repetition averages enough samples to reach --min-time seconds; the median of the
-repetitions is the result. Graph replay removes Python and launch overhead, which flatters
-eager PyTorch: the peers are timed at their best.
+repetitions is the result. A backward call is torch.autograd.grad(y, inputs, dy,
+retain_graph=True) of a forward run once, outside the graph. Graph replay removes Python
+and launch overhead, which flatters eager PyTorch: the peers are timed at their best.
+--device cpu (tests only) runs the same flow on the CPU with wall-clock timing.
 
-  python3 torch_peers.py --shapes shapes.json --out peers.json [--repetitions 9]
+  python3 torch_peers.py --shapes shapes.json --out peers.json [--ceiling bench.json]
   python3 torch_peers.py --set wan --adaload build/adaload --out peers.json
 
 The shape list is `adaload bench --list-shapes --set S` (JSON); adaload bench --with-peers
-writes it and runs this script. Needs only PyTorch with CUDA (and the standard library).
+writes it and runs this script with --ceiling its own bench.json. Needs PyTorch with CUDA.
 """
 import argparse
 import datetime
-import json
 import math
 import os
 import re
@@ -45,6 +58,10 @@ import statistics
 import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import peer_json  # noqa: E402
+import peer_ops  # noqa: E402
 
 
 def parse_args():
@@ -55,10 +72,15 @@ def parse_args():
     p.add_argument("--adaload", default=None, help="the adaload program (default: build/adaload "
                    "of this source tree, else adaload on PATH)")
     p.add_argument("--out", required=True, help="Google Benchmark JSON to write")
+    p.add_argument("--ceiling", default=None, help="adaload's bench.json of the same run: its "
+                   "copy/bytes<N> medians are the ceiling of pct_copy_bw")
     p.add_argument("--repetitions", type=int, default=9)
     p.add_argument("--min-time", type=float, default=0.01,
                    help="minimum measured seconds per repetition (default 0.01)")
     p.add_argument("--filter", default=None, help="only benchmarks whose name matches (regex)")
+    p.add_argument("--no-compile", action="store_true", help="leave out the torch.compile peers")
+    p.add_argument("--device", default="cuda", choices=("cuda", "cpu"),
+                   help="cpu: the same flow with wall-clock timing (for tests; no graphs)")
     a = p.parse_args()
     if a.repetitions < 1:
         p.error("--repetitions must be >= 1")
@@ -68,6 +90,7 @@ def parse_args():
 
 
 def load_shapes(args):
+    import json
     if args.shapes:
         with open(args.shapes) as f:
             return json.load(f)
@@ -81,185 +104,269 @@ def load_shapes(args):
     return json.loads(out)
 
 
+class Timer:
+    """The timing method (module doc) on one device."""
+
+    def __init__(self, torch, dev, min_time, reps):
+        self.torch, self.dev, self.min_time, self.reps = torch, dev, min_time, reps
+        self.cuda = dev.type == "cuda"
+        if self.cuda:
+            props = torch.cuda.get_device_properties(dev)
+            self.l2 = int(getattr(props, "L2_cache_size", 0) or (50 << 20))
+            self.flush = torch.empty(2 * self.l2, dtype=torch.uint8, device=dev)
+            self.stream = torch.cuda.Stream()
+        else:
+            self.l2 = 1 << 20
+
+    def stream_ctx(self):
+        import contextlib
+        return self.torch.cuda.stream(self.stream) if self.cuda else contextlib.nullcontext()
+
+    def _time(self, graphs, k, iters):
+        torch = self.torch
+        if not self.cuda:
+            t0 = time.perf_counter()
+            for s in range(iters):
+                graphs[s % len(graphs)]()
+            return (time.perf_counter() - t0) / (iters * k)
+        total = 0.0
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        with torch.cuda.stream(self.stream):
+            for s in range(iters):
+                self.flush.fill_((s & 0x7F) | 1)  # evicts L2; keeps the GPU busy while we enqueue
+                start.record(self.stream)
+                graphs[s % len(graphs)].replay()
+                end.record(self.stream)
+                end.synchronize()
+                total += start.elapsed_time(end) * 1e-3 / k
+        return total / iters
+
+    def measure(self, groups, k):
+        """groups: lists of k calls each (rotated); per-repetition (seconds per call, iters)."""
+        torch = self.torch
+        graphs = []
+        for calls in groups:
+            if not self.cuda:
+                graphs.append(lambda calls=calls: [c() for c in calls])
+                continue
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g, stream=self.stream):
+                for c in calls:
+                    c()
+            graphs.append(g)
+        for _ in range(3):
+            self._time(graphs, k, 1)
+        probe = self._time(graphs, k, 3)
+        iters = max(1, min(100000, int(math.ceil(self.min_time / max(probe, 1e-9)))))
+        reps = []
+        for _ in range(self.reps):
+            self._time(graphs, k, 3)  # warm-up
+            reps.append((self._time(graphs, k, iters), iters))
+        del graphs
+        return reps
+
+
+def nsets_for(timer, set_bytes):
+    return max(1, -(-2 * timer.l2 // max(1, set_bytes)))
+
+
+def groups_of(calls, k):
+    """k calls per graph, rotating through the calls (one per input set)."""
+    n = len(calls)
+    return [[calls[(j * k + i) % n] for i in range(k)] for j in range(-(-n // k))]
+
+
+class Run:
+    """One script run: the records and the notes, in order."""
+
+    def __init__(self, args, torch):
+        self.args, self.torch = args, torch
+        self.flt = re.compile(args.filter) if args.filter else None
+        self.results, self.notes, self.torch_copy = [], [], {}
+
+    def wants(self, name):
+        return not self.flt or self.flt.search(name)
+
+    def record(self, name, fn, bytes_, copy_name, counters=None):
+        """Times fn() -> reps into a record; an exception is the record's error."""
+        print("torch_peers: %s" % name, file=sys.stderr, flush=True)
+        try:
+            reps = fn()
+            self.results.append({"name": name, "reps": reps, "bytes": bytes_, "copy": copy_name,
+                                 "counters": counters or {}})
+        except Exception as ex:  # a peer that cannot run is reported, not fatal
+            msg = ("%s: %s" % (type(ex).__name__, ex)).splitlines()[0][:300]
+            self.results.append({"name": name, "error": msg})
+        self.sync()
+
+    def wrong(self, name, text):
+        print("torch_peers: %s: %s" % (name, text), file=sys.stderr, flush=True)
+        self.results.append({"name": name, "error": text})
+
+    def sync(self):
+        if self.torch.cuda.is_available():
+            self.torch.cuda.synchronize()
+            self.torch.cuda.empty_cache()
+
+
+def time_copy(run, timer, copy_name, bytes_, k):
+    """torch's dst.copy_(src) of the bytes of adaload's copy_name, as copy/torch/...; its
+    "copy" is adaload's copy (the one ceiling), run.torch_copy[copy_name] its bandwidth."""
+    torch = run.torch
+    name = copy_name.replace("copy/", "copy/torch/", 1)
+    if copy_name in run.torch_copy or not run.wants(name):
+        return
+    half = bytes_ // 2
+    cn = nsets_for(timer, 2 * half)
+
+    def groups():
+        bufs = [(torch.empty(half, dtype=torch.uint8, device=timer.dev).fill_(0x3C),
+                 torch.empty(half, dtype=torch.uint8, device=timer.dev)) for _ in range(cn)]
+        return groups_of([(lambda s=b: s[1].copy_(s[0])) for b in bufs], k)
+    run.record(name, lambda: timer.measure(groups(), k), bytes_, copy_name)
+    r = run.results[-1]
+    if "reps" in r:
+        run.torch_copy[copy_name] = statistics.median(bytes_ / t for t, _ in r["reps"])
+
+
+def one_shape(run, timer, sh, dtypes):
+    torch = run.torch
+    import torch.nn.functional as F
+    # Static shapes: every shape compiles afresh. Resetting dynamo also keeps its
+    # per-function recompile limit (8 by default) from silently falling back to eager.
+    torch._dynamo.reset()
+    eps, ydt = sh["eps"], dtypes[sh["y_dtype"]]
+    _, _, _, layout, _ = peer_ops.dims(sh)
+    tol = peer_ops.tolerance(sh["x_dtype"], sh["y_dtype"])
+    fwd_sfx, fwd_bytes, fk = sh["suffix"], sh["min_bytes"], max(1, sh["graph_k"])
+    has_bwd = "bwd_suffix" in sh
+    esz = sum(torch.tensor([], dtype=dtypes[sh[k]]).element_size() for k in ("x_dtype", "y_dtype"))
+    mod_rows = sh.get("mod_rows", sh["rows"] // sh["rows_per_sample"])
+    set_bytes = sh["rows"] * sh["D"] * (esz + 2) + mod_rows * 6 * sh["D"] * 4
+    nsets = nsets_for(timer, set_bytes)
+    fwd_copy = sh["copy_name"]
+    bwd_copy = sh.get("bwd_copy_name")
+    time_copy(run, timer, fwd_copy, fwd_bytes, fk)
+    if has_bwd:
+        time_copy(run, timer, bwd_copy, sh["bwd_min_bytes"], max(1, sh["bwd_graph_k"]))
+    compile_fn = ((lambda fn: fn) if run.args.no_compile else
+                  (lambda fn: torch.compile(fn, dynamic=False)))
+    plist, note = peer_ops.peers(torch, F, sh, eps, ydt, compile_fn)
+    if run.args.no_compile:
+        plist = [p for p in plist if "compile" not in p.name]
+    if note and note not in run.notes:
+        run.notes.append(note)
+    ln_name = "layer_norm/torch/" + fwd_sfx
+    with timer.stream_ctx():
+        check_set = peer_ops.make_inputs(torch, sh, 1, timer.dev, dtypes, True)[0]
+        sets = None
+        if run.wants(ln_name):
+            ln = peer_ops.layer_norm_only(F, eps)
+            ok, text = peer_ops.check_layer_norm(torch, ln(check_set), check_set, eps, tol)
+            if not ok:
+                run.wrong(ln_name, text)
+            else:
+                sets = sets or peer_ops.make_inputs(torch, sh, nsets, timer.dev, dtypes, False)
+                run.record(ln_name, lambda: timer.measure(fwd_groups(timer, ln, sets, fk), fk),
+                           fwd_bytes, fwd_copy)
+        for p in plist:
+            fname = "lnmod_fwd/%s/%s" % (p.name, fwd_sfx)
+            bname = "lnmod_bwd/%s/%s" % (p.name, sh["bwd_suffix"]) if has_bwd and p.bwd else None
+            want_f, want_b = run.wants(fname), bname is not None and run.wants(bname)
+            if not (want_f or want_b):
+                continue
+            try:
+                fok, ftext, bok, btext = peer_ops.check(torch, p, check_set, layout, eps, tol, want_b)
+            except Exception as ex:
+                msg = ("%s: %s" % (type(ex).__name__, ex)).splitlines()[0][:300]
+                fok, ftext, bok, btext = False, "error: " + msg, False, "error: " + msg
+            print("torch_peers: %s: check: %s / %s" % (p.name, ftext, btext), file=sys.stderr)
+            if want_f:
+                if not fok:
+                    run.wrong(fname, ftext)
+                else:
+                    sets = sets or peer_ops.make_inputs(torch, sh, nsets, timer.dev, dtypes, False)
+                    run.record(fname, lambda: timer.measure(fwd_groups(timer, p.fwd, sets, fk), fk),
+                               fwd_bytes, fwd_copy, {"check_rel_err_y": err_of(ftext, "y")})
+            if want_b:
+                if not (fok and bok):
+                    run.wrong(bname, btext or ftext)
+                else:
+                    saved = peer_ops.saved_bytes(torch, p, check_set)
+                    counters = {"check_rel_err_%s" % k: err_of(btext, k)
+                                for k in ("dx", "dscale", "dshift")}
+                    if saved is not None:
+                        counters["saved_bytes"] = float(saved)
+                    bk = max(1, sh["bwd_graph_k"])
+                    run.record(bname, lambda: bwd_measure(run, timer, p, sh, nsets, dtypes, layout, bk),
+                               sh["bwd_min_bytes"], bwd_copy, counters)
+        del check_set, sets
+    run.sync()
+
+
+def err_of(text, key):
+    m = re.search(r"\b%s ([0-9.eE+-]+|nan|inf)" % key, text)
+    try:
+        return float(m.group(1)) if m else 0.0
+    except ValueError:
+        return 0.0
+
+
+def fwd_groups(timer, fn, sets, k):
+    for s in sets:  # warm-up (and compile) outside the capture
+        fn(s)
+    if timer.cuda:
+        timer.torch.cuda.synchronize()
+    return groups_of([(lambda s=s: fn(s)) for s in sets], k)
+
+
+def bwd_measure(run, timer, p, sh, nsets, dtypes, layout, k):
+    """The backward of p: per input set one forward outside the graph, then the graph
+    replays autograd.grad of it (retain_graph)."""
+    torch = run.torch
+    sets = peer_ops.make_inputs(torch, sh, nsets, timer.dev, dtypes, True)
+    calls = []
+    for s in sets:
+        y = p.fwd(s)
+        ins = [s[n] for n in p.grads_of]
+        dy = s["dy"].reshape(y.shape)
+
+        def call(y=y, ins=ins, dy=dy):
+            return torch.autograd.grad(y, ins, dy, retain_graph=True, allow_unused=True)
+        for _ in range(2):  # warm-up (and the compiled backward) outside the capture
+            call()
+        calls.append(call)
+    if timer.cuda:
+        torch.cuda.synchronize()
+    return timer.measure(groups_of(calls, k), k)
+
+
 def main():
     args = parse_args()
     shapes = load_shapes(args)
     try:
         import torch
-        import torch.nn.functional as F
     except ImportError:
         print("torch_peers.py: PyTorch is not installed", file=sys.stderr)
         return 77
-    if not torch.cuda.is_available():
+    if args.device == "cuda" and not torch.cuda.is_available():
         print("torch_peers.py: no CUDA device", file=sys.stderr)
         return 77
-
+    ceilings = peer_json.load_ceilings(args.ceiling) if args.ceiling else {}
     dtypes = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
-    dev = torch.device("cuda")
-    props = torch.cuda.get_device_properties(dev)
-    l2 = int(getattr(props, "L2_cache_size", 0) or (50 << 20))
-    flush = torch.empty(2 * l2, dtype=torch.uint8, device=dev)
-    stream = torch.cuda.Stream()
-    flt = re.compile(args.filter) if args.filter else None
-
-    def eager(x, scale, shift, eps, ydt):
-        return (F.layer_norm(x, (x.shape[-1],), eps=eps) * (1 + scale) + shift).to(ydt)
-
-    def wan_fp32(x, scale, shift, eps, ydt):
-        # Wan 2.1: WanLayerNorm is layer_norm(x.float()); modulation in fp32.
-        y = F.layer_norm(x.float(), (x.shape[-1],), eps=eps) * (1 + scale.float()) + shift.float()
-        return y.type_as(x) if ydt == x.dtype else y.to(ydt)
-
-    def ln_only(x, scale, shift, eps, ydt):
-        return F.layer_norm(x, (x.shape[-1],), eps=eps)
-
-    compiled = {}
-
-    def compiled_fn(fn):
-        if fn not in compiled:
-            compiled[fn] = torch.compile(fn, dynamic=False)
-        return compiled[fn]
-
-    def make_sets(sh, nsets):
-        D, rows, S = sh["D"], sh["rows"], sh["rows_per_sample"]
-        B = rows // S
-        layout = sh.get("layout", "sample")
-        L = sh.get("frame_len", S)
-        xdt, mdt = dtypes[sh["x_dtype"]], dtypes[sh["mod_dtype"]]
-        if layout == "frame" and S % L:
-            raise ValueError("per-frame peer needs whole frames (S %% frame_len == 0)")
-        sets = []
-        for i in range(nsets):
-            g = torch.Generator(device=dev).manual_seed(1000 + i)
-            x = (torch.randn(B, S, D, device=dev, generator=g) + 0.25).to(xdt)
-            if layout == "token":
-                # Wan 2.2 TI2V: a [B, S, 6, D] modulation; [B, S, D] views at row stride 6*D.
-                e = (0.1 * torch.randn(B, S, 6, D, device=dev, generator=g)).to(mdt)
-                sets.append((x, e[:, :, 1], e[:, :, 0]))
-            elif layout == "frame":
-                # A timestep per latent frame: [B, F, 6, D]; x seen as [B, F, L, D] so the
-                # [B, F, 1, D] views broadcast over each frame's tokens.
-                F_ = S // L
-                e = (0.1 * torch.randn(B, F_, 6, D, device=dev, generator=g)).to(mdt)
-                sets.append((x.view(B, F_, L, D), e[:, :, 1:2], e[:, :, 0:1]))
-            else:
-                # Wan's [B, 6, D] modulation: chunk 0 is shift, chunk 1 is scale, [B, 1, D]
-                # views at batch stride 6*D.
-                e = (0.1 * torch.randn(B, 6, D, device=dev, generator=g)).to(mdt)
-                sets.append((x, e[:, 1:2], e[:, 0:1]))
-        return sets
-
-    def time_graphs(graphs, k, iters):
-        """Mean seconds per call over `iters` samples (one graph replay each)."""
-        total = 0.0
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        with torch.cuda.stream(stream):
-            for s in range(iters):
-                flush.fill_((s & 0x7F) | 1)  # evicts L2; keeps the GPU busy while we enqueue
-                start.record(stream)
-                graphs[s % len(graphs)].replay()
-                end.record(stream)
-                end.synchronize()
-                total += start.elapsed_time(end) * 1e-3 / k
-        return total / iters
-
-    def measure(name, build_calls, k, bytes_):
-        """Captures graphs of k calls each, rotated; returns per-repetition (seconds, iters)."""
-        graphs = []
-        for calls in build_calls():
-            g = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(g, stream=stream):
-                for c in calls:
-                    c()
-            graphs.append(g)
-        for _ in range(3):
-            time_graphs(graphs, k, 1)
-        probe = time_graphs(graphs, k, 3)
-        iters = max(1, min(100000, int(math.ceil(args.min_time / max(probe, 1e-9)))))
-        reps = []
-        for _ in range(args.repetitions):
-            time_graphs(graphs, k, 3)  # warm-up
-            reps.append((time_graphs(graphs, k, iters), iters))
-        del graphs
-        return reps
-
-    results = []  # (name, reps, bytes, copy_name) or (name, error)
-    copy_bw = {}
-
-    def record(name, fn, bytes_, copy_name=None):
-        if flt and not flt.search(name):
-            return
-        print(f"torch_peers: {name}", file=sys.stderr, flush=True)
-        try:
-            reps = fn()
-            results.append({"name": name, "reps": reps, "bytes": bytes_, "copy": copy_name})
-        except Exception as ex:  # a peer that cannot run is reported, not fatal
-            msg = f"{type(ex).__name__}: {ex}".splitlines()[0][:300]
-            results.append({"name": name, "error": msg})
-        torch.cuda.synchronize()
-        torch.cuda.empty_cache()
-
+    dev = torch.device(args.device)
+    timer = Timer(torch, dev, args.min_time, args.repetitions)
+    run = Run(args, torch)
     for sh in shapes:
-        # Static shapes: every shape compiles afresh. Resetting dynamo also keeps its
-        # per-function recompile limit (8 by default) from silently falling back to eager.
-        torch._dynamo.reset()
-        compiled.clear()
-        suffix, bytes_, k_shape = sh["suffix"], sh["min_bytes"], sh["graph_k"]
-        k = k_shape if k_shape > 0 else 1
-        eps = sh["eps"]
-        ydt = dtypes[sh["y_dtype"]]
-        xdt = dtypes[sh["x_dtype"]]
-        esz = torch.tensor([], dtype=xdt).element_size() + torch.tensor([], dtype=ydt).element_size()
-        mod_rows = sh.get("mod_rows", sh["rows"] // sh["rows_per_sample"])
-        set_bytes = sh["rows"] * sh["D"] * esz + mod_rows * 6 * sh["D"] * 4
-        nsets = max(1, -(-2 * l2 // set_bytes))
-        copy_name = sh["copy_name"].replace("copy/", "copy/torch/", 1)
-
-        # The copy ceiling of the same bytes, once per byte count.
-        if copy_name not in copy_bw and not any(r["name"] == copy_name for r in results):
-            half = bytes_ // 2
-            cn = max(1, -(-2 * l2 // (2 * half)))
-
-            def copy_calls(half=half, cn=cn, k=k):
-                bufs = [(torch.empty(half, dtype=torch.uint8, device=dev).fill_(0x3C),
-                         torch.empty(half, dtype=torch.uint8, device=dev)) for _ in range(cn)]
-                ng = -(-cn // k)
-                return [[(lambda s=bufs[(j * k + i) % cn]: s[1].copy_(s[0])) for i in range(k)]
-                        for j in range(ng)]
-
-            record(copy_name, lambda: measure(copy_name, copy_calls, k, bytes_), bytes_, copy_name)
-            for r in results:
-                if r["name"] == copy_name and "reps" in r:
-                    copy_bw[copy_name] = statistics.median(bytes_ / t for t, _ in r["reps"])
-
-        sets_cache = {}
-
-        def calls_for(fn, k=k, nsets=nsets, sh=sh, eps=eps, ydt=ydt):
-            if "sets" not in sets_cache:
-                sets_cache["sets"] = make_sets(sh, nsets)
-            sets = sets_cache["sets"]
-            for x, sc, sf in sets:  # warm-up (and compile) outside the capture
-                fn(x, sc, sf, eps, ydt)
-            torch.cuda.synchronize()
-            ng = -(-nsets // k)
-            return [[(lambda s=sets[(j * k + i) % nsets]: fn(s[0], s[1], s[2], eps, ydt))
-                     for i in range(k)] for j in range(ng)]
-
-        peers = [("lnmod_fwd/torch_eager/" + suffix, eager),
-                 ("lnmod_fwd/torch_compile/" + suffix, compiled_fn(eager)),
-                 ("lnmod_fwd/torch_eager_wan_fp32/" + suffix, wan_fp32),
-                 ("lnmod_fwd/torch_compile_wan_fp32/" + suffix, compiled_fn(wan_fp32)),
-                 ("layer_norm/torch/" + suffix, ln_only)]
-        for name, fn in peers:
-            record(name, lambda fn=fn, name=name: measure(name, lambda: calls_for(fn), k, bytes_),
-                   bytes_, copy_name)
-        sets_cache.clear()
-
-    write_json(args, results, copy_bw, props, torch)
+        one_shape(run, timer, sh, dtypes)
+    for n in run.notes:
+        print("torch_peers: %s" % n, file=sys.stderr)
+    ctx = context(args, torch, dev, ceilings, run.notes)
+    peer_json.write(args.out, ctx, peer_json.benchmarks(run.results, ceilings, run.torch_copy))
     return 0
 
 
-def write_json(args, results, copy_bw, props, torch):
+def context(args, torch, dev, ceilings, notes):
     ctx = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "host_name": socket.gethostname(),
@@ -270,68 +377,23 @@ def write_json(args, results, copy_bw, props, torch):
         "library_build_type": "release",
         "torch_version": torch.__version__,
         "torch_cuda_version": str(torch.version.cuda),
-        "gpu_name": props.name,
+        "gpu_name": torch.cuda.get_device_properties(dev).name if dev.type == "cuda" else "cpu",
         "peers_timing": "CUDA-graph replay of K calls (time/K) between CUDA events; 2xL2 fill "
                         "before each sample; inputs rotated >= 2xL2; 3 warm-up samples per "
-                        "repetition",
+                        "repetition" if dev.type == "cuda" else "wall clock (cpu test mode)",
+        "peers_ceiling": ("pct_copy_bw: adaload's copy of the same bytes in %s" % args.ceiling
+                          if args.ceiling else "pct_copy_bw: none (no --ceiling)") +
+                         "; pct_torch_copy_bw: torch's dst.copy_(src), an extra",
+        "peers_checked": "every peer against float64 at its shape before timing (peer_ops.py)",
+        "peers_notes": "; ".join(notes),
     }
-    benches = []
-    for fam, r in enumerate(results):
-        name = r["name"]
-        if "error" in r:
-            benches.append({"name": name, "family_index": fam, "per_family_instance_index": 0,
-                            "run_name": name, "run_type": "iteration", "repetitions": 1,
-                            "repetition_index": 0, "threads": 1, "iterations": 0,
-                            "real_time": 0.0, "cpu_time": 0.0, "time_unit": "us",
-                            "error_occurred": True, "error_message": r["error"]})
-            continue
-        ceiling = copy_bw.get(r["copy"], 0.0)
-        reps = r["reps"]
-        rows = []
-        for i, (t, iters) in enumerate(reps):
-            bw = r["bytes"] / t if t > 0 else 0.0
-            rows.append({"name": name, "family_index": fam, "per_family_instance_index": 0,
-                         "run_name": name, "run_type": "iteration", "repetitions": len(reps),
-                         "repetition_index": i, "threads": 1, "iterations": iters,
-                         "real_time": t * 1e6, "cpu_time": t * 1e6, "time_unit": "us",
-                         "bytes_per_second": bw,
-                         "pct_copy_bw": 100.0 * bw / ceiling if ceiling > 0 else 0.0,
-                         "min_bytes": float(r["bytes"])})
-        benches.extend(rows)
-        if len(reps) > 1:
-            for agg in ("mean", "median", "stddev", "cv"):
-                def stat(key, agg=agg):
-                    v = [row[key] for row in rows]
-                    if agg == "mean":
-                        return statistics.fmean(v)
-                    if agg == "median":
-                        return statistics.median(v)
-                    sd = statistics.stdev(v)
-                    if agg == "stddev":
-                        return sd
-                    m = statistics.fmean(v)
-                    return sd / m if m else 0.0
-                benches.append({"name": f"{name}_{agg}", "family_index": fam,
-                                "per_family_instance_index": 0, "run_name": name,
-                                "run_type": "aggregate", "repetitions": len(reps), "threads": 1,
-                                "aggregate_name": agg,
-                                "aggregate_unit": "percentage" if agg == "cv" else "time",
-                                "iterations": len(reps), "real_time": stat("real_time"),
-                                "cpu_time": stat("cpu_time"), "time_unit": "us",
-                                "bytes_per_second": stat("bytes_per_second"),
-                                "pct_copy_bw": stat("pct_copy_bw"),
-                                "min_bytes": stat("min_bytes")})
-    for b in benches:  # strict JSON: never NaN or Infinity
-        for key, v in b.items():
-            if isinstance(v, float) and not math.isfinite(v):
-                b[key] = 0.0
-    tmp = f"{args.out}.tmp.{os.getpid()}"
-    with open(tmp, "w") as f:
-        json.dump({"context": ctx, "benchmarks": benches}, f, indent=2, allow_nan=False)
-        f.write("\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, args.out)
+    try:
+        import liger_kernel  # noqa: F401
+        from importlib import metadata
+        ctx["liger_kernel_version"] = metadata.version("liger-kernel")
+    except Exception:
+        pass
+    return ctx
 
 
 if __name__ == "__main__":
