@@ -4,7 +4,7 @@ program) with ctypes, and the C declarations the package uses.
     from adaload import _lib
     lib = _lib.load()            # or _lib.load("/path/to/libadaload.so")
     lib.has_cuda                 # the CUDA kernels are in this build
-    lib.has_backward             # lnmod_backward is exported (issue 10's fused backward)
+    lib.has_backward             # lnmod_backward is exported (the fused backward kernels)
 
 Where the library is looked for, in order: the path given to load(); $ADALOAD_LIB (which
 must then exist); build/libadaload.so and build-dev/libadaload.so of the source tree this
@@ -23,6 +23,7 @@ CAPI_VERSION = 2
 DTYPES = {"f32": 0, "f16": 1, "bf16": 2}
 LAYOUTS = {"sample": 0, "token": 1, "frame": 2}
 LNMOD_OK = 0
+LNMOD_ERR_UNSUPPORTED = 11
 LNMOD_ERR_NO_DEVICE = 12
 
 
@@ -108,7 +109,7 @@ def _declare_kernels(dll):
     dll.lnmod_forward.restype = c.c_int
     dll.lnmod_forward.argtypes = [c.c_char_p, c.POINTER(LnmodDesc), vp, vp, vp, vp, vp, vp, vp]
     if hasattr(dll, "lnmod_backward"):
-        # The signature issue 10 specifies for kernels/lnmod.h.
+        # kernels/lnmod.h's backward (issue 18).
         dll.lnmod_backward_workspace.restype = c.c_int
         dll.lnmod_backward_workspace.argtypes = [c.c_char_p, c.POINTER(LnmodDesc),
                                                  c.POINTER(c.c_size_t)]

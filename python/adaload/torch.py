@@ -14,13 +14,22 @@ in D and share one dtype, fp32 or x's. x is fp32, fp16 or bf16 and is used as is
 contiguous (else one contiguous copy). y has x's dtype unless out_dtype=torch.float32.
 The forward runs on PyTorch's current stream of x's device.
 
-The backward: the fused backward kernel (lnmod_backward, issue 10) is used when the loaded
-library exports it. Until then the backward is computed by PyTorch, in fp32, from the saved
-x, mean and rstd, with the formulas of the op's definition (g = dy * (1 + scale)):
+The backward (backward="auto", the default): the variant's fused backward kernel,
+lnmod_backward, when the loaded library exports it, on the current stream of x's device,
+its workspace from PyTorch's allocator on that stream (none when it needs 0 bytes), dx in
+x's dtype, and dscale / dshift in the modulation dtype written straight into gradients with
+the strides of the scale / shift views (the kernel reads scale and writes dscale with one
+row stride, the descriptor's: e.g. Wan's [B, 1, D] chunk of [B, 6, D] gets a [B, 1, D]
+gradient at batch stride 6*D, no gather and no copy). Where the library has no
+lnmod_backward, or the variant has none (LNMOD_ERR_UNSUPPORTED; a warning says so once), the
+backward is computed by PyTorch, in fp32, from the saved x, mean and rstd, with the formulas
+of the op's definition (g = dy * (1 + scale)):
     dx     = rstd * (g - mean_D(g) - xhat * mean_D(g * xhat)),  xhat = (x - mean) * rstd
     dscale = sum over the rows of each modulation row of dy * xhat
     dshift = sum over the same rows of dy
-Only x, mean and rstd (fp32, 8 bytes per row) are saved for it, besides the scale input.
+backward="kernel" insists on the kernel (LibraryError / KernelError instead of falling
+back); backward="torch" always uses the PyTorch formulas. Only x, mean and rstd (fp32, 8
+bytes per row) are saved for the backward, besides the scale input.
 
 Needs PyTorch; lnmod needs a CUDA device and a library built with the CUDA kernels (each
 missing piece is a clear NoCudaError / LibraryError).
@@ -32,10 +41,13 @@ except ImportError as _e:  # pragma: no cover - exercised by the no-torch test
                       "adaload.plan.PlanBatches gives the same batches as plain lists") from _e
 
 import ctypes
+import warnings
 
 from . import _lib
-from .errors import NoCudaError
+from .errors import KernelError, LibraryError, NoCudaError
 from .plan import PlanBatches
+
+BACKWARDS = ("auto", "kernel", "torch")
 
 _DT = {_torch.float32: "f32", _torch.float16: "f16", _torch.bfloat16: "bf16"}
 
@@ -189,7 +201,9 @@ class LnmodFunction(_torch.autograd.Function):
     """autograd.Function of the op; call it through lnmod()."""
 
     @staticmethod
-    def forward(ctx, x, scale, shift, eps, variant, layout, frame_len, out_dtype):
+    def forward(ctx, x, scale, shift, eps, variant, layout, frame_len, out_dtype, backward):
+        if backward not in BACKWARDS:
+            raise ValueError("adaload.torch.lnmod: backward=%r: auto, kernel or torch" % (backward,))
         lib = _lib.load()
         lib.require_cuda()
         _check_inputs(x, scale, shift)
@@ -213,52 +227,80 @@ class LnmodFunction(_torch.autograd.Function):
         lib.check(st, "lnmod_forward(%s)" % variant)
         if need:
             ctx.save_for_backward(x, scale, mean, rstd)
-            ctx.meta = (variant, layout, L, d)
+            ctx.meta = (variant, layout, L, d, backward, (tuple(shift.shape), shift.stride()))
         return y
 
     @staticmethod
     def backward(ctx, dy):
         x, scale, mean, rstd = ctx.saved_tensors
-        variant, layout, L, d = ctx.meta
+        variant, layout, L, d, how, shift_view = ctx.meta
         lib = _lib.load()
         dy = dy.contiguous()
-        if lib.has_backward:
-            dx, dscale, dshift = _fused_backward(lib, variant, d, x, scale, dy, mean, rstd)
+        fused = None
+        if how != "torch":
+            fused = _fused_backward(lib, variant, d, x, scale, shift_view, dy, mean, rstd,
+                                    how == "kernel")
+        if fused is not None:
+            dx, dscale, dshift = fused
         else:
             dx, dscale, dshift = backward_reference(x, scale, dy, mean, rstd, layout, L)
-        return (dx.to(x.dtype), dscale.to(scale.dtype), dshift.to(scale.dtype),
-                None, None, None, None, None)
+            dx, dscale, dshift = dx.to(x.dtype), dscale.to(scale.dtype), dshift.to(scale.dtype)
+        return (dx, dscale, dshift, None, None, None, None, None, None)
 
 
-def _fused_backward(lib, variant, d, x, scale, dy, mean, rstd):
-    """lnmod_backward of issue 10's C API, into contiguous [B*K, D] gradients of scale/shift."""
-    B, S, D = x.shape
-    K = scale.shape[1]
+_warned = set()
+
+
+def _fall_back(what, strict):
+    """None (use the PyTorch backward) after one warning per reason; raises when strict."""
+    if strict:
+        raise what
+    if str(what) not in _warned:
+        _warned.add(str(what))
+        warnings.warn("adaload.torch.lnmod: %s; the backward runs in PyTorch" % what, RuntimeWarning,
+                      stacklevel=3)
+    return None
+
+
+def _fused_backward(lib, variant, d, x, scale, shift_view, dy, mean, rstd, strict):
+    """lnmod_backward of kernels/lnmod.h: dx in x's dtype; dscale / dshift in the modulation
+    dtype with the strides of the scale / shift views the forward was given (the descriptor's
+    scale_stride and shift_stride, as in the forward). None where there is no backward kernel
+    (library or variant) and not strict."""
+    if not lib.has_backward:
+        return _fall_back(LibraryError("%s has no lnmod_backward (a library built before the "
+                                       "backward kernels)" % lib.path), strict)
+    shift_shape, shift_stride = shift_view
     bd = _lib.LnmodDesc.from_buffer_copy(d)
     bd.y_dtype = _lib.DTYPES[_DT[dy.dtype]]
-    bd.scale_stride = bd.shift_stride = D
     ws = ctypes.c_size_t(0)
     v = variant.encode()
-    lib.check(lib.dll.lnmod_backward_workspace(v, ctypes.byref(bd), ctypes.byref(ws)),
-              "lnmod_backward_workspace(%s)" % variant)
-    work = _torch.empty(max(1, ws.value), dtype=_torch.uint8, device=x.device)
+    st = lib.dll.lnmod_backward_workspace(v, ctypes.byref(bd), ctypes.byref(ws))
+    if st == _lib.LNMOD_ERR_UNSUPPORTED:
+        return _fall_back(KernelError("variant %s has no backward for this shape (%s)" % (
+            variant, lib.dll.lnmod_status_name(st).decode()), "LNMOD_ERR_UNSUPPORTED"), strict)
+    lib.check(st, "lnmod_backward_workspace(%s)" % variant)
+    # PyTorch's caching allocator serves the current stream; blocks are 512-byte aligned.
+    work = _torch.empty(ws.value, dtype=_torch.uint8, device=x.device) if ws.value else None
     dx = _torch.empty_like(x)
-    dscale = _torch.empty(B, K, D, dtype=scale.dtype, device=x.device)
-    dshift = _torch.empty_like(dscale)
+    dscale = _torch.empty_strided(scale.shape, scale.stride(), dtype=scale.dtype, device=x.device)
+    dshift = _torch.empty_strided(shift_shape, shift_stride, dtype=scale.dtype, device=x.device)
     lib.set_device(x.device.index)
     stream = _stream_of(x)
     st = lib.dll.lnmod_backward(v, ctypes.byref(bd), x.data_ptr(), scale.data_ptr(), dy.data_ptr(),
                                 mean.data_ptr(), rstd.data_ptr(), dx.data_ptr(), dscale.data_ptr(),
-                                dshift.data_ptr(), work.data_ptr(), ws.value, stream)
+                                dshift.data_ptr(), work.data_ptr() if work is not None else None,
+                                ws.value, stream)
     lib.check(st, "lnmod_backward(%s)" % variant)
     return dx, dscale, dshift
 
 
 def lnmod(x, scale, shift, eps=1e-6, variant="dtile", layout=None, frame_len=None,
-          out_dtype=None):
+          out_dtype=None, backward="auto"):
     """y = LayerNorm(x) * (1 + scale) + shift through adaload's kernel (see the module's
-    docstring for shapes, dtypes and the backward)."""
-    return LnmodFunction.apply(x, scale, shift, eps, variant, layout, frame_len, out_dtype)
+    docstring for shapes, dtypes and the backward: "auto", "kernel" or "torch")."""
+    return LnmodFunction.apply(x, scale, shift, eps, variant, layout, frame_len, out_dtype,
+                               backward)
 
 
 def lnmod_torch(x, scale, shift, eps=1e-6, frame_len=None):

@@ -181,6 +181,128 @@ class FunctionOnCPU(unittest.TestCase):
             at.lnmod(x, torch.zeros(2, 3, 8), torch.zeros(2, 3, 8), frame_len=3)
 
 
+def _rows(d):
+    rows, S, L = d.rows, d.rows_per_sample, d.frame_len
+    layout = {0: "sample", 1: "token", 2: "frame"}[d.layout]
+    F = -(-S // L)
+    nmod = {"sample": rows // S, "token": rows, "frame": rows // S * F}[layout]
+    m = [{"sample": r // S, "token": r, "frame": (r // S) * F + (r % S) // L}[layout]
+         for r in range(rows)]
+    return nmod, m
+
+
+class FakeBackward:
+    """lnmod_backward_workspace / lnmod_backward for fp32 CPU memory, in float64, from the
+    descriptor and the raw pointers alone: scale is read and dscale written at the
+    descriptor's scale_stride, dshift at its shift_stride (row_stride overrides both, to
+    plant the mistake of ignoring them)."""
+
+    def __init__(self, status=0, row_stride=None):
+        self.calls, self.status, self.row_stride = 0, status, row_stride
+
+    def workspace(self, variant, dref, out):
+        if self.status:
+            return self.status
+        out._obj.value = 4096
+        return 0
+
+    def backward(self, variant, dref, x, scale, dy, mean, rstd, dx, dscale, dshift, work, ws, stream):
+        d = dref._obj
+        assert variant == b"dtile" and d.x_dtype == d.mod_dtype == d.y_dtype == 0
+        assert work and ws >= 4096, "the workspace the query asked for"
+        self.calls += 1
+        rows, D = d.rows, d.D
+        nmod, m = _rows(d)
+        ss = self.row_stride or d.scale_stride
+        hs = self.row_stride or d.shift_stride
+        X = floats(x, rows * D).reshape(rows, D).astype(np.float64)
+        G0 = floats(dy, rows * D).reshape(rows, D).astype(np.float64)
+        SC = floats(scale, (nmod - 1) * d.scale_stride + D).astype(np.float64)
+        mu, rs = floats(mean, rows).astype(np.float64), floats(rstd, rows).astype(np.float64)
+        DX = floats(dx, rows * D).reshape(rows, D)
+        DS = floats(dscale, (nmod - 1) * ss + D)
+        DH = floats(dshift, (nmod - 1) * hs + D)
+        acc_s, acc_h = np.zeros((nmod, D)), np.zeros((nmod, D))
+        for r in range(rows):
+            sc = SC[m[r] * d.scale_stride: m[r] * d.scale_stride + D]
+            xh = (X[r] - mu[r]) * rs[r]
+            g = G0[r] * (1 + sc)
+            DX[r] = rs[r] * (g - g.mean() - xh * (g * xh).mean())
+            acc_s[m[r]] += G0[r] * xh
+            acc_h[m[r]] += G0[r]
+        for k in range(nmod):
+            DS[k * ss: k * ss + D] = acc_s[k]
+            DH[k * hs: k * hs + D] = acc_h[k]
+        return 0
+
+
+def fused_lib(fb):
+    class Lib(FakeLib):
+        has_backward = True
+
+        class dll:
+            lnmod_forward = staticmethod(fake_forward)
+            lnmod_backward_workspace = staticmethod(fb.workspace)
+            lnmod_backward = staticmethod(fb.backward)
+
+            @staticmethod
+            def lnmod_status_name(st):
+                return b"LNMOD_ERR_UNSUPPORTED" if st == 11 else b"LNMOD_ERR_?"
+    return Lib()
+
+
+class FusedBackwardOnCPU(FunctionOnCPU):
+    """The autograd.Function's backward through a stand-in lnmod_backward: the descriptor,
+    the strides the gradients are written with, the workspace, the fallbacks."""
+
+    def use(self, fb):
+        at._lib.load = lambda path=None: fused_lib(fb)
+        return fb
+
+    def test_per_sample_chunk_views(self):
+        fb = self.use(FakeBackward())
+        self.run_layout("sample", 3, 10, 16)
+        self.assertEqual(fb.calls, 1)
+
+    def test_per_token_views(self):
+        fb = self.use(FakeBackward())
+        self.run_layout("token", 2, 7, 8)
+        self.assertEqual(fb.calls, 1)
+
+    def test_per_frame_views_even_and_ragged(self):
+        fb = self.use(FakeBackward())
+        self.run_layout("frame", 2, 12, 8, L=4)
+        self.run_layout("frame", 2, 10, 8, L=4)
+        self.assertEqual(fb.calls, 2)
+
+    def test_gradients_written_at_the_views_strides(self):
+        # A backward that writes dscale/dshift rows D apart, not 6*D as the descriptor says,
+        # puts them where the [B, 1, D] gradient views do not look: the test must fail.
+        self.use(FakeBackward(row_stride=16))
+        with self.assertRaises(AssertionError):
+            self.run_layout("sample", 3, 10, 16)
+
+    def test_no_backward_in_the_library(self):
+        at._lib.load = lambda path=None: FakeLib()
+        x = torch.randn(1, 4, 8, requires_grad=True)
+        s = torch.zeros(1, 1, 8, requires_grad=True)
+        with self.assertRaises(at.LibraryError):
+            at.lnmod(x, s, s, backward="kernel").sum().backward()
+        with self.assertRaises(ValueError):
+            at.lnmod(x, s, s, backward="fast")
+
+    def test_a_variant_without_backward_falls_back_or_raises(self):
+        fb = self.use(FakeBackward(status=11))
+        at._warned.clear()
+        with self.assertWarns(RuntimeWarning):
+            self.run_layout("sample", 2, 6, 8)  # right gradients, from the PyTorch formulas
+        self.assertEqual(fb.calls, 0)
+        x = torch.randn(1, 4, 8, requires_grad=True)
+        s = torch.zeros(1, 1, 8, requires_grad=True)
+        with self.assertRaises(at.KernelError):
+            at.lnmod(x, s, s, backward="kernel").sum().backward()
+
+
 class NoDevice(unittest.TestCase):
     def test_lnmod_without_cuda_is_a_clear_error(self):
         if torch.cuda.is_available():
