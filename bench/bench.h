@@ -1,7 +1,7 @@
 /* bench.h -- the benchmark library: Google Benchmark timings of the LayerNorm-Modulate
  * variants, the device-to-device copy ceiling, the float64 CPU reference and the planner,
  * one timing method (bench_gpu.c), stable names (bench_shapes.h), the PyTorch peers
- * (bench_peers.h) and the noise-aware comparison of two runs (bench_stats.h). `adaload
+ * (bench_peers.h); reading runs back and comparing them is runs/ (run_bench.h, run_stats.h). `adaload
  * bench` (harness/cmd_bench.c) is a thin layer over this.
  *
  *   ada_bench_config c = {.set = "quick", .repetitions = 3, .planner_model = path,

@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "run_meta.h"
+
 const char *const cat_kinds[] = {"verify", "bench", "regression-check", "explore", "planner", "e2e", NULL};
 
 const char *cat_strerror(cat_status s)
@@ -169,12 +171,6 @@ static json_t *load_meta(const char *dir, char *where, size_t n)
     return m;
 }
 
-static const char *jstr(json_t *o, const char *k, const char *dflt)
-{
-    const char *s = json_string_value(json_object_get(o, k));
-    return s ? s : dflt;
-}
-
 cat_status cat_scan_run(const char *root, const char *path, cat_run *r, char *err, size_t en)
 {
     memset(r, 0, sizeof *r);
@@ -204,17 +200,18 @@ cat_status cat_scan_run(const char *root, const char *path, cat_run *r, char *er
     r->testbed = cat__strdup(tb);
     r->kind = cat__strdup(kind);
     r->run = cat__strdup(run);
-    r->git_sha = cat__strdup(jstr(m, "git_sha", "unknown"));
-    json_t *d = json_object_get(m, "git_dirty");
-    r->git_dirty = json_is_boolean(d) ? json_is_true(d) : -1;
-    /* kernel_hash_v1 / kernel_hash_v2; runs before the names were unified wrote
-     * kernel_source_hash (scheme 1) and kernel_source_hash_v2. */
-    r->kernel_hash = cat__strdup(jstr(m, "kernel_hash_v1", jstr(m, "kernel_source_hash", "")));
-    const char *v2 = json_string_value(json_object_get(m, "kernel_hash_v2"));
-    if (!v2) v2 = json_string_value(json_object_get(m, "kernel_source_hash_v2"));
-    r->kernel_hash_v2 = v2 ? cat__strdup(v2) : NULL;
-    r->command = cat__strdup(jstr(m, "command_line", ""));
+    ada_run_meta meta; /* the one reader of meta.json (run_meta.h): both hash names */
+    int mrc = ada_run_meta_from_json(m, &meta);
     json_decref(m);
+    if (mrc == ADA_RUNS_OK) {
+        r->git_sha = cat__strdup(meta.git_sha);
+        r->git_dirty = meta.git_dirty;
+        r->kernel_hash = cat__strdup(meta.kernel_hash_v1);
+        r->kernel_hash_v2 = meta.kernel_hash_v2[0] ? cat__strdup(meta.kernel_hash_v2) : NULL;
+        r->command = cat__strdup(meta.command_line);
+    }
+    int v2 = mrc == ADA_RUNS_OK && meta.kernel_hash_v2[0];
+    ada_run_meta_free(&meta);
     if (!r->path || !r->testbed || !r->kind || !r->run || !r->git_sha || !r->kernel_hash ||
         !r->command || (v2 && !r->kernel_hash_v2)) {
         cat_run_free(r);

@@ -57,14 +57,15 @@ typedef struct {
     char time[24];   /* 2026-11-29T23:47:44Z */
     char *git_sha;   /* "unknown" when meta has none */
     int git_dirty;   /* 1, 0, -1 unknown */
-    char *kernel_hash;    /* scheme 1 hash (meta.json kernel_source_hash), "" when unknown */
-    char *kernel_hash_v2; /* scheme 2 hash (kernel_source_hash_v2); NULL in older runs */
+    char *kernel_hash;    /* scheme 1 hash (meta.json kernel_hash_v1, run_meta.h), "" when unknown */
+    char *kernel_hash_v2; /* scheme 2 hash (kernel_hash_v2); NULL in older runs */
     char *command;
     char *measured;
     /* Verify runs only (not in the index line): what the gate reads. */
     char *verify_grid, *verify_backend; /* NULL when not a verify run */
     int verify_cases_passed;            /* every case passed and all_passed */
-    int verify_passed;                  /* ... and every sanitizer verdict clean */
+    int verify_passed;                  /* it passes the gate's rule, whatever sources it names
+                                           (gate_record_passes: the gate owns the rule) */
 } cat_run;
 
 typedef struct {

@@ -19,7 +19,11 @@
 
 #include <jansson.h>
 
-static const char *const tools[] = {"memcheck", "racecheck", "initcheck", "synccheck"};
+#include "gate.h"
+#include "run_bench.h"
+#include "verify_tools.h"
+
+#define tools verify_sanitizer_tools /* the list's owner is verify/ */
 
 static int exists(const char *dir, const char *name)
 {
@@ -57,30 +61,28 @@ static void sanitizer_text(json_t *san, char *out, size_t n, int *clean)
     else snprintf(out, n, "sanitizers partly run");
 }
 
+/* The record is read and judged by the gate (gate.h), the pass rule's one owner; what is
+ * listed here is only the record's own counts. */
 static cat_status measure_verify(const char *dir, cat_run *r, char *err, size_t en)
 {
-    const char *file = exists(dir, "verify-summary.json") ? "verify-summary.json" : "verify.json";
-    char p[PATH_MAX];
-    cat__join(p, sizeof p, dir, file);
-    json_error_t je;
-    json_t *v = json_load_file(p, 0, &je);
+    char p[PATH_MAX], why[600];
+    json_t *v = gate_read_record(dir, p, sizeof p, why, sizeof why);
     if (!json_is_object(v)) {
         json_decref(v);
-        return cat__fail(CAT_BAD_TREE, err, en, "%s: a verify run needs a readable %s (line %d: %.80s)",
-                         p, file, je.line, je.text);
+        return cat__fail(CAT_BAD_TREE, err, en, "%s: a verify run needs a readable record (%s)", p, why);
     }
     const char *grid = json_string_value(json_object_get(v, "grid"));
     const char *backend = json_string_value(json_object_get(v, "backend"));
     json_t *sum = json_object_get(v, "summary");
     json_int_t cases = json_integer_value(json_object_get(sum, "cases"));
     json_int_t passed = json_integer_value(json_object_get(sum, "passed"));
-    int clean = 0;
+    int clean = 0, passes = 0;
     char st[128];
     sanitizer_text(json_object_get(v, "sanitizers"), st, sizeof st, &clean);
     r->verify_grid = cat__strdup(grid ? grid : "unknown");
     r->verify_backend = cat__strdup(backend ? backend : "unknown");
     r->verify_cases_passed = json_is_true(json_object_get(v, "all_passed")) && cases > 0 && passed == cases;
-    r->verify_passed = r->verify_cases_passed && clean;
+    r->verify_passed = gate_record_passes(v, &passes, why, sizeof why) == GATE_OK && passes;
     char text[320];
     snprintf(text, sizeof text, "%s%sgrid %s, %lld/%lld cases passed, %s",
              backend && strcmp(backend, "cuda") ? backend : "",
@@ -91,52 +93,26 @@ static cat_status measure_verify(const char *dir, cat_run *r, char *err, size_t 
     return set_measured(r, text, err, en);
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
+/* Through the one reader of bench.json (run_bench.h). */
 static cat_status measure_bench(const char *dir, cat_run *r, char *err, size_t en)
 {
-    char p[PATH_MAX];
+    char p[PATH_MAX], why[600];
     cat__join(p, sizeof p, dir, "bench.json");
-    json_error_t je;
-    json_t *b = json_load_file(p, 0, &je);
-    json_t *list = json_object_get(b, "benchmarks");
-    if (!json_is_array(list)) {
-        json_decref(b);
-        return cat__fail(CAT_BAD_TREE, err, en, "%s: a %s run needs a Google Benchmark JSON here (%.80s)",
-                         p, r->kind, je.text);
+    ada_bench_set b = {0};
+    int rc = ada_bench_load_file(p, &b, why, sizeof why);
+    if (rc) {
+        ada_bench_set_free(&b);
+        return rc == ADA_RUNS_ENOMEM ? cat__fail(CAT_NOMEM, err, en, "out of memory")
+                                     : cat__fail(CAT_BAD_TREE, err, en, "a %s run needs a Google Benchmark JSON: %s",
+                                                 r->kind, why);
     }
-    size_t n = json_array_size(list), k = 0, i;
-    const char **names = calloc(n + 1, sizeof *names);
-    if (!names) {
-        json_decref(b);
-        return cat__fail(CAT_NOMEM, err, en, "out of memory");
-    }
-    json_t *e;
     int64_t errors = 0;
-    json_array_foreach(list, i, e) {
-        const char *rt = json_string_value(json_object_get(e, "run_type"));
-        if (rt && strcmp(rt, "iteration")) continue;
-        const char *nm = json_string_value(json_object_get(e, "run_name"));
-        if (!nm) nm = json_string_value(json_object_get(e, "name"));
-        if (json_is_true(json_object_get(e, "error_occurred"))) errors++;
-        if (nm) names[k++] = nm;
-    }
-    qsort(names, k, sizeof *names, cmp_str);
-    size_t distinct = 0;
-    for (i = 0; i < k; i++)
-        if (i == 0 || strcmp(names[i], names[i - 1])) distinct++;
-    free(names);
-    json_t *ctx = json_object_get(b, "context");
-    const char *set = json_string_value(json_object_get(ctx, "adaload_set"));
-    const char *reps = json_string_value(json_object_get(ctx, "adaload_repetitions"));
+    for (int64_t i = 0; i < b.n; i++) errors += b.r[i].nerr;
     char text[256], e_text[64] = "";
     if (errors) snprintf(e_text, sizeof e_text, ", %lld repetitions with errors", (long long)errors);
-    snprintf(text, sizeof text, "set %s, %zu benchmarks x %s repetitions%s%s", set ? set : "?",
-             distinct, reps ? reps : "?", exists(dir, "peers.json") ? ", with peers" : "", e_text);
-    json_decref(b);
+    snprintf(text, sizeof text, "set %s, %lld benchmarks x %s repetitions%s%s", b.set ? b.set : "?", (long long)b.n,
+             b.repetitions ? b.repetitions : "?", exists(dir, "peers.json") ? ", with peers" : "", e_text);
+    ada_bench_set_free(&b);
     return set_measured(r, text, err, en);
 }
 

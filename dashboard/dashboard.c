@@ -1,6 +1,6 @@
 /* dashboard.c -- the data of the results site (see dashboard.h for what each part holds).
  * Runs come from the catalog; timings from bench_json.h (the same reader as `adaload
- * compare`), verdicts from bench_stats.h, gate status from gate.h.
+ * compare`), verdicts from run_stats.h, gate status from gate.h.
  */
 #include "dashboard.h"
 
@@ -13,7 +13,8 @@
 #include <time.h>
 
 #include "run_bench.h"
-#include "bench_stats.h"
+#include "run_name.h"
+#include "run_stats.h"
 #include "catalog.h"
 #include "dashboard_internal.h"
 #include "gate.h"
@@ -41,12 +42,27 @@ static json_t *run_head(const cat_run *r)
 
 static double median_of(const double *v, int64_t n) { return n ? ada_median(v, n) : 0; }
 
+/* The parts of a kernel benchmark's name into names and shapes (the page reads these, it
+ * does not parse names: run_name.h is the one parser). */
+static int add_name(json_t *names, json_t *shapes, const char *name)
+{
+    ada_bench_name b;
+    if (json_object_get(names, name) || ada_bench_name_parse(name, &b)) return 0;
+    json_t *n = json_pack("{s:s, s:s, s:s, s:s}", "op", b.op, "dir", b.dir, "variant", b.variant, "shape", b.shape);
+    if (!n || json_object_set_new(names, name, n)) return -1;
+    if (json_object_get(shapes, b.shape)) return 0;
+    json_t *sh = json_pack("{s:s, s:s, s:I, s:I, s:I, s:s}", "dtypes", b.dtypes, "layout", b.layout, "D", (json_int_t)b.D,
+                           "rows", (json_int_t)b.rows, "graph", (json_int_t)b.graph, "slice", b.slice);
+    return (!sh || json_object_set_new(shapes, b.shape, sh)) ? -1 : 0;
+}
+
 /* Appends run index i of set s to the series object (name -> [[i, us, pct|null, reps]]). */
-static int add_series(json_t *series, const ada_bench_set *s, int64_t i)
+static int add_series(json_t *series, json_t *names, json_t *shapes, const ada_bench_set *s, int64_t i)
 {
     for (int64_t k = 0; k < s->n; k++) {
         const ada_bench_rec *b = &s->r[k];
         if (b->error || b->n == 0) continue;
+        if (add_name(names, shapes, b->name)) return -1;
         json_t *arr = json_object_get(series, b->name);
         if (!arr) {
             arr = json_array();
@@ -90,6 +106,7 @@ static int compare_runs(const ada_bench_set *a, const ada_bench_set *b, int64_t 
 
 typedef struct {
     json_t *tb;           /* the testbed object */
+    json_t *names, *shapes; /* the data's name and shape tables */
     ada_bench_set prev;   /* the previous bench run's timings */
     int64_t nbench;
 } tb_state;
@@ -104,10 +121,7 @@ static dash_status add_bench(const char *results, const cat_run *r, tb_state *st
     if (ada_bench_load(dir, &s, e2, sizeof e2)) return dash__fail(DASH_BAD_INPUT, err, en, "%s", e2);
     int64_t i = st->nbench++;
     json_t *head = run_head(r);
-    char bj[PATH_MAX + 16];
-    snprintf(bj, sizeof bj, "%s/bench.json", dir);
-    json_t *b = json_load_file(bj, 0, NULL);
-    const char *set = json_string_value(json_object_get(json_object_get(b, "context"), "adaload_set"));
+    const char *set = s.set;
     struct stat sb;
     char pj[PATH_MAX + 16];
     snprintf(pj, sizeof pj, "%s/peers.json", dir);
@@ -115,8 +129,7 @@ static dash_status add_bench(const char *results, const cat_run *r, tb_state *st
              !json_object_set_new(head, "with_peers", json_boolean(stat(pj, &sb) == 0)) &&
              !json_array_append_new(json_object_get(st->tb, "bench_runs"), head);
     int sweep = set && !strcmp(set, "sweep");
-    json_decref(b); /* set points into b */
-    ok = ok && add_series(json_object_get(st->tb, "series"), &s, i) == 0;
+    ok = ok && add_series(json_object_get(st->tb, "series"), st->names, st->shapes, &s, i) == 0;
     if (ok && i > 0)
         ok = compare_runs(&st->prev, &s, i - 1, i, o, json_object_get(st->tb, "compares"),
                           json_object_get(st->tb, "regressions")) == 0;
@@ -132,16 +145,14 @@ static dash_status add_bench(const char *results, const cat_run *r, tb_state *st
 static dash_status add_verify(const char *results, const cat_run *r, tb_state *st, const dash_opts *o,
                               char *err, size_t en)
 {
-    char p[PATH_MAX + 32];
-    struct stat sb;
-    snprintf(p, sizeof p, "%s/%s/verify-summary.json", results, r->path);
-    if (stat(p, &sb) != 0) snprintf(p, sizeof p, "%s/%s/verify.json", results, r->path);
-    json_t *rec = json_load_file(p, 0, NULL);
+    char dir[PATH_MAX], p[PATH_MAX + 32], why[600];
+    snprintf(dir, sizeof dir, "%s/%s", results, r->path);
+    json_t *rec = gate_read_record(dir, p, sizeof p, why, sizeof why); /* the records' one reader */
     gate_hashes h = {.v1 = o->hash_v1, .v2 = o->hash_v2};
     gate_verdict v = GATE_OTHER_SOURCES;
     char msg[600] = "";
     gate_status gs = rec ? gate_judge(rec, &h, &v, msg, sizeof msg) : GATE_MALFORMED;
-    json_t *sch = json_object_get(rec, "hash_scheme");
+    json_t *sch = json_object_get(rec, "kernel_hash_v2") ? NULL : json_object_get(rec, "hash_scheme");
     json_t *head = run_head(r);
     const char *status = gs != GATE_OK ? "malformed"
                          : v == GATE_PASS ? "passes the gate for this tree"
@@ -152,7 +163,7 @@ static dash_status add_verify(const char *results, const cat_run *r, tb_state *s
                                             : "all cases passed, sanitizers not clean";
     int ok = head && !json_object_set_new(head, "grid", json_string(r->verify_grid ? r->verify_grid : "")) &&
              !json_object_set_new(head, "backend", json_string(r->verify_backend ? r->verify_backend : "")) &&
-             !json_object_set_new(head, "hash_scheme", json_integer(json_is_integer(sch) ? json_integer_value(sch) : 1)) &&
+             !json_object_set_new(head, "hash_scheme", json_integer(json_object_get(rec, "kernel_hash_v2") ? 2 : json_is_integer(sch) ? json_integer_value(sch) : 1)) &&
              !json_object_set_new(head, "passed", json_boolean(r->verify_passed)) &&
              !json_object_set_new(head, "gate", json_boolean(gs == GATE_OK && v == GATE_PASS)) &&
              !json_object_set_new(head, "status", json_string(status)) &&
@@ -192,9 +203,9 @@ dash_status dash_collect(const char *results, const dash_opts *oin, json_t **dat
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    json_t *d = json_pack("{s:s, s:s, s:{s:s?, s:s?}, s:f, s:f, s:[]}", "generated", now, "results", results,
-                          "tree", "kernel_hash", o.hash_v1, "kernel_hash_v2", o.hash_v2, "threshold",
-                          o.threshold, "alpha", o.alpha, "testbeds");
+    json_t *d = json_pack("{s:s, s:s, s:{s:s?, s:s?}, s:f, s:f, s:[], s:{}, s:{}}", "generated", now, "results",
+                          results, "tree", "kernel_hash", o.hash_v1, "kernel_hash_v2", o.hash_v2, "threshold",
+                          o.threshold, "alpha", o.alpha, "testbeds", "names", "shapes");
     if (!d) {
         cat_free(&c);
         return dash__fail(DASH_NOMEM, err, en, "out of memory");
@@ -217,7 +228,8 @@ dash_status dash_collect(const char *results, const dash_opts *oin, json_t **dat
             }
     if (!names) s = dash__fail(DASH_NOMEM, err, en, "out of memory");
     for (int64_t k = 0; k < nn && s == DASH_OK; k++) {
-        tb_state st = {.tb = new_testbed(names[k])};
+        tb_state st = {.tb = new_testbed(names[k]), .names = json_object_get(d, "names"),
+                       .shapes = json_object_get(d, "shapes")};
         if (!st.tb || json_array_append_new(json_object_get(d, "testbeds"), st.tb)) {
             s = dash__fail(DASH_NOMEM, err, en, "out of memory");
             break;

@@ -20,7 +20,7 @@
  *   repetitions] for each bench run that has it (the PyTorch peers' names too: the page
  *   draws them as reference lines);
  * - compares: for each bench run and the one before it, the verdicts of `adaload compare`
- *   (the same Mann-Whitney rule, bench_stats.h; threshold 5%, alpha 0.05) over the
+ *   (the same Mann-Whitney rule, run_stats.h; threshold 5%, alpha 0.05) over the
  *   benchmarks both have, except the peers' -- and regressions, every benchmark it calls
  *   slower, with both medians, the ratio and p;
  * - latest (index of the newest bench run) and sweep (index of the newest run of set

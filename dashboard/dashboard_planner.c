@@ -11,65 +11,36 @@
 #include "run_bench.h"
 #include "dashboard_internal.h"
 
-typedef struct {
-    char name[160];
-    double t[64], s10[64], bps[64];
-    int64_t n;
-} pl_acc;
-
-static double unit_s(const char *u)
-{
-    if (!u || !strcmp(u, "ns")) return 1e-9;
-    if (!strcmp(u, "us")) return 1e-6;
-    if (!strcmp(u, "ms")) return 1e-3;
-    return 1.0;
-}
-
+/* Through the one reader of bench.json (run_bench.h; the planner's counters are its extras:
+ * seconds_per_10M, bytes_per_sample). NULL out of memory; a run without cpu/planner/
+ * benchmarks gives an empty array. */
 static json_t *planner_benchmarks(const char *dir)
 {
-    char p[PATH_MAX + 16];
+    char p[PATH_MAX + 16], err[600];
     snprintf(p, sizeof p, "%s/bench.json", dir);
-    json_t *b = json_load_file(p, 0, NULL);
-    json_t *list = json_object_get(b, "benchmarks");
-    pl_acc acc[16];
-    int na = 0;
-    size_t i;
-    json_t *e;
-    json_array_foreach(list, i, e) {
-        const char *rt = json_string_value(json_object_get(e, "run_type"));
-        const char *nm = json_string_value(json_object_get(e, "run_name"));
-        if (!nm || strncmp(nm, "cpu/planner/", 12) || (rt && strcmp(rt, "iteration"))) continue;
-        if (json_is_true(json_object_get(e, "error_occurred"))) continue;
-        int k = 0;
-        while (k < na && strcmp(acc[k].name, nm)) k++;
-        if (k == na) {
-            if (na == 16) continue;
-            snprintf(acc[na].name, sizeof acc[na].name, "%s", nm);
-            acc[na++].n = 0;
-        }
-        if (acc[k].n == 64) continue;
-        double u = unit_s(json_string_value(json_object_get(e, "time_unit")));
-        acc[k].t[acc[k].n] = json_number_value(json_object_get(e, "real_time")) * u;
-        acc[k].s10[acc[k].n] = json_number_value(json_object_get(e, "seconds_per_10M"));
-        acc[k].bps[acc[k].n] = json_number_value(json_object_get(e, "bytes_per_sample"));
-        acc[k].n++;
-    }
-    json_decref(b);
+    ada_bench_set b = {0};
     json_t *out = json_array();
-    for (int k = 0; out && k < na; k++) {
-        const char *pol = acc[k].name + 12;
+    if (!out || ada_bench_load_file(p, &b, err, sizeof err)) {
+        ada_bench_set_free(&b);
+        return out;
+    }
+    for (int64_t k = 0; out && k < b.n; k++) {
+        const ada_bench_rec *r = &b.r[k];
+        if (strncmp(r->name, "cpu/planner/", 12) || r->error || r->n == 0) continue;
+        const char *pol = r->name + 12;
         const char *slash = strchr(pol, '/');
         char policy[64];
         snprintf(policy, sizeof policy, "%.*s", slash ? (int)(slash - pol) : (int)strlen(pol), pol);
-        json_t *o = json_pack("{s:s, s:s, s:s, s:f, s:f, s:f, s:I}", "name", acc[k].name, "policy", policy,
-                              "samples", slash ? slash + 1 : "", "median_s", ada_median(acc[k].t, acc[k].n),
-                              "seconds_per_10M", ada_median(acc[k].s10, acc[k].n), "bytes_per_sample",
-                              ada_median(acc[k].bps, acc[k].n), "repetitions", (json_int_t)acc[k].n);
+        json_t *o = json_pack("{s:s, s:s, s:s, s:f, s:f, s:f, s:I}", "name", r->name, "policy", policy,
+                              "samples", slash ? slash + 1 : "", "median_s", ada_median(r->time_ns, r->n) * 1e-9,
+                              "seconds_per_10M", ada_median(r->extra[0], r->n), "bytes_per_sample",
+                              ada_median(r->extra[1], r->n), "repetitions", (json_int_t)r->n);
         if (!o || json_array_append_new(out, o)) {
             json_decref(out);
-            return NULL;
+            out = NULL;
         }
     }
+    ada_bench_set_free(&b);
     return out;
 }
 

@@ -10,7 +10,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static const char *const tools[4] = {"memcheck", "racecheck", "initcheck", "synccheck"};
+#include "verify_tools.h"
+
+#define tools verify_sanitizer_tools /* the list's owner is verify/ */
 
 static gate_status bad(char *msg, size_t n, const char *fmt, ...)
 {
@@ -31,10 +33,12 @@ static const char *or_q(const char *s) { return s ? s : "?"; }
 /* The hash a record names must equal the tree's hash of the record's scheme. */
 static gate_status which_sources(const json_t *rec, const gate_hashes *h, int *mine, char *msg, size_t n)
 {
-    const char *hash = str(rec, "kernel_source_hash");
-    if (!hash) return bad(msg, n, "no kernel_source_hash string");
-    json_t *sch = json_object_get(rec, "hash_scheme");
-    json_int_t scheme = 1;
+    /* kernel_hash_v2 (scheme 2) in records since the names were unified; before,
+     * kernel_source_hash with hash_scheme 2, or 1 when absent. */
+    const char *v2 = str(rec, "kernel_hash_v2"), *hash = v2 ? v2 : str(rec, "kernel_source_hash");
+    if (!hash) return bad(msg, n, "no kernel_hash_v2 (or kernel_source_hash) string");
+    json_t *sch = v2 ? NULL : json_object_get(rec, "hash_scheme");
+    json_int_t scheme = v2 ? 2 : 1;
     if (sch) {
         if (!json_is_integer(sch) || (json_integer_value(sch) != 1 && json_integer_value(sch) != 2))
             return bad(msg, n, "hash_scheme is neither 1 nor 2");
@@ -111,7 +115,8 @@ static gate_status judge_groups(const json_t *rec, int *ok, char *msg, size_t n)
     return GATE_OK;
 }
 
-gate_status gate_judge(const json_t *rec, const gate_hashes *h, gate_verdict *v, char *msg, size_t n)
+/* gate_judge; with any, a record of other sources is judged as if it were of these. */
+static gate_status judge(const json_t *rec, const gate_hashes *h, int any, gate_verdict *v, char *msg, size_t n)
 {
     *v = GATE_OTHER_SOURCES;
     msg[0] = '\0';
@@ -133,7 +138,7 @@ gate_status gate_judge(const json_t *rec, const gate_hashes *h, gate_verdict *v,
     int ok = 1;
     gate_status s = compact ? judge_groups(rec, &ok, msg, n) : judge_cases(cases, &ok, msg, n);
     if (s != GATE_OK) return s;
-    if (!mine) return GATE_OK;
+    if (!mine && !any) return GATE_OK;
 
     *v = GATE_NOT_COUNTED;
     if (strcmp(backend, "cuda")) return snprintf(msg, n, "backend is \"%s\", not a GPU run", backend), GATE_OK;
@@ -148,6 +153,37 @@ gate_status gate_judge(const json_t *rec, const gate_hashes *h, gate_verdict *v,
     }
     *v = GATE_PASS;
     return GATE_OK;
+}
+
+gate_status gate_judge(const json_t *rec, const gate_hashes *h, gate_verdict *v, char *msg, size_t n)
+{
+    return judge(rec, h, 0, v, msg, n);
+}
+
+gate_status gate_record_passes(const json_t *rec, int *passes, char *msg, size_t n)
+{
+    gate_hashes none = {NULL, NULL};
+    gate_verdict v = GATE_OTHER_SOURCES;
+    gate_status s = judge(rec, &none, 1, &v, msg, n);
+    *passes = s == GATE_OK && v == GATE_PASS;
+    return s;
+}
+
+json_t *gate_read_record(const char *dir, char *path, size_t pn, char *msg, size_t n)
+{
+    struct stat st;
+    snprintf(path, pn, "%s/verify-summary.json", dir);
+    if (stat(path, &st) != 0) {
+        snprintf(path, pn, "%s/verify.json", dir);
+        if (stat(path, &st) != 0) {
+            snprintf(msg, n, "no verify-summary.json or verify.json");
+            return NULL;
+        }
+    }
+    json_error_t je;
+    json_t *rec = json_load_file(path, 0, &je);
+    if (!rec) snprintf(msg, n, "%.200s (line %d)", je.text, je.line);
+    return rec;
 }
 
 /* ---- the compact record ---------------------------------------------------------------- */
@@ -261,20 +297,13 @@ static int is_dir(const char *p)
 
 static gate_status judge_run(const char *dir, const gate_hashes *h, gate_scan_result *r, size_t *cap)
 {
-    char path[4200];
+    char path[4200], msg[600];
     struct stat st;
-    snprintf(path, sizeof path, "%.4100s/verify-summary.json", dir);
-    if (stat(path, &st) != 0) {
-        snprintf(path, sizeof path, "%.4100s/verify.json", dir);
-        if (stat(path, &st) != 0) return GATE_OK; /* not a record: the catalog's check names it */
-    }
+    json_t *rec = gate_read_record(dir, path, sizeof path, msg, sizeof msg);
+    if (!rec && stat(path, &st) != 0) return GATE_OK; /* not a record: the catalog's check names it */
     r->records++;
-    json_error_t je;
-    json_t *rec = json_load_file(path, 0, &je);
-    char msg[600];
     gate_verdict v = GATE_OTHER_SOURCES;
     gate_status s = rec ? gate_judge(rec, h, &v, msg, sizeof msg) : GATE_MALFORMED;
-    if (!rec) snprintf(msg, sizeof msg, "%.200s (line %d)", je.text, je.line);
     json_decref(rec);
     char why[700];
     int e = 0;

@@ -20,10 +20,14 @@
  *   committed; verify.json stays where it was made.
  * When a run folder holds both, the gate reads the compact one.
  *
- * Which hash a record names: "hash_scheme": 2 (new records) -- kernel_source_hash is the
- * scheme-2 hash (srchash.h: comments and layout do not count); no "hash_scheme" or 1 (older
- * records) -- it is the scheme-1 hash of kernels/source_hash.cmake. A record counts for this
- * tree when its hash equals the tree's hash of its scheme.
+ * Which hash a record names: kernel_hash_v2 (new records; kernel_hash_v1 beside it) is the
+ * scheme-2 hash (srchash.h: comments and layout do not count). Records made before the names
+ * were unified hold kernel_source_hash: the scheme-2 hash with "hash_scheme": 2, else (no
+ * "hash_scheme", or 1) the scheme-1 hash of kernels/source_hash.cmake. A record counts for
+ * this tree when its hash equals the tree's hash of its scheme.
+ *
+ * This library is the one reader of verification records (gate_read_record) and the one
+ * owner of the pass rule: the catalog and the dashboard ask gate_record_passes / gate_judge.
  *
  * A record passes when it has backend "cuda", grid "full", at least one case, every case
  * passed, all_passed true and every sanitizer verdict (memcheck, racecheck, initcheck,
@@ -53,6 +57,14 @@ typedef enum {
 
 /* Judges one parsed record (either format). GATE_MALFORMED with why in msg. */
 gate_status gate_judge(const json_t *rec, const gate_hashes *h, gate_verdict *v, char *msg, size_t n);
+
+/* The pass rule alone, whatever kernel sources the record names (what the catalog lists as
+ * "passed"): *passes = 1 when it passes. GATE_MALFORMED as for gate_judge. */
+gate_status gate_record_passes(const json_t *rec, int *passes, char *msg, size_t n);
+
+/* The record of run folder dir: verify-summary.json when present, else verify.json (its
+ * path into path). NULL with why in msg when neither exists or it is not JSON. */
+json_t *gate_read_record(const char *dir, char *path, size_t pn, char *msg, size_t n);
 
 /* The compact record of a full one (a new object), or NULL when full is not a full record
  * or memory ran out. */

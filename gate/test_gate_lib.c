@@ -53,6 +53,27 @@ Test(gate, schemes_pick_the_hash)
     json_decref(r);
 }
 
+/* New records name scheme 2 kernel_hash_v2 (kernel_hash_v1 beside it); the rule alone
+ * (gate_record_passes, what the catalog lists) ignores whose sources they are. */
+Test(gate, unified_hash_names_and_the_rule_alone)
+{
+    json_t *r = full_record("unused", 0, 1, "full", "clean");
+    json_object_del(r, "kernel_source_hash");
+    json_object_set_new(r, "kernel_hash_v1", json_string("h2-of-this-tree")); /* not the scheme read */
+    json_object_set_new(r, "kernel_hash_v2", json_string("h2-of-this-tree"));
+    cr_assert_eq(judge(r, GATE_OK), GATE_PASS);
+    json_object_set_new(r, "kernel_hash_v2", json_string("h2-of-other-sources"));
+    cr_assert_eq(judge(r, GATE_OK), GATE_OTHER_SOURCES);
+    int passes = 0;
+    char msg[600];
+    cr_assert_eq(gate_record_passes(r, &passes, msg, sizeof msg), GATE_OK);
+    cr_assert_eq(passes, 1, "other sources, but it passes the rule");
+    json_object_set_new(r, "grid", json_string("quick"));
+    cr_assert_eq(gate_record_passes(r, &passes, msg, sizeof msg), GATE_OK);
+    cr_assert_eq(passes, 0, "a quick grid never passes the rule");
+    json_decref(r);
+}
+
 Test(gate, failures_do_not_count)
 {
     json_t *r = full_record("h1-of-this-tree", 0, 0, "full", "clean");

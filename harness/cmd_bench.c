@@ -175,9 +175,11 @@ static int custom_files(ada_outset *t, const char *dir, const char *bench_path, 
         ada_msg(CMD, "out of memory");
         rc = ADA_EXIT_INTERNAL;
     }
-    const char *names[2] = {"customSmallerIsBetter.json", "customBiggerIsBetter.json"};
-    json_t *vals[2] = {small, big};
-    for (int k = 0; k < 2 && rc == ADA_EXIT_OK; k++) {
+    /* The run's own copy bandwidth joins meta.json's machine fingerprint (run_meta.h). */
+    json_t *meta = rc == ADA_EXIT_OK ? ada_run_meta_with_copy(dir, &results) : NULL;
+    const char *names[3] = {"customSmallerIsBetter.json", "customBiggerIsBetter.json", "meta.json"};
+    json_t *vals[3] = {small, big, meta};
+    for (int k = 0; k < (meta ? 3 : 2) && rc == ADA_EXIT_OK; k++) {
         snprintf(p, sizeof p, "%s/%s", dir, names[k]);
         ada_out *out = ada_outset_add(t, p, names[k], err, sizeof err);
         char *text = out ? ada_json_text(vals[k]) : NULL;
@@ -199,6 +201,7 @@ static int custom_files(ada_outset *t, const char *dir, const char *bench_path, 
         }
     json_decref(small);
     json_decref(big);
+    json_decref(meta);
     ada_bench_set_free(&results);
     return rc;
 }

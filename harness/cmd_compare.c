@@ -4,7 +4,7 @@
  *
  * A and B are run folders (bench.json + peers.json) or Google Benchmark JSON files. For each
  * benchmark name present in both: median time of A and of B, ratio B/A, the two-sided
- * Mann-Whitney U p-value over the repetition times and the verdict (bench_stats.h): "slower"
+ * Mann-Whitney U p-value over the repetition times and the verdict (run_stats.h): "slower"
  * only if p < alpha (default 0.05) and B/A > 1 + threshold (default 5%), "faster" the mirror
  * image, else "same". Names in only one side are listed; benchmarks with an error entry on
  * either side are listed as errors and never judged. Exit 1 when any benchmark is slower,
@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bench_stats.h"
+#include "run_stats.h"
 #include "cli.h"
 #include "cli_opts.h"
 #include "run_bench.h"

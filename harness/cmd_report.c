@@ -31,9 +31,9 @@
 #include "cli_opts.h"
 #include "commands.h"
 #include "run_bench.h"
+#include "run_name.h"
 #include "run_sweep.h"
 
-static const char *const peer_prefixes[] = {"torch_", "liger", NULL};
 
 static void usage(FILE *f)
 {
@@ -45,20 +45,18 @@ static void usage(FILE *f)
                "  an SVG plot written to FILE (never into the run folder; no plot without --out)\n");
 }
 
-/* Splits "lnmod_fwd/<variant>/<suffix>" or "lnmod_bwd/<variant>/<suffix>" (*bwd says which;
- * NULL: lnmod_fwd only); 0 on success. */
+/* Splits a kernel benchmark's name (run_name.h, the one parser) into its variant and the
+ * shape after it (a pointer into name); lnmod_bwd names only when bwd is given (*bwd says
+ * which). 0 on success. */
 static int split_name(const char *name, int *bwd, char *variant, size_t vn, const char **suffix)
 {
-    const char *p = "lnmod_fwd/";
-    size_t pl = strlen(p);
-    int b = !strncmp(name, "lnmod_bwd/", pl);
-    if ((b && !bwd) || (!b && strncmp(name, p, pl))) return -1;
-    const char *v = name + pl, *slash = strchr(v, '/');
-    if (!slash || (size_t)(slash - v) >= vn) return -1;
-    memcpy(variant, v, (size_t)(slash - v));
-    variant[slash - v] = '\0';
-    *suffix = slash + 1;
-    if (bwd) *bwd = b;
+    ada_bench_name b;
+    if (ada_bench_name_parse(name, &b) || strlen(b.variant) >= vn) return -1;
+    int is_bwd = !strcmp(b.dir, "bwd");
+    if (is_bwd && !bwd) return -1;
+    snprintf(variant, vn, "%s", b.variant);
+    *suffix = name + strlen(name) - strlen(b.shape);
+    if (bwd) *bwd = is_bwd;
     return 0;
 }
 
@@ -71,12 +69,7 @@ static void shape_key(const char *suffix, char *key, size_t n)
     if (g) *g = '\0';
 }
 
-static int is_peer(const char *variant)
-{
-    for (const char *const *p = peer_prefixes; *p; p++)
-        if (!strncmp(variant, *p, strlen(*p))) return 1;
-    return 0;
-}
+static int is_peer(const char *variant) { return ada_bench_name_is_peer(variant); }
 
 /* The median time of a record that ran (0: missing, an error or a wrong result). */
 static double rec_time(const ada_bench_rec *r)
@@ -115,14 +108,14 @@ static void print_bar(const ada_bench_set *s)
     int64_t shapes = 0, met = 0;
     for (int64_t i = 0; i < s->n; i++) {
         const ada_bench_rec *r = &s->r[i];
-        char v[128], x[8], m[8], y[8];
-        const char *suffix;
-        long long D = 0, rows = 0;
-        if (split_name(r->name, NULL, v, sizeof v, &suffix) || strcmp(v, "dtile")) continue;
-        if (sscanf(suffix, "%7[^-]-%7[^-]-%7[^/]/sample/D%lld/rows%lld", x, m, y, &D, &rows) != 5) continue;
-        if (strcmp(m, "f32") || (D != 1536 && D != 3072 && D != 5120) || rows < 32760) continue;
-        int bf16 = !strcmp(x, "bf16") && !strcmp(y, "bf16");
-        if (!bf16 && strcmp(x, "f32")) continue;
+        ada_bench_name b;
+        if (ada_bench_name_parse(r->name, &b) || strcmp(b.op, "lnmod_fwd") || strcmp(b.variant, "dtile")) continue;
+        const char *suffix = r->name + strlen(r->name) - strlen(b.shape);
+        int64_t D = b.D, rows = b.rows;
+        if (strcmp(b.layout, "sample") || strcmp(b.mod, "f32") || (D != 1536 && D != 3072 && D != 5120) || rows < 32760)
+            continue;
+        int bf16 = !strcmp(b.x, "bf16") && !strcmp(b.y, "bf16");
+        if (!bf16 && strcmp(b.x, "f32")) continue;
         shapes++;
         double need = bf16 ? 90.0 : 85.0;
         double pct = (!r->error && r->has_pct) ? ada_median(r->pct_copy, r->n) : 0;
@@ -184,15 +177,11 @@ int cmd_report(int argc, char **argv)
  * after the one-line message. */
 static int load_run(const char *run, ada_bench_set *s)
 {
-    char err[512], path[4096];
-    snprintf(path, sizeof path, "%s/bench.json", run);
-    int lrc = ada_bench_load_file(path, s, err, sizeof err);
-    snprintf(path, sizeof path, "%s/peers.json", run);
-    FILE *pf = lrc ? NULL : fopen(path, "r");
-    if (pf) {
-        fclose(pf);
-        lrc = ada_bench_load_file(path, s, err, sizeof err);
-    }
+    char err[512];
+    struct stat st;
+    if (stat(run, &st) != 0 || !S_ISDIR(st.st_mode))
+        return ada_usage_error("report", "%s: not a run folder (results/<testbed>/bench/<run>/)", run);
+    int lrc = ada_bench_load(run, s, err, sizeof err);
     if (!lrc) return ADA_EXIT_OK;
     ada_bench_set_free(s);
     ada_msg("report", "%s", err);
@@ -411,13 +400,11 @@ static void print_bwd_bar(const ada_bench_set *s, const table_row *rows, int64_t
     int64_t shapes = 0, met = 0;
     for (int64_t k = 0; k < n; k++) {
         const ada_bench_rec *r = &s->r[rows[k].idx];
-        char lay[16];
-        long long D = 0, R = 0;
-        if (strcmp(rows[k].variant, "dtile") ||
-            sscanf(rows[k].suffix, "bf16-f32-bf16/%15[^/]/D%lld/rows%lld", lay, &D, &R) != 3 ||
-            (D != 1536 && D != 3072 && D != 5120) || R < 32760)
+        ada_bench_name b;
+        if (strcmp(rows[k].variant, "dtile") || ada_bench_name_parse(r->name, &b) || strcmp(b.dtypes, "bf16-f32-bf16") ||
+            (b.D != 1536 && b.D != 3072 && b.D != 5120) || b.rows < 32760)
             continue;
-        int sample = !strcmp(lay, "sample");
+        int sample = !strcmp(b.layout, "sample");
         shapes++;
         double need = sample ? 85.0 : 80.0, t = rec_time(r);
         double pct = (t > 0 && r->has_pct) ? ada_median(r->pct_copy, r->n) : 0;

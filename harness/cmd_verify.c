@@ -32,6 +32,7 @@
 #include "commands.h"
 #include "gate.h"
 #include "run_folder.h"
+#include "run_meta.h"
 #include "verify.h"
 #include "verify_model.h"
 #include "verify_par.h"
@@ -242,7 +243,13 @@ static int write_record(verify_config *c, verify_session *s, ada_outset *t, cons
 {
     char mp[4500], path[4500], err[1024];
     snprintf(mp, sizeof mp, "%s/meta.json", dir);
-    json_t *meta = json_load_file(mp, 0, NULL);
+    ada_run_meta m; /* meta.json through its one reader (run_meta.h) */
+    json_t *meta = NULL;
+    if (ada_run_meta_load(mp, &m, err, sizeof err) == ADA_RUNS_OK) {
+        meta = json_pack("{s:s, s:o}", "git_sha", m.git_sha, "git_dirty",
+                         m.git_dirty < 0 ? json_null() : json_boolean(m.git_dirty));
+        ada_run_meta_free(&m);
+    }
     json_t *rec = verify_record_new(c, verify_session_totals(s), verify_session_gpu_json(s),
                                     verify_session_take_cases(s), json_incref(verdicts), json_incref(details), date,
                                     cmdline, meta);

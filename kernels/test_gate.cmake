@@ -174,6 +174,6 @@ if(NOT rc EQUAL 0 OR NOT EXISTS ${model}/verify.json OR NOT EXISTS ${model}/veri
 endif()
 expect_gate(1 "a CPU-model record" --results ${WORK}/model/results --hash ${original} --hash-v2 ${original_v2})
 file(READ ${model}/verify-summary.json compact)
-if(NOT compact MATCHES "\"hash_scheme\": 2" OR NOT compact MATCHES "\"groups\"" OR compact MATCHES "\"cases\": \\[")
+if(NOT compact MATCHES "\"kernel_hash_v2\": \"" OR NOT compact MATCHES "\"groups\"" OR compact MATCHES "\"cases\": \\[")
   message(FATAL_ERROR "${model}/verify-summary.json is not a compact scheme-2 record")
 endif()

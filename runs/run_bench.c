@@ -12,6 +12,8 @@
 #include <jansson.h>
 
 
+const char *const ada_bench_extra_names[ADA_BENCH_EXTRAS] = {"seconds_per_10M", "bytes_per_sample"};
+
 static uint64_t name_hash(const char *s)
 {
     uint64_t h = 1469598103934665603ull; /* FNV-1a */
@@ -66,8 +68,9 @@ static int rec_grow(ada_bench_rec *r)
 {
     if (r->n < r->cap) return 0;
     int64_t cap = r->cap ? 2 * r->cap : 8;
-    double **arrs[4] = {&r->time_ns, &r->bps, &r->pct_copy, &r->clock_mhz};
-    for (int k = 0; k < 4; k++) {
+    double **arrs[4 + ADA_BENCH_EXTRAS] = {&r->time_ns, &r->bps, &r->pct_copy, &r->clock_mhz};
+    for (int k = 0; k < ADA_BENCH_EXTRAS; k++) arrs[4 + k] = &r->extra[k];
+    for (int k = 0; k < 4 + ADA_BENCH_EXTRAS; k++) {
         double *p = realloc(*arrs[k], (size_t)cap * sizeof **arrs[k]);
         if (!p) return -1;
         *arrs[k] = p;
@@ -136,6 +139,7 @@ static int load_into(const char *path, ada_bench_set *s, char *err, size_t err_n
         }
         if (json_is_true(json_object_get(b, "error_occurred"))) {
             r->error = 1;
+            r->nerr++;
             const char *m = json_string_value(json_object_get(b, "error_message"));
             if (!r->error_message) r->error_message = strdup(m ? m : "error");
             r->wrong = r->error_message && !strncmp(r->error_message, ADA_WRONG_RESULT, strlen(ADA_WRONG_RESULT));
@@ -172,15 +176,30 @@ static int load_into(const char *path, ada_bench_set *s, char *err, size_t err_n
             r->clock_mhz[r->n] = v;
             r->has_clock = 1;
         }
+        for (int k = 0; k < ADA_BENCH_EXTRAS; k++) {
+            r->extra[k][r->n] = num_field(b, ada_bench_extra_names[k], &v) ? 0 : v;
+            if (r->extra[k][r->n] != 0) r->has_extra[k] = 1;
+        }
         r->n++;
+    }
+    json_t *ctx = json_object_get(root, "context");
+    const char *set = json_string_value(json_object_get(ctx, "adaload_set"));
+    const char *reps = json_string_value(json_object_get(ctx, "adaload_repetitions"));
+    if ((set && !(s->set = strdup(set))) || (reps && !(s->repetitions = strdup(reps)))) {
+        snprintf(err, err_n, "%s: out of memory", path);
+        json_decref(root);
+        return ADA_RUNS_ENOMEM;
     }
     json_decref(root);
     return 0;
 }
 
-/* Moves the records of src into s (repetitions of a name already in s are appended). */
+/* Moves the records of src into s (repetitions of a name already in s are appended); the
+ * first file's context (bench.json's, before peers.json) stays. */
 static int merge(ada_bench_set *s, ada_bench_set *src)
 {
+    if (!s->set && src->set) s->set = src->set, src->set = NULL;
+    if (!s->repetitions && src->repetitions) s->repetitions = src->repetitions, src->repetitions = NULL;
     for (int64_t i = 0; i < src->n; i++) {
         ada_bench_rec *from = &src->r[i];
         ada_bench_rec *to = rec_get(s, from->name);
@@ -191,8 +210,11 @@ static int merge(ada_bench_set *s, ada_bench_set *src)
             to->bps[to->n] = from->bps[k];
             to->pct_copy[to->n] = from->pct_copy[k];
             to->clock_mhz[to->n] = from->clock_mhz[k];
+            for (int e = 0; e < ADA_BENCH_EXTRAS; e++) to->extra[e][to->n] = from->extra[e][k];
             to->n++;
         }
+        for (int e = 0; e < ADA_BENCH_EXTRAS; e++) to->has_extra[e] |= from->has_extra[e];
+        to->nerr += from->nerr;
         to->has_bps |= from->has_bps;
         to->has_pct |= from->has_pct;
         to->has_clock |= from->has_clock;
@@ -250,7 +272,10 @@ void ada_bench_set_free(ada_bench_set *s)
         free(s->r[i].pct_copy);
         free(s->r[i].clock_mhz);
         free(s->r[i].error_message);
+        for (int k = 0; k < ADA_BENCH_EXTRAS; k++) free(s->r[i].extra[k]);
     }
+    free(s->set);
+    free(s->repetitions);
     free(s->r);
     free(s->hash);
     memset(s, 0, sizeof *s);

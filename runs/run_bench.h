@@ -26,7 +26,10 @@
 
 #include "ada_util.h" /* ada_median */
 
-enum { ADA_REC_MAX_REPS = 1024 };
+enum { ADA_REC_MAX_REPS = 1024, ADA_BENCH_EXTRAS = 2 };
+
+/* Further per-repetition counters kept: the planner's seconds_per_10M and bytes_per_sample. */
+extern const char *const ada_bench_extra_names[ADA_BENCH_EXTRAS];
 
 #define ADA_WRONG_RESULT "wrong result"
 
@@ -36,12 +39,14 @@ typedef struct {
     double *bps;        /* bytes_per_second of each repetition (0 when absent) */
     double *pct_copy;   /* pct_copy_bw of each repetition (NAN-free; has_pct says if any) */
     double *clock_mhz;  /* sm_clock_mhz of each repetition */
+    double *extra[ADA_BENCH_EXTRAS]; /* the counters of ada_bench_extra_names (0 when absent) */
     int64_t n, cap;     /* repetitions read; room in the arrays */
-    int has_bps, has_pct, has_clock;
+    int has_bps, has_pct, has_clock, has_extra[ADA_BENCH_EXTRAS];
     int error;          /* some repetition reported error_occurred */
     int wrong;          /* that error is a wrong result (ADA_WRONG_RESULT) */
     double saved_bytes; /* counter saved_bytes (bytes a forward keeps for the backward) */
     int has_saved;
+    int64_t nerr;       /* repetitions that reported it */
     char *error_message;
 } ada_bench_rec;
 
@@ -50,6 +55,8 @@ typedef struct {
     int64_t n, cap;
     int64_t *hash;      /* name -> record index + 1 (open addressing), hcap slots */
     int64_t hcap;
+    char *set;          /* bench.json's context adaload_set ("wan", ...), NULL when absent */
+    char *repetitions;  /* its adaload_repetitions, NULL when absent */
 } ada_bench_set;
 
 /* Status of the loaders: 0, or a negative code with a one-line reason in err. */

@@ -35,6 +35,7 @@
 #include "build_info.h"
 #include "catalog.h"
 #include "kernel_hash_v2.h"
+#include "run_meta.h"
 #include "run_sysinfo.h"
 
 #if ADALOAD_HAVE_CUDA
@@ -189,7 +190,9 @@ static json_t *meta_object(const char *root, const char *cmdline, const char *te
     json_object_set_new(m, "command_line", json_string(cmdline ? cmdline : ""));
     json_object_set_new(m, "kernel_hash_v1", json_string(ADALOAD_KERNEL_HASH));
     json_object_set_new(m, "kernel_hash_v2", json_string(ADALOAD_KERNEL_HASH_V2));
-    json_object_set_new(m, "sysinfo", ada_sysinfo());
+    json_t *sys = ada_sysinfo();
+    json_object_set_new(m, "fingerprint", ada_run_fp_json(sys)); /* the machine (run_meta.h) */
+    json_object_set_new(m, "sysinfo", sys);
     return m;
 }
 
@@ -410,4 +413,20 @@ int ada_run_finish(const char *results, char *dir, size_t n, char *err, size_t e
         return 1;
     }
     return 0;
+}
+
+json_t *ada_run_meta_with_copy(const char *dir, const ada_bench_set *s)
+{
+    ada_run_fp fp = {0};
+    ada_run_fp_copy(&fp, s);
+    if (!(fp.copy_gbps > 0)) return NULL;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/meta.json", dir);
+    json_t *m = json_load_file(path, 0, NULL);
+    json_t *f = json_object_get(m, "fingerprint");
+    if (!json_is_object(f) || json_object_set_new(f, "copy_gbps", json_real(fp.copy_gbps))) {
+        json_decref(m);
+        return NULL;
+    }
+    return m;
 }

@@ -31,6 +31,10 @@
 
 #include <stddef.h>
 
+#include <jansson.h>
+
+#include "run_bench.h"
+
 /* Slug of CUDA device 0's name ("NVIDIA H200" -> "nvidia-h200"), or "cpu-<hostname>" when
  * there is no device. 0 on success, -1 if buf is too small. */
 int ada_run_testbed(char *buf, size_t n);
@@ -82,5 +86,10 @@ int ada_run_index_in(const char *results, const char *dir, char *err, size_t n);
  * <results>/index.jsonl. 0 done; -1 not published (errno; a staging folder that cannot be
  * published is discarded); 1 published but not indexed. err says why. */
 int ada_run_finish(const char *results, char *dir, size_t n, char *err, size_t en);
+
+/* meta.json of the unpublished run dir with the run's own copy bandwidth added to its
+ * fingerprint (run_meta.h), for the command to write in its output transaction before it
+ * publishes; NULL when s has no copy benchmark or meta.json has no fingerprint. */
+json_t *ada_run_meta_with_copy(const char *dir, const ada_bench_set *s);
 
 #endif

@@ -2,28 +2,22 @@
 #include "run_sweep.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* "lnmod_fwd/<variant>/<x>-<m>-<y>/<layout>/D<D>/rows<R>[/graph<K>]" -> parts; 0 if it is one. */
+#include "run_name.h"
+
+/* A forward kernel benchmark's variant, slice and D (run_name.h); 0 if it is one. */
 static int parse(const char *name, char *variant, size_t vn, char *shape, size_t sn, int64_t *D)
 {
-    const char *p = "lnmod_fwd/";
-    if (strncmp(name, p, strlen(p))) return -1;
-    const char *v = name + strlen(p), *slash = strchr(v, '/');
-    if (!slash || slash == v || (size_t)(slash - v) >= vn) return -1;
-    char dt[32], layout[16];
-    long long d = 0, rows = 0;
-    int used = 0;
-    if (sscanf(slash + 1, "%31[^/]/%15[^/]/D%lld/rows%lld%n", dt, layout, &d, &rows, &used) != 4 ||
-        d <= 0 || rows <= 0)
+    ada_bench_name b;
+    if (ada_bench_name_parse(name, &b) || strcmp(b.op, "lnmod_fwd") || strlen(b.variant) >= vn ||
+        strlen(b.slice) >= sn)
         return -1;
-    const char *rest = slash + 1 + used;
-    if (*rest && strncmp(rest, "/graph", 6)) return -1;
-    memcpy(variant, v, (size_t)(slash - v));
-    variant[slash - v] = '\0';
-    if (snprintf(shape, sn, "%s/%s/rows%lld", dt, layout, rows) >= (int)sn) return -1;
-    *D = d;
+    snprintf(variant, vn, "%s", b.variant);
+    snprintf(shape, sn, "%s", b.slice);
+    *D = b.D;
     return 0;
 }
 

@@ -14,6 +14,47 @@
 
 #if ADALOAD_HAVE_CUDA
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
+
+typedef int (*nvml_fn0)(void);
+typedef int (*nvml_by_bus_fn)(const char *bus_id, void **device);
+typedef int (*nvml_dev_str_fn)(void *device, char *buf, unsigned int n);
+typedef int (*nvml_str_fn)(char *buf, unsigned int n);
+
+/* NVML, loaded at run time (never linked: CI machines have no driver): the driver version
+ * into o, and each device's serial (where the board reports one) into its object. */
+static void nvml_facts(json_t *o, json_t *devs)
+{
+    void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) return;
+    nvml_fn0 init = (nvml_fn0)dlsym(lib, "nvmlInit_v2"), down = (nvml_fn0)dlsym(lib, "nvmlShutdown");
+    nvml_by_bus_fn by_bus = (nvml_by_bus_fn)dlsym(lib, "nvmlDeviceGetHandleByPciBusId_v2");
+    nvml_dev_str_fn serial = (nvml_dev_str_fn)dlsym(lib, "nvmlDeviceGetSerial");
+    nvml_str_fn driver = (nvml_str_fn)dlsym(lib, "nvmlSystemGetDriverVersion");
+    if (init && down && init() == 0) {
+        char buf[96];
+        if (driver && driver(buf, sizeof buf) == 0) json_object_set_new(o, "driver_version", json_string(buf));
+        size_t i;
+        json_t *d;
+        json_array_foreach(devs, i, d) {
+            char bus[64];
+            void *h = NULL;
+            int idx = (int)json_integer_value(json_object_get(d, "index"));
+            if (by_bus && serial && cudaDeviceGetPCIBusId(bus, sizeof bus, idx) == cudaSuccess && by_bus(bus, &h) == 0 &&
+                serial(h, buf, sizeof buf) == 0 && buf[0])
+                json_object_set_new(d, "serial", json_string(buf));
+        }
+        down();
+    }
+    dlclose(lib);
+}
+
+/* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi prints it. */
+static void uuid_text(const unsigned char *u, char *out, size_t n)
+{
+    snprintf(out, n, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2],
+             u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+}
 #endif
 
 static json_t *cuda_info(void)
@@ -48,8 +89,12 @@ static json_t *cuda_info(void)
         json_object_set_new(d, "max_sm_clock_mhz", json_integer(sm_clock_khz / 1000));
         json_object_set_new(d, "max_mem_clock_mhz", json_integer(mem_clock_khz / 1000));
         json_object_set_new(d, "memory_bus_bits", json_integer(bus_width));
+        char uuid[64];
+        uuid_text((const unsigned char *)p.uuid.bytes, uuid, sizeof uuid);
+        json_object_set_new(d, "uuid", json_string(uuid));
         json_array_append_new(devs, d);
     }
+    nvml_facts(o, devs);
     json_object_set_new(o, "devices", devs);
     if (n == 0) json_object_set_new(o, "note", json_string("no CUDA device"));
 #else

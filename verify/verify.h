@@ -40,6 +40,7 @@
 
 #include "ada_util.h"
 #include "lnmod_desc.h"
+#include "verify_tools.h"
 
 typedef enum {
     VERIFY_OK = 0,
@@ -100,8 +101,7 @@ void verify_session_free(verify_session *s);
 
 /* ---- compute-sanitizer (verify_sanitizers.c) ------------------------------------------ */
 
-/* The four tools, in record order. */
-extern const char *const verify_sanitizer_tools[4];
+/* The four tools, in record order: verify_sanitizer_tools (verify_tools.h). */
 
 /* Re-runs this program (`self verify --grid quick|smoke --no-record ...` with c's seed,
  * variants and backend) under compute-sanitizer memcheck, racecheck, initcheck and

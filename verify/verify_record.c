@@ -1,7 +1,8 @@
 /* verify_record.c -- the verify.json record (verify.h): what was checked, how, and the
  * result of every case; the gate (gate/gate.h) reads it back, or the compact record made
- * from it. The record names the kernel sources by hash scheme 2 (srchash/srchash.h: comments
- * and layout do not count), and keeps the scheme-1 hash (the bytes) beside it. */
+ * from it. The record names the kernel sources by hash scheme 2 (kernel_hash_v2,
+ * srchash/srchash.h: comments and layout do not count), and keeps the scheme-1 hash (the
+ * bytes, kernel_hash_v1) beside it. */
 #include "build_info.h"
 #include "kernel_hash_v2.h"
 #include "verify.h"
@@ -17,9 +18,8 @@ json_t *verify_record_new(const verify_config *c, const verify_totals *t, json_t
         return NULL;
     }
     json_object_set_new(rec, "schema", json_string("adaload.verify/1"));
-    json_object_set_new(rec, "hash_scheme", json_integer(2));
-    json_object_set_new(rec, "kernel_source_hash", json_string(ADALOAD_KERNEL_HASH_V2));
-    json_object_set_new(rec, "kernel_source_hash_v1", json_string(ADALOAD_KERNEL_HASH));
+    json_object_set_new(rec, "kernel_hash_v2", json_string(ADALOAD_KERNEL_HASH_V2));
+    json_object_set_new(rec, "kernel_hash_v1", json_string(ADALOAD_KERNEL_HASH));
     json_object_set_new(rec, "backend", json_string(c->cpu_model ? "cpu-model" : "cuda"));
     json_object_set_new(rec, "gpu", gpu);
     json_object_set_new(rec, "seed", json_integer((json_int_t)c->seed));

@@ -16,7 +16,6 @@
 
 extern char **environ;
 
-const char *const verify_sanitizer_tools[4] = {"memcheck", "racecheck", "initcheck", "synccheck"};
 
 /* compute-sanitizer: $ADALOAD_COMPUTE_SANITIZER, then PATH, then /usr/local/cuda/bin. */
 static int find_sanitizer(char *out, size_t n)

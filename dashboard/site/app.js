@@ -209,17 +209,16 @@
   }
 
   // ---- benchmark names -------------------------------------------------------------------
-  // lnmod_fwd/<variant>/<shape>: the shape is the chart, the variant the series.
-  function parseName(n) {
-    var p = n.split('/');
-    if (p.length >= 3 && (p[0] === 'lnmod_fwd' || p[0] === 'lnmod_bwd')) return { op: p[0], variant: p[1], shape: p.slice(2).join('/') };
-    return null;
-  }
-  function shapeD(shape) { var m = /\/D(\d+)\//.exec('/' + shape + '/'); return m ? +m[1] : 0; }
-  function shapeRows(shape) { var m = /\/rows(\d+)/.exec('/' + shape); return m ? +m[1] : 0; }
+  // Names and shapes come parsed from the data (the program's one parser, runs/run_name.h):
+  // lnmod_fwd|lnmod_bwd/<variant>/<shape>; the shape is the chart, the variant the series.
+  function parseName(n) { return (D.names || {})[n] || null; }
+  function shapeOf(shape) { return (D.shapes || {})[shape] || {}; }
+  function shapeD(shape) { return shapeOf(shape).D || 0; }
+  function shapeRows(shape) { return shapeOf(shape).rows || 0; }
   function isPeer(v) { return v.indexOf('torch') === 0; }
   function shapeOrder(a, b) {
-    return shapeD(a) - shapeD(b) || (a.split('/')[0] < b.split('/')[0] ? -1 : a.split('/')[0] > b.split('/')[0] ? 1 : 0) ||
+    var da = shapeOf(a).dtypes || '', db = shapeOf(b).dtypes || '';
+    return shapeD(a) - shapeD(b) || (da < db ? -1 : da > db ? 1 : 0) ||
       shapeRows(a) - shapeRows(b) || (a < b ? -1 : a > b ? 1 : 0);
   }
   function variantOrder(vs) {
@@ -382,14 +381,15 @@
     var sh = runShapes(tb, tb.sweep);
     var byDtype = {};
     Object.keys(sh).forEach(function (c) {
-      var shape = c.split('/').slice(1).join('/');
-      var key = shape.split('/')[0] + ' ' + (shape.split('/')[1] || '') + ' rows' + shapeRows(shape);
+      var shape = c.split('/').slice(1).join('/'), sp = shapeOf(shape);
+      var key = sp.dtypes + ' ' + sp.layout + ' rows' + sp.rows;
       (byDtype[key] = byDtype[key] || []).push(c);
     });
     var grid = el('div', { 'class': 'grid' });
     sec.appendChild(grid);
     Object.keys(byDtype).sort().forEach(function (key) {
-      var cs = byDtype[key].sort(function (a, b) { return shapeD(a) - shapeD(b); });
+      var dOf = function (c) { return shapeD(c.split('/').slice(1).join('/')); };
+      var cs = byDtype[key].sort(function (a, b) { return dOf(a) - dOf(b); });
       var vs = {};
       cs.forEach(function (c) { Object.keys(sh[c]).forEach(function (v) { vs[v] = true; }); });
       var series = variantOrder(Object.keys(vs)).map(function (v, j) {
@@ -398,7 +398,7 @@
           return q ? { x: i, y: q[2] !== null ? q[2] : null, tip: c + '\n' + r.run + '  commit ' + sha7(r.git_sha) + '\n' + fmt(q[1]) + ' us, ' + (q[2] === null ? '-' : fmt(q[2], 1) + '% of copy') } : { x: i, y: null };
         }) };
       });
-      lineChart(grid, { id: 'sweep/' + key, caption: key + ' - % of copy against D, ' + r.run, xs: cs.map(function (c) { return 'D' + shapeD(c); }), series: series, yLabel: '% of copy', yFrom0: true });
+      lineChart(grid, { id: 'sweep/' + key, caption: key + ' - % of copy against D, ' + r.run, xs: cs.map(function (c) { return 'D' + dOf(c); }), series: series, yLabel: '% of copy', yFrom0: true });
     });
   }
 

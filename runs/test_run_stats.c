@@ -1,4 +1,4 @@
-/* test_bench_stats.c -- Criterion tests of compare's statistics (bench_stats.h): the
+/* test_run_stats.c -- Criterion tests of compare's statistics (run_stats.h): the
  * Mann-Whitney U statistic and p-value on samples small enough to check by hand, and the
  * verdict rule. */
 #include <math.h>
@@ -9,7 +9,7 @@
 #include <criterion/criterion.h>
 
 #include "ada_rng.h"
-#include "bench_stats.h"
+#include "run_stats.h"
 
 /* a = {1,2,3}, b = {4,5,6}: a never beats b, U_a = 0. Exact two-sided p = 2 * 1/C(6,3)
  * = 2/20 = 0.1 (only one of the 20 arrangements is this extreme on each side). */
@@ -113,4 +113,64 @@ Test(verdict, rule)
     /* The same 3.5% is a regression with a 3% threshold only if significant. */
     ada_verdict v = ada_compare_samples(a, 9, slightly, 9, 0.03, 0.05, &ratio, &t);
     cr_assert_eq(v, t.p < 0.05 ? ADA_SLOWER : ADA_SAME);
+}
+
+/* n = m = 3 cannot reach p < 0.1: a 3x slowdown is "too few repetitions", never "same". */
+Test(verdict, too_few_repetitions_to_judge)
+{
+    double a[3] = {100, 101, 102}, b[3] = {300, 301, 302};
+    double ratio;
+    ada_mwu t;
+    cr_assert_float_eq(ada_mwu_min_p(3, 3), 0.1, 1e-12);
+    cr_assert_float_eq(ada_mwu_min_p(9, 9), 2.0 / 48620.0, 1e-15);
+    cr_assert_eq(ada_mwu_min_p(0, 5), 1.0);
+    cr_assert_eq(ada_compare_samples(a, 3, b, 3, 0.05, 0.05, &ratio, &t), ADA_TOO_FEW);
+    cr_assert_str_eq(ada_verdict_name(ADA_TOO_FEW), "too few repetitions");
+    /* At alpha 0.2 the same samples can be judged. */
+    cr_assert_eq(ada_compare_samples(a, 3, b, 3, 0.05, 0.2, &ratio, &t), ADA_SLOWER);
+    /* 4 and 4: min p = 2/70 < 0.05, judged. */
+    double c[4] = {100, 101, 102, 103}, d[4] = {300, 301, 302, 303};
+    cr_assert_eq(ada_compare_samples(c, 4, d, 4, 0.05, 0.05, &ratio, &t), ADA_SLOWER);
+}
+
+/* Repetitions around m with a little noise (seeded). */
+static void reps(double *v, int n, double m, double rel, uint64_t seed)
+{
+    ada_rng r;
+    ada_rng_seed(&r, seed);
+    for (int i = 0; i < n; i++) v[i] = m * (1 + rel * (ada_rng_uniform(&r) - 0.5));
+}
+
+/* Against its own history: a steady benchmark (nights within 0.5%) slowed by 3% is flagged
+ * although the pair threshold is 5%; a noisy one (nights 4% apart) slowed by 7% is not. */
+Test(verdict, history_noise_band)
+{
+    double prev[9], cur[9], ratio, band;
+    int banded;
+    ada_mwu t;
+    double steady[5] = {800, 802, 799, 801, 800.5};
+    reps(prev, 9, 800.5, 0.002, 1);
+    reps(cur, 9, 800.5 * 1.03, 0.002, 2);
+    cr_assert_eq(ada_compare_samples(prev, 9, cur, 9, 0.05, 0.05, &ratio, &t), ADA_SAME, "the pair rule misses 3%");
+    cr_assert_eq(ada_history_verdict(steady, 5, prev, 9, cur, 9, 0.05, 0.05, &ratio, &band, &banded, &t), ADA_SLOWER);
+    cr_assert_eq(banded, 1);
+    cr_assert_float_eq(band, ADA_BAND_FLOOR, 1e-12);
+    cr_assert(ratio > 1.025 && ratio < 1.035, "ratio %g", ratio);
+    /* Unchanged: same. */
+    reps(cur, 9, 800.5, 0.002, 3);
+    cr_assert_eq(ada_history_verdict(steady, 5, prev, 9, cur, 9, 0.05, 0.05, &ratio, &band, &banded, &t), ADA_SAME);
+
+    double noisy[6] = {800, 832, 790, 825, 805, 840};
+    reps(prev, 9, 800, 0.002, 4);
+    reps(cur, 9, 856, 0.002, 5);
+    cr_assert_eq(ada_compare_samples(prev, 9, cur, 9, 0.05, 0.05, &ratio, &t), ADA_SLOWER, "the pair rule flags 7%");
+    cr_assert_eq(ada_history_verdict(noisy, 6, prev, 9, cur, 9, 0.05, 0.05, &ratio, &band, &banded, &t), ADA_SAME,
+                 "band %g ratio %g", band, ratio);
+    cr_assert(band > 0.07);
+    /* A real regression still stands out of the noisy band. */
+    reps(cur, 9, 800 * 1.5, 0.002, 6);
+    cr_assert_eq(ada_history_verdict(noisy, 6, prev, 9, cur, 9, 0.05, 0.05, &ratio, &band, &banded, &t), ADA_SLOWER);
+    /* Two previous runs: the pair rule decides. */
+    cr_assert_eq(ada_history_verdict(noisy, 2, prev, 9, cur, 9, 0.05, 0.05, &ratio, &band, &banded, &t), ADA_SLOWER);
+    cr_assert_eq(banded, 0);
 }

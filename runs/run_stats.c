@@ -1,5 +1,5 @@
-/* bench_stats.c -- Mann-Whitney U test and compare's verdict (bench_stats.h). */
-#include "bench_stats.h"
+/* run_stats.c -- Mann-Whitney U test and compare's verdict (run_stats.h). */
+#include "run_stats.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -112,6 +112,16 @@ int ada_mann_whitney(const double *a, int64_t na, const double *b, int64_t nb, a
     return 0;
 }
 
+double ada_mwu_min_p(int64_t na, int64_t nb)
+{
+    if (na < 1 || nb < 1) return 1;
+    double c = 1; /* C(na + nb, na), as a double: it only needs to pass 2 / alpha */
+    int64_t k = na < nb ? na : nb, n = na + nb;
+    for (int64_t i = 1; i <= k && c < 1e12; i++) c = c * (double)(n - k + i) / (double)i;
+    double p = 2.0 / c;
+    return p > 1 ? 1 : p;
+}
+
 ada_verdict ada_compare_samples(const double *a, int64_t na, const double *b, int64_t nb,
                                 double threshold, double alpha, double *ratio, ada_mwu *t)
 {
@@ -127,6 +137,34 @@ ada_verdict ada_compare_samples(const double *a, int64_t na, const double *b, in
     }
     if (t->p < alpha && *ratio > 1.0 + threshold) return ADA_SLOWER;
     if (t->p < alpha && *ratio < 1.0 - threshold) return ADA_FASTER;
+    if (ada_mwu_min_p(na, nb) >= alpha) return ADA_TOO_FEW;
+    return ADA_SAME;
+}
+
+ada_verdict ada_history_verdict(const double *prior, int64_t nprior, const double *prev, int64_t nprev,
+                                const double *cur, int64_t ncur, double threshold, double alpha, double *ratio,
+                                double *band, int *banded, ada_mwu *t)
+{
+    ada_mwu tmp;
+    if (!t) t = &tmp;
+    *banded = 0;
+    *band = threshold;
+    ada_verdict pair = ada_compare_samples(prev, nprev, cur, ncur, threshold, alpha, ratio, t);
+    if (nprior > ADA_BAND_RUNS) {
+        prior += nprior - ADA_BAND_RUNS;
+        nprior = ADA_BAND_RUNS;
+    }
+    double c = nprior >= ADA_BAND_MIN ? ada_median(prior, nprior) : 0;
+    if (pair == ADA_TOO_FEW || !(c > 0) || !isfinite(c)) return pair;
+    double dev[ADA_BAND_RUNS];
+    for (int64_t i = 0; i < nprior; i++) dev[i] = fabs(prior[i] / c - 1.0);
+    double s = 1.4826 * ada_median(dev, nprior);
+    double need = ADA_BAND_K * s > ADA_BAND_FLOOR ? ADA_BAND_K * s : ADA_BAND_FLOOR;
+    *banded = 1;
+    *band = need;
+    *ratio = ada_median(cur, ncur) / c;
+    if (t->p < alpha && *ratio > 1.0 + need) return ADA_SLOWER;
+    if (t->p < alpha && *ratio < 1.0 - need) return ADA_FASTER;
     return ADA_SAME;
 }
 
@@ -135,6 +173,7 @@ const char *ada_verdict_name(ada_verdict v)
     switch (v) {
     case ADA_SLOWER: return "slower";
     case ADA_FASTER: return "faster";
+    case ADA_TOO_FEW: return "too few repetitions";
     case ADA_SAME:
     default: return "same";
     }

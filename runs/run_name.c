@@ -1,0 +1,54 @@
+/* run_name.c -- the benchmark-name parser (run_name.h). */
+#include "run_name.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Copies the next '/'-free part of *p (at most n - 1 bytes, at least one) into out. */
+static int part(const char **p, char *out, size_t n)
+{
+    size_t k = strcspn(*p, "/");
+    if (k == 0 || k >= n) return -1;
+    memcpy(out, *p, k);
+    out[k] = '\0';
+    *p += k;
+    if (**p == '/') (*p)++;
+    return 0;
+}
+
+/* A positive decimal number after prefix, filling the whole part. */
+static int number(const char *s, const char *prefix, int64_t *v)
+{
+    size_t k = strlen(prefix);
+    if (strncmp(s, prefix, k) || !s[k] || strspn(s + k, "0123456789") != strlen(s + k) || strlen(s + k) > 15) return -1;
+    *v = strtoll(s + k, NULL, 10);
+    return *v > 0 ? 0 : -1;
+}
+
+int ada_bench_name_parse(const char *name, ada_bench_name *o)
+{
+    memset(o, 0, sizeof *o);
+    const char *p = name;
+    char d[32], r[32], g[32] = "";
+    if (!name || part(&p, o->op, sizeof o->op)) return -1;
+    if (strcmp(o->op, "lnmod_fwd") && strcmp(o->op, "lnmod_bwd")) return -1;
+    snprintf(o->dir, sizeof o->dir, "%s", o->op + 6);
+    if (part(&p, o->variant, sizeof o->variant)) return -1;
+    const char *shape = p;
+    if (part(&p, o->dtypes, sizeof o->dtypes) || part(&p, o->layout, sizeof o->layout) || part(&p, d, sizeof d) ||
+        part(&p, r, sizeof r))
+        return -1;
+    if (*p && part(&p, g, sizeof g)) return -1;
+    if (*p || number(d, "D", &o->D) || number(r, "rows", &o->rows) || (g[0] && number(g, "graph", &o->graph)))
+        return -1;
+    if (sscanf(o->dtypes, "%7[^-]-%7[^-]-%7s", o->x, o->mod, o->y) != 3 || strchr(o->y, '-')) return -1;
+    if (snprintf(o->shape, sizeof o->shape, "%s", shape) >= (int)sizeof o->shape) return -1;
+    snprintf(o->slice, sizeof o->slice, "%s/%s/rows%lld", o->dtypes, o->layout, (long long)o->rows);
+    return 0;
+}
+
+int ada_bench_name_is_peer(const char *variant)
+{
+    return variant && (!strncmp(variant, "torch", 5) || !strncmp(variant, "liger", 5));
+}

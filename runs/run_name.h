@@ -1,0 +1,37 @@
+/* run_name.h -- the one parser of benchmark names (bench/bench_shapes.c makes them):
+ *
+ *   lnmod_fwd/<variant>/<x>-<mod>-<y>/<layout>/D<D>/rows<R>[/graph<K>]
+ *   lnmod_bwd/...                       (the backward kernels: same form, direction bwd)
+ *
+ * where a variant may be a PyTorch peer (torch_eager, torch_compile, ...). Report, sweep,
+ * compare and the dashboard (which hands the parts to its page) all read names here.
+ *
+ *   ada_bench_name b;
+ *   if (ada_bench_name_parse("lnmod_fwd/dtile/bf16-f32-bf16/sample/D3072/rows32760", &b) == 0)
+ *       b.op "lnmod_fwd", b.dir "fwd", b.variant "dtile", b.D 3072, b.shape "bf16-f32-bf16/sample/D3072/rows32760"
+ */
+#ifndef ADALOAD_RUN_NAME_H
+#define ADALOAD_RUN_NAME_H
+
+#include <stdint.h>
+
+typedef struct {
+    char op[16];      /* "lnmod_fwd" or "lnmod_bwd" */
+    char dir[4];      /* "fwd" or "bwd" */
+    char variant[64];
+    char x[8], mod[8], y[8]; /* the dtypes */
+    char dtypes[24];  /* "<x>-<mod>-<y>" */
+    char layout[16];  /* sample, token, frame */
+    int64_t D, rows;
+    int64_t graph;    /* K of /graph<K>, 0 when the name has none */
+    char shape[128];  /* everything after the variant */
+    char slice[96];   /* "<x>-<mod>-<y>/<layout>/rows<R>": a sweep's slice (every D) */
+} ada_bench_name;
+
+/* 0 when name has the form above (out filled), -1 otherwise (copy/..., cpu/..., bad parts). */
+int ada_bench_name_parse(const char *name, ada_bench_name *out);
+
+/* 1 when the variant is a PyTorch peer ("torch...", "liger..."). */
+int ada_bench_name_is_peer(const char *variant);
+
+#endif

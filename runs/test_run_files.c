@@ -1,0 +1,103 @@
+/* test_run_files.c -- Criterion tests of the run-file readers (ada_run_files): the one
+ * benchmark-name parser (forward and backward names, peers, graphs, what is not a kernel
+ * name), meta.json under both hash names, and the machine fingerprint's verdicts. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+#include <jansson.h>
+
+#include "run_meta.h"
+#include "run_name.h"
+
+Test(names, forward_backward_peers_graphs)
+{
+    ada_bench_name b;
+    cr_assert_eq(ada_bench_name_parse("lnmod_fwd/dtile/bf16-f32-bf16/sample/D3072/rows32760", &b), 0);
+    cr_expect_str_eq(b.op, "lnmod_fwd");
+    cr_expect_str_eq(b.dir, "fwd");
+    cr_expect_str_eq(b.variant, "dtile");
+    cr_expect_str_eq(b.x, "bf16");
+    cr_expect_str_eq(b.mod, "f32");
+    cr_expect_str_eq(b.y, "bf16");
+    cr_expect_str_eq(b.layout, "sample");
+    cr_expect_eq(b.D, 3072);
+    cr_expect_eq(b.rows, 32760);
+    cr_expect_eq(b.graph, 0);
+    cr_expect_str_eq(b.shape, "bf16-f32-bf16/sample/D3072/rows32760");
+    cr_expect_str_eq(b.slice, "bf16-f32-bf16/sample/rows32760");
+    cr_assert_eq(ada_bench_name_parse("lnmod_bwd/dtile/f16-f16-f16/token/D1536/rows1560/graph20", &b), 0);
+    cr_expect_str_eq(b.dir, "bwd");
+    cr_expect_eq(b.graph, 20);
+    cr_expect_str_eq(b.shape, "f16-f16-f16/token/D1536/rows1560/graph20");
+    cr_assert_eq(ada_bench_name_parse("lnmod_fwd/torch_compile/f32-f32-f32/frame/D5120/rows75600", &b), 0);
+    cr_expect(ada_bench_name_is_peer(b.variant));
+    cr_expect(!ada_bench_name_is_peer("dtile"));
+    const char *bad[] = {"copy/bytes1024", "cpu/reference/x", "lnmod_fwd/dtile", "lnmod_fwd/dtile/bf16-f32-bf16/sample/D0/rows1",
+                         "lnmod_fwd/dtile/bf16-f32-bf16/sample/D12/rows4/extra/x", "lnmod_fwd//bf16-f32-bf16/sample/D1/rows1",
+                         "lnmod_fwd/dtile/bf16-f32/sample/D1/rows1", "lnmod_fwd/dtile/bf16-f32-bf16/sample/Dx/rows1",
+                         "lnmod_side/dtile/bf16-f32-bf16/sample/D1/rows1", "lnmod_fwd/dtile/bf16-f32-bf16/sample/D1/rows1/graph"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) cr_expect_eq(ada_bench_name_parse(bad[i], &b), -1, "%s", bad[i]);
+}
+
+static void meta_of(const char *text, ada_run_meta *m)
+{
+    json_error_t e;
+    json_t *o = json_loads(text, 0, &e);
+    cr_assert_not_null(o, "%s", e.text);
+    cr_assert_eq(ada_run_meta_from_json(o, m), 0);
+    json_decref(o);
+}
+
+Test(meta, both_hash_names)
+{
+    ada_run_meta a, b;
+    meta_of("{\"git_sha\": \"abc\", \"git_dirty\": true, \"kernel_source_hash\": \"h1\", \"kernel_source_hash_v2\": \"h2\"}", &a);
+    meta_of("{\"kernel_hash_v1\": \"h1\", \"kernel_hash_v2\": \"h2\", \"kind\": \"bench\"}", &b);
+    cr_expect_str_eq(a.kernel_hash_v1, "h1");
+    cr_expect_str_eq(a.kernel_hash_v2, "h2");
+    cr_expect_str_eq(b.kernel_hash_v1, "h1");
+    cr_expect_str_eq(b.kernel_hash_v2, "h2");
+    cr_expect_eq(a.git_dirty, 1);
+    cr_expect_eq(b.git_dirty, -1);
+    cr_expect_str_eq(b.git_sha, "unknown");
+    cr_expect(ada_run_same_code(&a, &b));
+    ada_run_meta_free(&a);
+    ada_run_meta_free(&b);
+    /* A slowed build of the same sources is other code. */
+    meta_of("{\"kernel_hash_v1\": \"h1\", \"sysinfo\": {\"build\": {\"slow_variant_build\": false}}}", &a);
+    meta_of("{\"kernel_hash_v1\": \"h1\", \"sysinfo\": {\"build\": {\"slow_variant_build\": true}}}", &b);
+    cr_expect(!ada_run_same_code(&a, &b));
+    ada_run_meta_free(&a);
+    ada_run_meta_free(&b);
+}
+
+Test(meta, fingerprint)
+{
+    ada_run_meta a, b;
+    const char *sys = "{\"sysinfo\": {\"host\": \"vm\", \"cuda\": {\"driver_cuda_version\": \"13.0\", \"devices\": "
+                      "[{\"name\": \"NVIDIA H200\", \"max_sm_clock_mhz\": 1980, \"max_mem_clock_mhz\": 3201}]}}}";
+    meta_of(sys, &a); /* an old run: the facts of its sysinfo */
+    cr_expect_str_eq(a.fp.gpu, "NVIDIA H200");
+    cr_expect_eq(a.fp.sm_clock_mhz, 1980);
+    meta_of(sys, &b);
+    char why[256];
+    cr_expect_eq(ada_run_fp_differs(&a.fp, &b.fp, why, sizeof why), 0, "%s", why);
+    a.fp.copy_gbps = 3930;
+    b.fp.copy_gbps = 3900; /* within 2% */
+    cr_expect_eq(ada_run_fp_differs(&a.fp, &b.fp, why, sizeof why), 0, "%s", why);
+    b.fp.copy_gbps = 3700;
+    cr_expect_eq(ada_run_fp_differs(&a.fp, &b.fp, why, sizeof why), 1);
+    cr_expect(strstr(why, "copy bandwidth") != NULL, "%s", why);
+    ada_run_meta_free(&b);
+    meta_of("{\"fingerprint\": {\"gpu\": \"NVIDIA H200\", \"gpu_uuid\": \"GPU-2\", \"sm_clock_mhz\": 1980}}", &b);
+    ada_run_meta c;
+    meta_of("{\"fingerprint\": {\"gpu\": \"NVIDIA H200\", \"gpu_uuid\": \"GPU-1\", \"sm_clock_mhz\": 1980}}", &c);
+    cr_expect_eq(ada_run_fp_differs(&c.fp, &b.fp, why, sizeof why), 1);
+    cr_expect(strstr(why, "GPU UUID GPU-1 -> GPU-2") != NULL, "%s", why);
+    cr_expect_eq(ada_run_fp_differs(&a.fp, &b.fp, why, sizeof why), 0, "a fact one run lacks does not count: %s", why);
+    ada_run_meta_free(&a);
+    ada_run_meta_free(&b);
+    ada_run_meta_free(&c);
+}
