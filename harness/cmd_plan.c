@@ -69,7 +69,7 @@ static int pick(const char *name, const char *v, const char *const *names, const
 
 /* The values that need more than cli_parse's range checks. */
 typedef struct {
-    const char *policy, *assign, *p, *oversize, *comp_model;
+    const char *policy, *assign, *p, *oversize, *comp_model, *parallel;
     double gib, step_time;
     int gib_given, step_given, comp_given;
 } raw_opts;
@@ -80,6 +80,7 @@ static int finish_args(const raw_opts *w, options *o, plan_config *c)
     static const char *const assigns[] = {"random", "same-bucket", "sorted-window", "lpt", "kk", "verl-kk", "sort-by-length", NULL};
     static const char *const oversizes[] = {"error", "drop", NULL};
     static const char *const comps[] = {"cost", "power", NULL};
+    static const char *const pars[] = {"model", "ddp", "zero1", "zero2", "zero3", NULL};
     int k;
     if (w->policy) {
         if ((k = pick("--policy", w->policy, policies, "equal-token, dual or both")) < 0) return -1;
@@ -93,6 +94,10 @@ static int finish_args(const raw_opts *w, options *o, plan_config *c)
     if (w->oversize) {
         if ((k = pick("--oversize", w->oversize, oversizes, "error or drop")) < 0) return -1;
         c->oversize_drop = k;
+    }
+    if (w->parallel) {
+        if ((k = pick("--parallel", w->parallel, pars, "ddp, zero1, zero2, zero3 or model")) < 0) return -1;
+        c->parallel = (plan_parallel)k;
     }
     if (w->comp_model) {
         if ((k = pick("--comp-model", w->comp_model, comps, "cost or power")) < 0) return -1;
@@ -186,6 +191,8 @@ static int parse_args(int argc, char **argv, options *o, plan_config *c)
          .what = "a positive number (FLOP/s)", .meta = "X", .help = "sustained FLOP/s per GPU of the FLOP model (default 4e14)"},
         {.name = "--jitter-cv", .kind = CLI_KIND_F64, .dst = &c->jitter_cv, .flo = 0, .fhi = 2,
          .what = "a number in [0, 2]", .meta = "CV", .help = "per-micro-batch noise of real steps for the jitter-aware idle (default 0.05; 0: off)"},
+        CLI_STR("--parallel", &w.parallel, "P", "states per rank: ddp | zero1 | zero2 | zero3 | model (default: the model file's, zero3 for the presets)"),
+        CLI_FLAG("--extrapolate", &c->extrapolate, "use a profile's memory model outside its measured range (default: clamp batches to it)"),
         CLI_STR("--profile", &o->profile, "FILE", "measured profile CSV (batch,tokens,seconds,peak_bytes; adaload calibrate)"),
         CLI_STR("--oversize", &w.oversize, "error|drop", "a sample over the memory budget: an error (default) or dropped"),
         CLI_FLAG("--no-baselines", &o->no_baselines, "skip the three baseline plans"),

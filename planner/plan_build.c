@@ -25,7 +25,7 @@ void plan_config_default(plan_config *c)
     c->comp_ref_pct = PLAN_DEFAULT_REF_PCT;
     c->seed = 0;
     c->flops = 4e14; /* sustained bf16 FLOP/s per H200 in training: an assumption (~40% of peak) */
-    c->jitter_cv = PLAN_DEFAULT_JITTER_CV;
+    c->jitter_cv = -1; /* the profile's measured jitter, else PLAN_DEFAULT_JITTER_CV */
 }
 
 static plan_status check_config(const plan_config *c, plan_error *err)
@@ -59,7 +59,9 @@ static plan_status check_config(const plan_config *c, plan_error *err)
         return plan_fail(err, PLAN_ERR_USAGE, "--tok-budget: must be positive");
     if (c->comp_budget < 0 || !isfinite(c->comp_budget))
         return plan_fail(err, PLAN_ERR_USAGE, "--comp-budget: must be a positive number");
-    if (!(c->jitter_cv >= 0 && c->jitter_cv <= 2))
+    if (c->parallel > PLAN_PARALLEL_ZERO3)
+        return plan_fail(err, PLAN_ERR_USAGE, "--parallel: not a value of this planner");
+    if (!(c->jitter_cv == -1 || (c->jitter_cv >= 0 && c->jitter_cv <= 2)))
         return plan_fail(err, PLAN_ERR_USAGE, "--jitter-cv %g: must be in [0, 2]", c->jitter_cv);
     if (!(c->comp_ref_pct > 0 && c->comp_ref_pct <= 100))
         return plan_fail(err, PLAN_ERR_USAGE, "--comp-ref-pct %g: must be in (0, 100]", c->comp_ref_pct);
@@ -91,10 +93,18 @@ static plan_status set_memory(plan_result *r, const plan_model *m, const plan_co
         r->bpt_from_profile = 1;
         r->act_measured = 1;
     }
-    r->fixed_bytes = plan_model_fixed_bytes(m, cfg->gpus);
+    r->bytes_per_sample = r->cost.mem_bytes_per_sample;
+    r->bytes_per_token_sq = r->cost.mem_bytes_per_token_sq;
+    r->parallel = cfg->parallel != PLAN_PARALLEL_MODEL ? cfg->parallel
+                  : m->shard_states ? PLAN_PARALLEL_ZERO3 : PLAN_PARALLEL_DDP;
+    r->unsharded_grads = plan_assign_per_window(cfg->assign) && r->parallel >= PLAN_PARALLEL_ZERO2;
+    if (r->unsharded_grads) r->warnings |= PLAN_WARN_UNSHARDED_GRADS;
+    r->fixed_bytes = plan_state_bytes(m, cfg->gpus, r->parallel, r->unsharded_grads) + (double)m->reserve_bytes;
+    if (r->bpt_from_profile && r->cost.mem_intercept_bytes > 0) r->fixed_bytes += r->cost.mem_intercept_bytes;
     r->mem_usable = cfg->gpu_mem_bytes * (1.0 - cfg->mem_margin);
     double room = r->mem_usable - r->fixed_bytes;
-    if (room < (double)r->bytes_per_token)
+    r->mem_room = room;
+    if (room < (double)r->bytes_per_token + r->bytes_per_sample)
         return plan_fail(err, PLAN_ERR_USAGE,
                          "--gpu-mem-gib %.6g: no room for activations: %s needs %.4g GiB per GPU "
                          "fixed at %lld GPUs, %.4g GiB are usable (margin %g)",
@@ -130,7 +140,7 @@ static plan_status set_buckets(plan_result *r, const plan_manifest *mf, const pl
         plan_bucket *k = &r->buckets[b];
         k->shape = *plan_manifest_bucket(mf, b);
         r->samples_total += k->shape.samples;
-        if (k->shape.tokens > r->m_mem_tokens) {
+        if (k->shape.tokens > r->m_mem_tokens || plan_memory_batch(r, k->shape.tokens) < 1) {
             k->dropped = 1;
             r->samples_dropped += k->shape.samples;
             if (!worst || k->shape.first_line < worst->first_line) worst = &k->shape;
@@ -204,7 +214,7 @@ static plan_status set_budgets(plan_result *r, plan_error *err)
             break;
         }
     }
-    r->b_ref = r->m_mem_tokens / r->s_ref;
+    r->b_ref = plan_memory_batch(r, r->s_ref);
     if (r->b_ref < 1) r->b_ref = 1;
     r->m_comp = cfg->comp_budget > 0 ? cfg->comp_budget : (double)r->b_ref * plan_comp_units(r, r->s_ref);
     return PLAN_OK;
@@ -230,6 +240,8 @@ plan_status plan_build(const plan_manifest *mf, const plan_model *m, const plan_
     copy_name(r->gpu, sizeof r->gpu, cfg->gpu_name);
     if (cfg->cost) r->cost = *cfg->cost;
     else plan_cost_from_flops(m, cfg->flops, &r->cost);
+    r->jitter_measured = cfg->jitter_cv < 0 && r->cost.seconds_cv > 0;
+    r->jitter_cv = cfg->jitter_cv >= 0 ? cfg->jitter_cv : r->jitter_measured ? r->cost.seconds_cv : PLAN_DEFAULT_JITTER_CV;
 
     if ((st = set_memory(r, m, cfg, err))) goto fail;
     if ((st = set_buckets(r, mf, m, &heap, err))) goto fail;
@@ -291,6 +303,9 @@ plan_status plan_build_baselines(const plan_manifest *mf, const plan_model *m,
         c.assign = w == PLAN_BASE_VERL_KK ? PLAN_ASSIGN_VERL_KK
                    : w == PLAN_BASE_SORT_LENGTH ? PLAN_ASSIGN_SORT_LENGTH : PLAN_ASSIGN_RANDOM;
         c.metrics_only = 1;
+        /* the plan's samples, no more: its memory budget decides what is dropped */
+        c.mem_tokens = plan->m_mem_tokens;
+        c.force = 1;
         if (w != PLAN_BASE_RANDOM) {
             c.policy = PLAN_POLICY_EQUAL_TOKEN;
             c.tok_budget = w == PLAN_BASE_TOK_SMAX ? plan->smax : plan->m_mem_tokens;

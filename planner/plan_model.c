@@ -188,9 +188,25 @@ void plan_model_flops(const plan_model *m, double *a1, double *b1, double *g1)
 
 double plan_model_fixed_bytes(const plan_model *m, int64_t gpus)
 {
-    double state = m->params * m->state_bytes_per_param;
-    if (m->shard_states) state /= (double)gpus;
-    return state + (double)m->reserve_bytes;
+    return plan_state_bytes(m, gpus, PLAN_PARALLEL_MODEL, 0) + (double)m->reserve_bytes;
+}
+
+double plan_state_bytes(const plan_model *m, int64_t gpus, plan_parallel par, int unsharded_grads)
+{
+    if (par == PLAN_PARALLEL_MODEL) par = m->shard_states ? PLAN_PARALLEL_ZERO3 : PLAN_PARALLEL_DDP;
+    double P = m->params, N = (double)gpus;
+    double w = 2.0, g = 2.0, o = m->state_bytes_per_param - 4.0;
+    if (o < 0) { /* a model file with fewer than 4 bytes per parameter: all of it weights */
+        w = m->state_bytes_per_param;
+        g = o = 0;
+    }
+    double ws = par >= PLAN_PARALLEL_ZERO3 ? w / N : w;
+    double gs = par >= PLAN_PARALLEL_ZERO2 && !unsharded_grads ? g / N : g;
+    double os = par >= PLAN_PARALLEL_ZERO1 ? o / N : o;
+    /* the original formula for the model file's own layout, so its numbers stay bit-equal */
+    if (par == PLAN_PARALLEL_ZERO3 && !unsharded_grads) return P * m->state_bytes_per_param / N;
+    if (par == PLAN_PARALLEL_DDP) return P * m->state_bytes_per_param;
+    return P * (ws + gs + os);
 }
 
 void plan_cost_from_flops(const plan_model *m, double flops, plan_cost *c)

@@ -55,7 +55,7 @@ static json_t *metrics_json(const plan_result *r, int with_ranks)
     json_object_set_new(o, "tokens_per_s", json_real(m->tokens_per_s));
     json_object_set_new(o, "epoch_seconds", json_real(m->epoch_seconds));
     json_object_set_new(o, "sync_groups", json_integer(m->sync_groups));
-    int jit = r->cfg.jitter_cv > 0;
+    int jit = r->jitter_cv > 0;
     json_object_set_new(o, "jitter_epoch_idle_fraction", jit ? json_real(m->jitter_epoch_idle_fraction) : json_null());
     json_object_set_new(o, "jitter_samples_per_s", jit ? json_real(m->jitter_samples_per_s) : json_null());
     if (with_ranks) {
@@ -116,6 +116,31 @@ static json_t *setup_json(const plan_result *r)
                         json_string(r->bpt_from_profile ? "measured (profile)"
                                     : r->act_measured ? "measured" : "estimated, not yet measured"));
     json_object_set_new(mem, "m_mem_model", json_integer(r->m_mem_model));
+    json_object_set_new(mem, "bytes_per_sample", json_real(r->bytes_per_sample));
+    json_object_set_new(mem, "bytes_per_token_sq", json_real(r->bytes_per_token_sq));
+    json_object_set_new(mem, "parallel", json_string(plan_parallel_name(r->parallel)));
+    json_object_set_new(mem, "unsharded_grads", json_boolean(r->unsharded_grads));
+    const plan_cost *pc = &r->cost;
+    if (pc->range_batch_max) {
+        json_t *rg = json_object();
+        json_object_set_new(rg, "tokens_min", json_integer(pc->range_s_min));
+        json_object_set_new(rg, "tokens_max", json_integer(pc->range_s_max));
+        json_object_set_new(rg, "batch_max", json_integer(pc->range_batch_max));
+        json_object_set_new(rg, "microbatch_tokens_max", json_integer(pc->range_tokens_max));
+        json_object_set_new(rg, "outside", json_string(r->cfg.extrapolate ? "extrapolated (--extrapolate)" : "clamped"));
+        json_object_set_new(mem, "measured_range", rg);
+    } else {
+        json_object_set_new(mem, "measured_range", json_null());
+    }
+    if (r->bpt_from_profile) {
+        json_t *fit = json_object();
+        json_object_set_new(fit, "intercept_bytes", json_real(pc->mem_intercept_bytes));
+        json_object_set_new(fit, "rms_rel", json_real(pc->mem_fit_rms_rel));
+        json_object_set_new(fit, "max_rel", json_real(pc->mem_fit_max_rel));
+        json_object_set_new(mem, "fit", fit);
+    } else {
+        json_object_set_new(mem, "fit", json_null());
+    }
     json_object_set_new(o, "memory_model", mem);
 
     json_t *cost = json_object();
@@ -157,8 +182,9 @@ json_t *plan_summary_json(const plan_result *r, const plan_baselines *bl)
     json_object_set_new(o, "seed", json_integer((json_int_t)r->cfg.seed));
     json_object_set_new(o, "epoch", json_integer((json_int_t)r->cfg.epoch));
     json_t *jt = json_object();
-    json_object_set_new(jt, "cv", json_real(r->cfg.jitter_cv));
-    json_object_set_new(jt, "source", json_string(r->cfg.jitter_cv > 0 ? "assumed (--jitter-cv)" : "off"));
+    json_object_set_new(jt, "cv", json_real(r->jitter_cv));
+    json_object_set_new(jt, "source", json_string(!(r->jitter_cv > 0) ? "off" : r->jitter_measured ? "measured (the profile's seconds_cv)"
+                                            : r->cfg.jitter_cv >= 0 ? "given (--jitter-cv)" : "assumed (default)"));
     json_object_set_new(jt, "model", json_string("each micro-batch's time x lognormal(mean 1, cv), independent"));
     json_object_set_new(jt, "repeats", json_integer(PLAN_JITTER_REPS));
     json_object_set_new(o, "jitter", jt);
@@ -213,7 +239,7 @@ json_t *plan_summary_json(const plan_result *r, const plan_baselines *bl)
         json_object_set_new(hl, "samples_per_s_ratio", json_real(m->samples_per_s / q->samples_per_s));
         json_object_set_new(hl, "epoch_idle_fraction", json_real(m->epoch_idle_fraction));
         json_object_set_new(hl, "baseline_epoch_idle_fraction", json_real(q->epoch_idle_fraction));
-        int jit = r->cfg.jitter_cv > 0;
+        int jit = r->jitter_cv > 0;
         json_object_set_new(hl, "jitter_samples_per_s_ratio",
                             jit ? json_real(m->jitter_samples_per_s / q->jitter_samples_per_s) : json_null());
     }

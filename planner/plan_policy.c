@@ -26,6 +26,34 @@ double plan_comp_units(const plan_result *r, int64_t S)
     return plan_cost_eval(&r->cost, (double)S);
 }
 
+double plan_microbatch_bytes(const plan_result *r, int64_t B, int64_t S)
+{
+    double s = (double)S;
+    return (double)B * (s * (double)r->bytes_per_token + r->bytes_per_sample + s * s * r->bytes_per_token_sq);
+}
+
+int64_t plan_memory_batch(const plan_result *r, int64_t S)
+{
+    /* Per token only: B S <= M_mem exactly in integers (M_mem may be given: --mem-tokens). */
+    if (r->bytes_per_sample == 0 && r->bytes_per_token_sq == 0) return r->m_mem_tokens / S;
+    double room = (double)r->m_mem_tokens * (double)r->bytes_per_token; /* scales with --mem-tokens */
+    if (r->cfg.mem_tokens <= 0) room = r->mem_room;
+    return plan_floor_ratio(room / plan_microbatch_bytes(r, 1, S) * (1.0 - 2e-12));
+}
+
+/* The profile's measured range as a cap on B (INT64_MAX: none or --extrapolate). */
+static int64_t range_batch(plan_result *r, int64_t S)
+{
+    const plan_cost *c = &r->cost;
+    if (!c->range_batch_max) return INT64_MAX;
+    int inside_s = S <= c->range_s_max;
+    int64_t cap = c->range_tokens_max / S;
+    if (cap > c->range_batch_max) cap = c->range_batch_max;
+    if (cap < 1) cap = 1;
+    if (!inside_s) r->warnings |= PLAN_WARN_EXTRAPOLATED;
+    return r->cfg.extrapolate ? INT64_MAX : cap;
+}
+
 void plan_size_buckets(plan_result *r)
 {
     for (int k = 0; k < PLAN_NBIND; k++) r->n_bind[k] = 0;
@@ -33,7 +61,7 @@ void plan_size_buckets(plan_result *r)
         plan_bucket *k = &r->buckets[b];
         if (k->dropped) continue;
         int64_t S = k->shape.tokens;
-        k->b_mem = r->m_mem_tokens / S;
+        k->b_mem = plan_memory_batch(r, S);
         if (r->cfg.policy == PLAN_POLICY_EQUAL_TOKEN) {
             k->b_tok = r->m_tok / S;
             k->b_comp = -1;
@@ -50,6 +78,15 @@ void plan_size_buckets(plan_result *r)
                 k->batch_size = m;
                 k->binding = k->b_mem <= k->b_comp ? PLAN_BIND_MEMORY : PLAN_BIND_COMPUTE;
             }
+        }
+        int64_t cap = range_batch(r, S);
+        if (k->batch_size > cap) {
+            k->batch_size = cap;
+            k->binding = PLAN_BIND_RANGE;
+            r->warnings |= PLAN_WARN_RANGE_CLAMPED;
+        } else if (r->cfg.extrapolate && r->cost.range_batch_max &&
+                   (k->batch_size > r->cost.range_batch_max || k->batch_size * S > r->cost.range_tokens_max)) {
+            r->warnings |= PLAN_WARN_EXTRAPOLATED;
         }
         r->n_bind[k->binding]++;
         /* ceil(samples / B) micro-batches; the last one is smaller when B does not divide. */

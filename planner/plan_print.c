@@ -51,6 +51,16 @@ static void print_header(FILE *f, const plan_result *r, const char *policy)
             r->fixed_bytes / GIB, r->bytes_per_token, r->bpt_from_profile ? "profile" : r->act,
             r->act_measured ? "measured" : "estimated, not yet measured", r->m_mem_tokens,
             r->cfg.mem_tokens > 0 ? " (given)" : "");
+    if (r->bytes_per_sample > 0 || r->bytes_per_token_sq > 0)
+        fprintf(f, "           + %.4g B/sample + %.4g B/token^2 per sample (profile)\n", r->bytes_per_sample,
+                r->bytes_per_token_sq);
+    fprintf(f, "states     %s%s\n", plan_parallel_name(r->parallel),
+            r->unsharded_grads ? ", gradients unsharded (lpt/kk accumulate without a sync)" : "");
+    if (r->cost.range_batch_max)
+        fprintf(f, "range      measured: %" PRId64 "..%" PRId64 " tokens per sample, batch <= %" PRId64
+                   ", <= %" PRId64 " tokens per micro-batch (%s outside)\n",
+                r->cost.range_s_min, r->cost.range_s_max, r->cost.range_batch_max, r->cost.range_tokens_max,
+                r->cfg.extrapolate ? "extrapolated" : "clamped");
     if (c->from_profile)
         fprintf(f, "cost       measured profile (%" PRId64 " points, least squares): ", c->profile_points);
     else
@@ -70,9 +80,9 @@ static void print_header(FILE *f, const plan_result *r, const char *policy)
     fprintf(f, "tokens     %" PRId64 " .. %" PRId64 " per sample; equal-token M_tok %" PRId64 "%s\n", r->smin,
             r->smax, r->m_tok, r->cfg.tok_budget > 0 ? " (given)" : " (longest sample)");
     fprintf(f, "binding    memory %" PRId64 ", compute %" PRId64 ", tokens %" PRId64 ", floor %" PRId64
-               " buckets\n",
+               ", range %" PRId64 " buckets\n",
             r->n_bind[PLAN_BIND_MEMORY], r->n_bind[PLAN_BIND_COMPUTE], r->n_bind[PLAN_BIND_TOKENS],
-            r->n_bind[PLAN_BIND_FLOOR]);
+            r->n_bind[PLAN_BIND_FLOOR], r->n_bind[PLAN_BIND_RANGE]);
 }
 
 static void print_buckets(FILE *f, const plan_result *r)
@@ -154,9 +164,9 @@ void plan_print_summary(FILE *f, const plan_result *r, const plan_baselines *bl)
     metric_row(f, "samples/s", p, n, M(samples_per_s), "%.4g");
     metric_row(f, "tokens/s", p, n, M(tokens_per_s), "%.4g");
     metric_row(f, "epoch time (s)", p, n, M(epoch_seconds), "%.4g");
-    if (r->cfg.jitter_cv > 0) {
+    if (r->jitter_cv > 0) {
         char name[64];
-        snprintf(name, sizeof name, "idle, jitter cv %.3g", r->cfg.jitter_cv);
+        snprintf(name, sizeof name, "idle, jitter cv %.3g", r->jitter_cv);
         metric_row(f, name, p, n, M(jitter_epoch_idle_fraction), "%.4f");
         metric_row(f, "samples/s, jitter", p, n, M(jitter_samples_per_s), "%.4g");
     }
@@ -171,8 +181,8 @@ void plan_print_summary(FILE *f, const plan_result *r, const plan_baselines *bl)
         fprintf(f, "\nheadline: %.4fx the samples/s of the strongest baseline (%s; idle %.4f vs %.4f)",
                 r->metrics.samples_per_s / q->samples_per_s, plan_baseline_name(best),
                 r->metrics.epoch_idle_fraction, q->epoch_idle_fraction);
-        if (r->cfg.jitter_cv > 0)
-            fprintf(f, "; under jitter cv %.3g: %.4fx (idle %.4f vs %.4f)", r->cfg.jitter_cv,
+        if (r->jitter_cv > 0)
+            fprintf(f, "; under jitter cv %.3g: %.4fx (idle %.4f vs %.4f)", r->jitter_cv,
                     r->metrics.jitter_samples_per_s / q->jitter_samples_per_s,
                     r->metrics.jitter_epoch_idle_fraction, q->jitter_epoch_idle_fraction);
         fprintf(f, "\n");

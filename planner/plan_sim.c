@@ -43,9 +43,9 @@ static void group_loads(const plan_result *r, const double *bcost, int64_t s0, i
             if (row[i] == PLAN_IDLE) continue;
             const plan_microbatch *mb = &r->micro[row[i]];
             double t = t0 + (double)mb->count * bcost[mb->bucket];
-            double tok = (double)mb->count * (double)r->buckets[mb->bucket].shape.tokens;
+            double act = plan_microbatch_bytes(r, mb->count, r->buckets[mb->bucket].shape.tokens);
             load[i] += t;
-            mem_time[i] += t * (r->fixed_bytes + tok * (double)r->bytes_per_token) / cap;
+            mem_time[i] += t * (r->fixed_bytes + act) / cap;
         }
     }
 }
@@ -78,7 +78,7 @@ static void add_group(const plan_result *r, const double *load, const double *me
 static void jitter_metrics(plan_result *r, const double *bcost, double *load)
 {
     plan_metrics *m = &r->metrics;
-    double cv = r->cfg.jitter_cv;
+    double cv = r->jitter_cv;
     if (!(cv > 0)) {
         m->jitter_epoch_idle_fraction = m->jitter_samples_per_s = NAN;
         return;
@@ -122,11 +122,13 @@ static void memory_metrics(plan_result *r)
     int64_t over = 0;
     for (int64_t k = 0; k < r->nmicro; k++) {
         const plan_microbatch *mb = &r->micro[k];
-        int64_t tok = (int64_t)mb->count * r->buckets[mb->bucket].shape.tokens;
-        double u = (r->fixed_bytes + (double)tok * (double)r->bytes_per_token) / cap;
+        int64_t S = r->buckets[mb->bucket].shape.tokens, tok = (int64_t)mb->count * S;
+        double act = plan_microbatch_bytes(r, mb->count, S);
+        double u = (r->fixed_bytes + act) / cap;
         usum += u;
         if (u > umax) umax = u;
-        over += tok > r->m_mem_model;
+        if (r->bytes_per_sample == 0 && r->bytes_per_token_sq == 0) over += tok > r->m_mem_model;
+        else over += act > r->mem_room;
     }
     m->vram_util_mean = usum / (double)r->nmicro;
     m->vram_util_max = umax;

@@ -54,6 +54,18 @@ double plan_verl_workload(int64_t S)
     return 24576.0 * (double)S + (double)S * (double)S;
 }
 
+const char *plan_parallel_name(plan_parallel p)
+{
+    switch (p) {
+    case PLAN_PARALLEL_MODEL: return "model";
+    case PLAN_PARALLEL_DDP: return "ddp";
+    case PLAN_PARALLEL_ZERO1: return "zero1";
+    case PLAN_PARALLEL_ZERO2: return "zero2";
+    case PLAN_PARALLEL_ZERO3: return "zero3";
+    }
+    return "?";
+}
+
 const char *plan_comp_model_name(plan_comp_model c)
 {
     return c == PLAN_COMP_POWER ? "power" : "cost";
@@ -66,6 +78,7 @@ const char *plan_binding_name(plan_binding b)
     case PLAN_BIND_COMPUTE: return "compute";
     case PLAN_BIND_TOKENS: return "tokens";
     case PLAN_BIND_FLOOR: return "floor";
+    case PLAN_BIND_RANGE: return "range";
     case PLAN_NBIND: break;
     }
     return "?";
@@ -83,6 +96,16 @@ const char *plan_warning_text(unsigned bit)
     case PLAN_WARN_FORCED_MEM:
         return "--mem-tokens is above what the memory model allows (--force): micro-batches "
                "may run out of memory";
+    case PLAN_WARN_UNSHARDED_GRADS:
+        return "lpt/kk accumulate gradients over a window without a sync (DDP no_sync): under "
+               "zero2/zero3 the gradients are kept unsharded on every rank, and the fixed bytes "
+               "count them so (--parallel ddp or zero1 says which layout you run)";
+    case PLAN_WARN_RANGE_CLAMPED:
+        return "batch sizes clamped to the profile's measured range (batch and tokens per "
+               "micro-batch; binding 'range'): measure larger micro-batches, or --extrapolate";
+    case PLAN_WARN_EXTRAPOLATED:
+        return "micro-batches outside the profile's measured range (--extrapolate, or samples "
+               "longer than any measured): their memory is extrapolated, not measured";
     }
     return "?";
 }

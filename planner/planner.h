@@ -145,7 +145,15 @@ typedef struct {
     int from_profile;          /* 0: FLOP model at a rate, 1: fitted to a measured profile */
     int64_t profile_points;
     int64_t mem_bytes_per_token; /* profile's measured activation bytes per token; 0: none */
-    double mem_intercept_bytes;  /* the intercept of that fit (reported, not used) */
+    double mem_intercept_bytes;  /* the intercept of that fit: added to the fixed bytes when > 0 */
+    double mem_bytes_per_sample; /* per sample of a micro-batch (text context, modulation) */
+    double mem_bytes_per_token_sq; /* per S^2 of each sample (attention that is not linear) */
+    double mem_fit_rms_rel, mem_fit_max_rel; /* residuals of the peak fit, relative to the peak */
+    double time_fit_rms_rel, time_fit_max_rel; /* residuals of the seconds fit */
+    /* the measured range of the memory model (a profile with peak_bytes): tokens per sample,
+     * batch, tokens per micro-batch (B S); 0 when there is none */
+    int64_t range_s_min, range_s_max, range_batch_max, range_tokens_max;
+    double seconds_cv;           /* median of the rows' seconds_cv (measured jitter); 0: none */
 } plan_cost;
 
 /* From the FLOP model: training FLOPs (train_flop_factor x forward) at `flops` FLOP/s. */
@@ -196,11 +204,27 @@ typedef enum {
 } plan_assign;
 #define PLAN_NASSIGN 7
 typedef enum { PLAN_COMP_COST = 0, PLAN_COMP_POWER = 1 } plan_comp_model;
+/* Which model states each rank keeps (weights 2 B, gradients 2 B, the rest of
+ * state_bytes_per_param the optimizer's, per parameter): ddp all of them; zero1 shards the
+ * optimizer; zero2 also the gradients; zero3 (FSDP full sharding) also the weights.
+ * PLAN_PARALLEL_MODEL: the model file's shard_states (true: zero3, false: ddp). */
+typedef enum {
+    PLAN_PARALLEL_MODEL = 0,
+    PLAN_PARALLEL_DDP,
+    PLAN_PARALLEL_ZERO1,
+    PLAN_PARALLEL_ZERO2,
+    PLAN_PARALLEL_ZERO3
+} plan_parallel;
+const char *plan_parallel_name(plan_parallel p);
+/* Model-state bytes per GPU under `par` for `gpus` ranks; unsharded_grads: the gradients are
+ * kept whole on every rank (accumulation without a sync, lpt/kk under zero2/zero3). */
+double plan_state_bytes(const plan_model *m, int64_t gpus, plan_parallel par, int unsharded_grads);
 typedef enum {
     PLAN_BIND_MEMORY = 0, /* B = floor(M_mem / S) */
     PLAN_BIND_COMPUTE,    /* B = floor(M_comp / C(S)) (or / S^p) */
     PLAN_BIND_TOKENS,     /* equal-token: B = floor(M_tok / S) */
     PLAN_BIND_FLOOR,      /* every cap below one sample: B = 1 */
+    PLAN_BIND_RANGE,      /* clamped to the profile's measured range (batch, B S) */
     PLAN_NBIND
 } plan_binding;
 
@@ -245,8 +269,11 @@ typedef struct {
     double flops;           /* sustained FLOP/s per GPU for the FLOP model (default 4e14) */
     int oversize_drop;      /* 1: drop samples over M_mem and report them; 0: an error */
     double jitter_cv;       /* per-micro-batch coefficient of variation of real step times
-                               for the jitter-aware idle (default PLAN_DEFAULT_JITTER_CV;
-                               0: no jitter figures) */
+                               for the jitter-aware idle; < 0 (default): the profile's
+                               measured seconds_cv, else PLAN_DEFAULT_JITTER_CV; 0: none */
+    plan_parallel parallel; /* which states each rank keeps (default: the model file's) */
+    int extrapolate;        /* 1: use a profile's memory model outside its measured range
+                               (a warning); 0: clamp batches to the range */
     int metrics_only;       /* 1: no per-sample order (baselines); plan_write_plan refuses */
     const plan_cost *cost;  /* NULL: the FLOP model of the plan_model at `flops` */
     const char *model_name; /* for the outputs; NULL: the plan_model's name */
@@ -303,7 +330,11 @@ typedef struct {
 #define PLAN_WARN_ONE_SHAPE 1u    /* every planned sample has the same shape */
 #define PLAN_WARN_P_ZERO_RANGE 2u /* p auto over one token count: a local slope, not a fit */
 #define PLAN_WARN_FORCED_MEM 4u   /* mem_tokens above what the memory model allows (force) */
-#define PLAN_NWARN 3
+#define PLAN_WARN_UNSHARDED_GRADS 8u /* lpt/kk under zero2/zero3: gradients kept whole */
+#define PLAN_WARN_RANGE_CLAMPED 16u  /* batches clamped to the profile's measured range */
+#define PLAN_WARN_EXTRAPOLATED 32u   /* micro-batches outside the measured range (extrapolate,
+                                        or samples longer than any measured) */
+#define PLAN_NWARN 6
 /* The text of warning bit `bit` (one of PLAN_WARN_*). */
 const char *plan_warning_text(unsigned bit);
 
@@ -321,6 +352,13 @@ typedef struct {
     double mem_usable;       /* capacity * (1 - margin) */
     double fixed_bytes;
     int64_t bytes_per_token;
+    double bytes_per_sample; /* memory per sample of a micro-batch */
+    double bytes_per_token_sq; /* memory per S^2 of each sample */
+    double mem_room;         /* usable - fixed: what activations may take */
+    plan_parallel parallel;  /* resolved (never PLAN_PARALLEL_MODEL) */
+    int unsharded_grads;     /* lpt/kk under zero2/zero3 */
+    double jitter_cv;        /* resolved */
+    int jitter_measured;     /* 1: from the profile's seconds_cv */
     int64_t m_mem_model;     /* what the memory model allows */
     int64_t m_mem_tokens, m_tok;
     double m_comp;
@@ -353,6 +391,11 @@ plan_status plan_build(const plan_manifest *mf, const plan_model *m, const plan_
 void plan_result_free(plan_result *r);
 /* Predicted seconds of micro-batch k: t0 + count * C(S). */
 double plan_microbatch_cost(const plan_result *r, int64_t k);
+/* Predicted activation bytes of a micro-batch of B samples of S tokens (the memory model
+ * above the fixed bytes): B (S bytes_per_token + bytes_per_sample + S^2 bytes_per_token_sq). */
+double plan_microbatch_bytes(const plan_result *r, int64_t B, int64_t S);
+/* The largest B whose micro-batch fits the memory budget (may be 0). */
+int64_t plan_memory_batch(const plan_result *r, int64_t S);
 
 /* The baselines a plan is reported against, with the same seed: equal-token with M_tok =
  * S_max, equal-token with M_tok = M_mem and the plan's own policy, all with random

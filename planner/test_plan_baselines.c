@@ -7,7 +7,7 @@
 
 #include "test_helpers.h"
 
-static const plan_cost unit_cost = {1.0, 0, 0, 0, 0, 0, 0, 0}; /* C(S) = S seconds */
+static const plan_cost unit_cost = {.alpha = 1.0}; /* C(S) = S seconds */
 
 /* Five samples of 9, 8, 7, 6, 5 tokens, one per micro-batch, 2 ranks, one window. */
 static plan_result *five(plan_assign a, plan_manifest **mfo, char **path, const plan_model *m)

@@ -7,7 +7,7 @@
 #include "test_helpers.h"
 
 /* A cost model that is easy to do by hand: C(S) = S + 1e-4 S^2 seconds. */
-static const plan_cost hand_cost = {1.0, 1e-4, 0, 0, 0, 0, 0, 0};
+static const plan_cost hand_cost = {.alpha = 1.0, .beta = 1e-4};
 
 typedef struct {
     int64_t tokens, b_mem, b_comp, batch;

@@ -78,7 +78,10 @@ Test(profile, drives_the_plan)
     plan_result *r = build(mf, &m, &cfg);
     cr_expect_eq(r->bytes_per_token, 900000);
     cr_expect_eq(r->bpt_from_profile, 1);
-    cr_expect_eq(r->m_mem_model, (int64_t)floor((150109880320.0 * 0.95 - 14283571200.0 - 6 * GIB) / 900000));
+    /* the fit's intercept (3.0e9: measured overhead above the states) joins the fixed bytes */
+    cr_expect_float_eq(c.mem_intercept_bytes, 3.0e9, 1e3);
+    cr_expect_float_eq(c.mem_bytes_per_sample, 0, 1e3);
+    cr_expect_eq(r->m_mem_model, (int64_t)floor((150109880320.0 * 0.95 - 14283571200.0 - 6 * GIB - c.mem_intercept_bytes) / 900000));
     for (int64_t k = 0; k < r->nmicro; k++) {
         const plan_microbatch *mb = &r->micro[k];
         double want = 0.4 + mb->count * plan_cost_eval(&c, (double)r->buckets[mb->bucket].shape.tokens);

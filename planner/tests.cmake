@@ -6,7 +6,7 @@
 #                           file:line: column or the option, and no file written
 #   planner_cli_*           the command's other paths (--policy both, --oversize=drop, help)
 add_executable(test_planner test_planner.c test_plan_budget.c test_plan_assign.c test_plan_io.c
-               test_plan_baselines.c)
+               test_plan_baselines.c test_plan_memory.c)
 target_link_libraries(test_planner PRIVATE ada_planner ada_mangen PkgConfig::CRITERION)
 target_compile_options(test_planner PRIVATE ${ADALOAD_C_WARNINGS})
 target_compile_definitions(test_planner PRIVATE _POSIX_C_SOURCE=200809L
@@ -35,8 +35,13 @@ foreach(ds tiny default longtail)
   endforeach()
 endforeach()
 # Every other assignment, the other presets, the power form, a step time, a profile.
-foreach(as random same-bucket lpt kk)
+foreach(as random same-bucket)
   planner_golden(default-dual-${as} default --assign ${as})
+endforeach()
+# lpt and kk accumulate without a sync: with zero3 their gradients stay unsharded, the 14B
+# model's room drops to 110,816 tokens and the longest clips (17.4%) do not fit.
+foreach(as lpt kk)
+  planner_golden(default-dual-${as} default --assign ${as} --oversize drop)
 endforeach()
 planner_golden(longtail-dual-kk-1.3b longtail --assign kk --model wan2.1-1.3b --gpus 8)
 planner_golden(default-dual-1.3b default --model wan2.1-1.3b)

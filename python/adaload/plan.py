@@ -261,7 +261,8 @@ _WHOLE = ("window", "seed", "epoch", "mem_tokens", "tok_budget")
 _REAL = ("gpu_mem_gib", "mem_margin", "flops", "step_time", "comp_budget", "comp_ref_pct", "p",
          "jitter_cv")
 _TEXT = ("policy", "assign", "gpu", "act", "comp_model", "oversize", "profile", "parallel")
-OPTIONS = _WHOLE + _REAL + _TEXT
+_FLAG = ("extrapolate",)
+OPTIONS = _WHOLE + _REAL + _TEXT + _FLAG
 
 
 def plan_options(**kw):
@@ -278,6 +279,10 @@ def plan_options(**kw):
             if not _int(v) or not 0 <= v < 2 ** 63:
                 raise PlanError("%s %r: must be a whole number in [0, 2^63)" % (k, v))
             s = str(v)
+        elif k in _FLAG:
+            if not isinstance(v, bool):
+                raise PlanError("%s %r: must be True or False" % (k, v))
+            s = "1" if v else "0"
         elif k in _REAL:
             if not _num(v) or not math.isfinite(v):
                 raise PlanError("%s %r: must be a finite number" % (k, v))

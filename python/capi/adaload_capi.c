@@ -173,6 +173,15 @@ static int set_option(plan_config *c, capi_extra *x, const char *k, const char *
         if (!g) goto bad;
         c->gpu_mem_bytes = g->bytes;
         c->gpu_name = g->name;
+    } else if (!strcmp(k, "parallel")) {
+        int i = -1;
+        for (int j = 0; j <= PLAN_PARALLEL_ZERO3; j++)
+            if (!strcmp(plan_parallel_name((plan_parallel)j), v)) i = j;
+        if (i < 0) goto bad;
+        c->parallel = (plan_parallel)i;
+    } else if (!strcmp(k, "extrapolate")) {
+        if (strcmp(v, "0") && strcmp(v, "1")) goto bad;
+        c->extrapolate = !strcmp(v, "1");
     } else if (!strcmp(k, "act")) {
         c->act = v;
     } else if (!strcmp(k, "profile")) {

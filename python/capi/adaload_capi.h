@@ -44,7 +44,8 @@ int64_t adaload_capi_desc_layout(int64_t *out, int64_t n);
  * strings, name/value pairs with the names of `adaload plan`'s options without the dashes
  * ("assign", "kk", "window", "8", ...): policy, assign, window, gpus, gpu, gpu-mem-gib,
  * mem-margin, seed, epoch, mem-tokens, tok-budget, act, comp-model, step-time, comp-budget,
- * comp-ref-pct, p, flops, oversize, profile, jitter-cv. What is not given keeps plan_config_default's
+ * comp-ref-pct, p, flops, oversize, profile, jitter-cv, parallel, extrapolate (0 or 1).
+ * What is not given keeps plan_config_default's
  * value, the command's default; every value goes through the planner's own checks (whole
  * numbers decimal digits below 2^63, reals finite), as the command's.
  * Returns a plan_status (0 ok); on failure err gets one line naming the file or option. */
