@@ -260,6 +260,75 @@ def model_file_doc(name, width, depth, heads, ffn, text_len, fixed_bytes, bytes_
             "sources": {"memory": source, "shape": "harness/e2e/model.py with these options"}}
 
 
+def lstsq(rows, ys):
+    """Least squares by the normal equations, columns scaled to a largest magnitude of 1;
+    None when the system is singular."""
+    n = len(rows[0])
+    sc = [max(abs(r[i]) for r in rows) or 1.0 for i in range(n)]
+    rows = [[r[i] / sc[i] for i in range(n)] for r in rows]
+    a = [[sum(r[i] * r[j] for r in rows) for j in range(n)] for i in range(n)]
+    b = [sum(r[i] * y for r, y in zip(rows, ys)) for i in range(n)]
+    for c in range(n):
+        piv = max(range(c, n), key=lambda r: abs(a[r][c]))
+        if abs(a[piv][c]) < 1e-12 * max(abs(a[i][i]) for i in range(n)):
+            return None
+        a[c], a[piv], b[c], b[piv] = a[piv], a[c], b[piv], b[c]
+        for r in range(c + 1, n):
+            f = a[r][c] / a[c][c]
+            a[r] = [x - f * y for x, y in zip(a[r], a[c])]
+            b[r] -= f * b[c]
+    x = [0.0] * n
+    for r in range(n - 1, -1, -1):
+        x[r] = (b[r] - sum(a[r][k] * x[k] for k in range(r + 1, n))) / a[r][r]
+    return [x[i] / sc[i] for i in range(n)]
+
+
+def fit_memory(points):
+    """peak = c0 + B (bytes_per_token S + bytes_per_sample) over (batch, tokens, peak) points,
+    the way the planner's profile reader fits it (per-sample term with >= 2 batch sizes, a
+    negative one dropped); returns {intercept, bytes_per_token, bytes_per_sample, rms_rel,
+    max_rel, range: {tokens_min, tokens_max, batch_max, microbatch_tokens_max}}."""
+    pts = [(float(b), float(s), float(m)) for b, s, m in points]
+    two_b = len({b for b, _, _ in pts}) >= 2
+    x = None
+    if two_b:
+        x = lstsq([[b * s, 1.0, b] for b, s, _ in pts], [m for _, _, m in pts])
+        if x is not None and x[2] < 0:
+            x = None
+    if x is None:
+        if len({b * s for b, s, _ in pts}) < 2:
+            raise ValueError("the memory fit needs points with at least 2 different batch x tokens")
+        x = lstsq([[b * s, 1.0] for b, s, _ in pts], [m for _, _, m in pts]) + [0.0]
+    c0, bpt, bps = x[1], x[0], x[2]
+    rel = [abs(c0 + b * (bpt * s + bps) - m) / m for b, s, m in pts]
+    return {"intercept": c0, "bytes_per_token": bpt, "bytes_per_sample": bps,
+            "rms_rel": (sum(e * e for e in rel) / len(rel)) ** 0.5, "max_rel": max(rel),
+            "range": {"tokens_min": int(min(s for _, s, _ in pts)), "tokens_max": int(max(s for _, s, _ in pts)),
+                      "batch_max": int(max(b for b, _, _ in pts)),
+                      "microbatch_tokens_max": int(max(b * s for b, s, _ in pts))}}
+
+
+def calibration_points(buckets, points, max_tokens):
+    """(batch, tokens) to measure: `points` token counts spread over the buckets (by tokens),
+    and for each the batch sizes 1, 2, 4, ... up to the bucket's planned batch size (and
+    max_tokens per micro-batch), that plus the planned size itself: points at several batch
+    sizes and token counts that span what the plan will run."""
+    bs = sorted(buckets, key=lambda b: b["tokens"])
+    n = min(points, len(bs))
+    pick = [bs[round(i * (len(bs) - 1) / max(1, n - 1))] for i in range(n)]
+    out = []
+    for b in pick:
+        S, top = b["tokens"], max(1, int(b.get("batch_size") or 1))
+        top = max(1, min(top, max_tokens // S))
+        B = 1
+        while B < top:
+            out.append((B, S))
+            B *= 2
+        out.append((top, S))
+    seen = set()
+    return [p for p in out if not (p in seen or seen.add(p))]
+
+
 def fit_line(xs, ys):
     """Least squares y = a + b x; returns (a, b)."""
     n = len(xs)

@@ -10,8 +10,10 @@ results/index.jsonl (`adaload results add`).
 
 Steps (each a separate program, so a failure names its step):
   1. slice:      a seeded --samples subset of --manifest (datasets/default.csv)
-  2. calibrate:  train.py calibrate on one GPU: seconds and peak memory of batch-1 steps at
-                 token counts spread over the slice's buckets -> profile.csv, memory.json
+  2. calibrate:  train.py calibrate on one GPU: seconds and peak memory of micro-batches at
+                 several batch sizes (1, 2, 4, ... up to each bucket's planned batch) and
+                 token counts spread over the slice's buckets -> profile.csv (with peak_bytes:
+                 the plans' memory model and its measured range), memory.json
   3. model file: the planner's model JSON of the trained DiT, memory model from step 2
   4. plans:      adaload plan --gpus N --profile profile.csv --model-file ... for
                  (a) equal-token + random, (b) dual + random, (c) dual + --cost-aware

@@ -50,6 +50,37 @@ class Slice(unittest.TestCase):
                 L.atomic_write(d, lambda f: f.write("x"))
 
 
+class Calibration(unittest.TestCase):
+    """train.py calibrate's torch-free parts: the points span the plan's buckets at several
+    batch sizes, and the memory fit separates the per-sample bytes a batch-1 sweep cannot."""
+
+    def test_points_span_batches_and_tokens(self):
+        buckets = [{"tokens": t, "batch_size": b} for t, b in
+                   ((1560, 520), (3600, 200), (14040, 50), (32760, 20), (75600, 8), (111600, 1))]
+        pts = L.calibration_points(buckets, 4, 2000000)
+        self.assertGreaterEqual(len({b for b, _ in pts}), 4)
+        self.assertEqual({s for _, s in pts}, {1560, 14040, 32760, 111600})
+        self.assertIn((520, 1560), pts)
+        self.assertIn((1, 111600), pts)
+        self.assertTrue(all(b * s <= 2000000 for b, s in pts))
+        self.assertEqual(max(b for b, s in L.calibration_points(buckets, 4, 100000) if s == 1560), 64)
+
+    def test_memory_fit_per_sample_term_and_range(self):
+        truth = lambda b, s: 3e9 + b * (170000 * s + 4e8)  # noqa: E731
+        pts = [(b, s, truth(b, s)) for b, s in L.calibration_points(
+            [{"tokens": 1560, "batch_size": 64}, {"tokens": 32760, "batch_size": 8}], 2, 10 ** 7)]
+        f = L.fit_memory(pts)
+        self.assertAlmostEqual(f["bytes_per_sample"] / 4e8, 1.0, places=6)
+        self.assertAlmostEqual(f["bytes_per_token"] / 170000, 1.0, places=6)
+        self.assertLess(f["max_rel"], 1e-9)
+        self.assertEqual(f["range"]["batch_max"], 64)
+        # batch 1 only: the per-sample bytes cannot be separated (they hide in the intercept),
+        # and the range says batch 1 is all that was measured
+        one = L.fit_memory([(1, s, truth(1, s)) for s in (1560, 3600, 32760)])
+        self.assertEqual(one["bytes_per_sample"], 0.0)
+        self.assertEqual(one["range"]["batch_max"], 1)
+
+
 class Metrics(unittest.TestCase):
     def test_idle_fraction_by_hand(self):
         # step 1: loads 4, 2 -> max 4, mean 3; step 2: 1, 1 -> 1, 1: (1 + 0) / (4 + 1) = 0.2

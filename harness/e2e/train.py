@@ -73,7 +73,10 @@ def parse_args(argv=None):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
                    help="cpu: functional check only (see the docstring)")
-    p.add_argument("--points", type=int, default=12, help="calibrate: token counts measured")
+    p.add_argument("--points", type=int, default=6, help="calibrate: token counts measured "
+                   "(each at batch 1, 2, 4, ... up to its planned batch)")
+    p.add_argument("--max-tokens", type=int, default=2000000,
+                   help="calibrate: the largest micro-batch (batch x tokens) measured")
     p.add_argument("--repeats", type=int, default=5, help="calibrate/op-bench: timed repeats")
     a = p.parse_args(argv)
     if a.mode in ("train", "op-bench") and not a.plan:
@@ -105,6 +108,13 @@ class Dev:
 
     def peak(self):
         return self.torch.cuda.max_memory_allocated(self.dev) if self.cuda else 0
+
+    def allocated(self):
+        return self.torch.cuda.memory_allocated(self.dev) if self.cuda else 0
+
+    def empty_cache(self):
+        if self.cuda:
+            self.torch.cuda.empty_cache()
 
     def total_bytes(self):
         return self.torch.cuda.get_device_properties(self.dev).total_memory if self.cuda else 0
@@ -250,45 +260,77 @@ def train(a):
 
 def calibrate(a):
     """Forward + backward time (what the training records call compute_s; the optimizer
-    step is not timed) and peak memory of batch-1 steps at --points token counts spread over
-    the summary's buckets: profile.csv (tokens,seconds) for `adaload plan --profile` and
-    memory.json (peak bytes = fixed + bytes_per_token * tokens, fitted)."""
+    step is not timed) and peak memory above the model state of micro-batches at several
+    batch sizes and token counts spanning the summary's buckets (e2e_lib.calibration_points:
+    --points token counts, batch 1, 2, 4, ... up to each bucket's planned batch). A point that
+    runs out of memory ends that token count's batch sweep (recorded). Writes profile.csv
+    (batch,tokens,seconds,peak_bytes,seconds_cv: `adaload plan --profile` fits the memory
+    model with its per-sample term and clamps batches to this measured range) and memory.json
+    (the fit: fixed bytes, bytes per token and per sample, residuals, range, the OOMs)."""
     import torch
     d = Dev(torch, a.device)
-    buckets = sorted(json.load(open(a.summary))["buckets"], key=lambda b: b["tokens"])
-    n = min(a.points, len(buckets))
-    pick = [buckets[round(i * (len(buckets) - 1) / max(1, n - 1))] for i in range(n)]
+    buckets = json.load(open(a.summary))["buckets"]
+    buckets = [b for b in buckets if not b.get("dropped")]
+    pts = e2e_lib.calibration_points(buckets, a.points, a.max_tokens)
     m, opt = build(a, torch, a.kernel, d)
     gen = torch.Generator(device=d.dev)
     gen.manual_seed(a.seed)
-    rows = []
-    for b in pick:
+    rows, ooms, skip = [], [], set()
+    for B, S in pts:
+        if S in skip:
+            continue
+        b = next(x for x in buckets if x["tokens"] == S)
         times, peaks = [], []
-        for r in range(3 + a.repeats):
-            inputs = batch_inputs(torch, m, b, 1, gen, d)
-            d.sync()
-            d.reset_peak()
-            t0 = time.perf_counter()
-            fwd_bwd(torch, m, inputs, 1.0, d)
-            d.sync()
-            t1 = time.perf_counter()
-            opt.step()
-            opt.zero_grad(set_to_none=True)
-            if r >= 3:
-                times.append(t1 - t0)
-                peaks.append(d.peak())
-        rows.append((b["tokens"], statistics.median(times), max(peaks)))
-    if len({r[0] for r in rows}) >= 2:
-        fixed, bpt = e2e_lib.fit_line([r[0] for r in rows], [r[2] for r in rows])
-    else:
-        fixed, bpt = float(rows[0][2]), 0.0
+        try:
+            for r in range(2 + a.repeats):
+                inputs = batch_inputs(torch, m, b, B, gen, d)
+                d.sync()
+                # gradients stay allocated (zeroed, not freed): they are model state, not
+                # the micro-batch's; the peak above this base is the micro-batch's own
+                opt.zero_grad(set_to_none=False)
+                base = d.allocated()
+                d.reset_peak()
+                t0 = time.perf_counter()
+                fwd_bwd(torch, m, inputs, 1.0, d)
+                d.sync()
+                t1 = time.perf_counter()
+                if r >= 2:
+                    times.append(t1 - t0)
+                    peaks.append(d.peak() - base)
+                del inputs
+        except torch.cuda.OutOfMemoryError:
+            ooms.append({"batch": B, "tokens": S})
+            skip.add(S)
+            opt.zero_grad(set_to_none=False)
+            d.empty_cache()
+            print("train.py calibrate: B=%d S=%d ran out of memory: the sweep at S=%d ends" % (B, S, S),
+                  file=sys.stderr)
+            continue
+        med = statistics.median(times)
+        cv = statistics.pstdev(times) / med if len(times) > 1 and med > 0 else 0.0
+        rows.append({"batch": B, "tokens": S, "seconds": med, "seconds_cv": cv,
+                     "peak_bytes": max(peaks)})
+    if len({r["tokens"] for r in rows}) < 3:
+        raise SystemExit("train.py calibrate: fewer than 3 token counts measured (raise --points "
+                         "or --max-tokens)")
+    with_peak = d.cuda and all(r["peak_bytes"] > 0 for r in rows)
+    fit = e2e_lib.fit_memory([(r["batch"], r["tokens"], r["peak_bytes"]) for r in rows]) if with_peak else None
     os.makedirs(a.out, exist_ok=True)
-    e2e_lib.atomic_write(os.path.join(a.out, "profile.csv"), lambda f: f.write(
-        "tokens,seconds\n" + "".join("%d,%.9g\n" % (t, s) for t, s, _ in rows)))
-    doc = {"points": [{"tokens": t, "seconds": s, "peak_bytes": p} for t, s, p in rows],
-           "fixed_bytes": fixed, "bytes_per_token": bpt,
-           "device_bytes": d.total_bytes(),
-           "params": sum(p.numel() for p in m.parameters()),
+
+    def profile(f):
+        f.write("batch,tokens,seconds,seconds_cv" + (",peak_bytes" if with_peak else "") + "\n")
+        for r in rows:
+            f.write("%d,%d,%.9g,%.6g" % (r["batch"], r["tokens"], r["seconds"], max(r["seconds_cv"], 1e-6)))
+            f.write((",%d\n" % max(1, r["peak_bytes"])) if with_peak else "\n")
+    e2e_lib.atomic_write(os.path.join(a.out, "profile.csv"), profile)
+    params = sum(p.numel() for p in m.parameters())
+    state = d.allocated()  # weights, gradients, optimizer state after the sweep
+    doc = {"points": rows, "out_of_memory": ooms,
+           "fixed_bytes": float(state + (fit["intercept"] if fit and fit["intercept"] > 0 else 0)),
+           "state_bytes": state,
+           "bytes_per_token": fit["bytes_per_token"] if fit else 0.0,
+           "bytes_per_sample": fit["bytes_per_sample"] if fit else 0.0,
+           "fit": fit, "device_bytes": d.total_bytes(), "params": params,
            "torch": torch.__version__, "device": d.name()}
     e2e_lib.atomic_write(os.path.join(a.out, "memory.json"),
                          lambda f: f.write(json.dumps(doc, indent=2) + "\n"))

@@ -4,19 +4,27 @@
 Runs a stack of Wan-shaped transformer blocks (the width, FFN, heads and text length of a
 model preset: 1.3B or 14B) with PyTorch SDPA attention and activation checkpointing per block,
 one training step (forward, backward) of a micro-batch of B samples of S tokens at several
-(B, S), and measures the step time (CUDA events, median of repetitions after warm-up) and the
-peak memory above what the weights and their gradients hold. It runs stacks of 1 and 2 blocks,
-so the bytes a block's checkpoint keeps (2 blocks minus 1) and the working set of the block
-recomputed in backward (1 block minus one checkpoint) separate, and extrapolates to the
-model's L layers:
+(B, S) -- batch sizes 1..8 and token counts 1,560..75,600 by default, or (--span SUMMARY)
+the token counts and batch sizes a plan will use -- and measures the step time (CUDA events,
+every repetition after warm-up kept) and the peak memory above what the weights and their
+gradients hold. It runs stacks of several depths (--depths, default 1, 2, 4, 8; a depth that
+runs out of memory is skipped) and fits, per (B, S), a line over every (depth, repetition):
 
-  seconds(B, S)    = t1 + (L - 1) * (t2 - t1)          t_k: the step time with k blocks
-  peak_bytes(B, S) = L * (m2 - m1) + (m1 - (m2 - m1))  m_k: peak above the weights
+  seconds(k) = a + b k   ->  seconds(L) = a + b L,  with its standard error
+  peak(k)    = m0 + c k  ->  peak(L)    = m0 + c L
+
+The earlier form, t1 + (L - 1)(t2 - t1) from one 1- and one 2-block median, multiplies the
+noise of a measurement by about sqrt((L-1)^2 + L^2) (~55 for L = 40; a B = 2 point measured
+slower than B = 4 on the H200): the fit over depths up to 8 and every repetition cuts that
+by the depth lever and sqrt(repetitions), and reports what is left (se_seconds and the
+noise factor se / stddev of one repetition, per point, in OUT.json).
 
 Writes the profile CSV the planner reads with --profile (header batch,tokens,seconds,
-peak_bytes; planner/README.md), a JSON beside it (OUT.json: the machine, torch, the raw
-measurements and this script's own least-squares fits of t0 + B (alpha S + beta S^2 + gamma)
-and of bytes per token). Activation setups: fp32-residual (the official Wan code: fp32
+peak_bytes,seconds_cv; planner/README.md; seconds_cv is the spread of the deepest stack's
+repetitions, stddev / median, the planner's jitter), a JSON beside it (OUT.json: the machine,
+torch, the raw measurements, the extrapolation's spread, this script's own fits of
+t0 + B (alpha S + beta S^2 + gamma) and of the memory model c0 + B (bytes_per_token S +
+bytes_per_sample), with their residuals). Activation setups: fp32-residual (the official Wan code: fp32
 residual stream, bf16 autocast matmuls) or bf16-residual (bf16 weights and residual; norms
 and modulation in fp32 inside the block, as diffusers).
 
@@ -34,7 +42,26 @@ import socket
 import statistics
 import sys
 
-DEFAULT_POINTS = [(b, s) for b in (1, 2, 4) for s in (1560, 3600, 14040, 32760, 75600)]
+DEFAULT_POINTS = [(b, s) for b in (1, 2, 4, 8) for s in (1560, 3600, 14040, 32760, 75600)]
+DEFAULT_DEPTHS = (1, 2, 4, 8)
+
+
+def span_points(summary, points=5, max_tokens=160000):
+    """(B, S) spanning a plan summary's buckets: `points` token counts spread over the planned
+    buckets, each at batch 1, 2, 4, ... up to its planned batch size (within max_tokens)."""
+    bs = sorted((b for b in summary["buckets"] if not b.get("dropped")), key=lambda b: b["tokens"])
+    n = min(points, len(bs))
+    out = []
+    for i in range(n):
+        b = bs[round(i * (len(bs) - 1) / max(1, n - 1))]
+        S = b["tokens"]
+        top = max(1, min(int(b.get("batch_size") or 1), max_tokens // S))
+        B = 1
+        while B < top:
+            out.append((B, S))
+            B *= 2
+        out.append((top, S))
+    return sorted(set(out), key=lambda t: (t[1], t[0]))
 
 
 def parse_args():
@@ -47,8 +74,21 @@ def parse_args():
     p.add_argument("--max-tokens", type=int, default=160000, help="skip points with B*S above this")
     p.add_argument("--repetitions", type=int, default=5)
     p.add_argument("--warmup", type=int, default=2)
+    p.add_argument("--depths", default=",".join(map(str, DEFAULT_DEPTHS)),
+                   help="stack depths fitted (at least 2 distinct; default 1,2,4,8)")
+    p.add_argument("--span", default=None,
+                   help="a plan's summary JSON: measure the token counts and batch sizes it uses")
     a = p.parse_args()
+    try:
+        a.depths = sorted({int(x) for x in a.depths.split(",")})
+    except ValueError:
+        p.error("--depths: whole numbers, comma-separated")
+    if len(a.depths) < 2 or a.depths[0] < 1:
+        p.error("--depths: at least 2 distinct depths >= 1")
     pts = DEFAULT_POINTS
+    if a.span:
+        with open(a.span) as f:
+            pts = span_points(json.load(f), max_tokens=a.max_tokens)
     if a.points:
         try:
             pts = [tuple(int(x) for x in t.lower().split("x")) for t in a.points.split(",")]
@@ -143,14 +183,15 @@ def measure(torch, cfg, stack, act, B, S, reps, warmup):
                 h = checkpoint(blk, h, e, ctx, cos, sin, use_reentrant=False)
             loss = h.float().square().mean()
         loss.backward()
-        for p in stack.parameters():
-            p.grad = None
         x.grad = None
         e.grad = None
 
     for _ in range(warmup):
         step()
     torch.cuda.synchronize()
+    # gradients of the parameters stay allocated between steps in training: keep them
+    for p in stack.parameters():
+        p.grad = torch.zeros_like(p)
     base = torch.cuda.memory_allocated()
     torch.cuda.reset_peak_memory_stats()
     times = []
@@ -162,9 +203,11 @@ def measure(torch, cfg, stack, act, B, S, reps, warmup):
         torch.cuda.synchronize()
         times.append(a.elapsed_time(b) / 1e3)
     peak = torch.cuda.max_memory_allocated() - base
+    for p in stack.parameters():
+        p.grad = None
     del x, ctx, e
     torch.cuda.empty_cache()
-    return statistics.median(times), peak
+    return times, peak
 
 
 def lstsq(rows, ys):
@@ -188,31 +231,76 @@ def lstsq(rows, ys):
     return [x[i] / sc[i] for i in range(n)]
 
 
+def depth_fit(ks, ys, L):
+    """Line y = a + b k over (k, y); returns (y at L, its standard error, the stddev of one
+    y about the line). The error is 0 when the points lie on the line (or are too few)."""
+    n = len(ks)
+    mk, my = sum(ks) / n, sum(ys) / n
+    sxx = sum((k - mk) ** 2 for k in ks)
+    if sxx == 0:
+        raise ValueError("the depth fit needs at least 2 different depths")
+    b = sum((k - mk) * (y - my) for k, y in zip(ks, ys)) / sxx
+    a = my - b * mk
+    res = sum((y - a - b * k) ** 2 for k, y in zip(ks, ys))
+    s = (res / (n - 2)) ** 0.5 if n > 2 else 0.0
+    return a + b * L, s * (1.0 / n + (L - mk) ** 2 / sxx) ** 0.5, s
+
+
 def extrapolate(rows, points, L):
-    """(B, S, seconds, peak_bytes) of the L-layer model from the 1- and 2-block rows."""
-    by = {(r["blocks"], r["batch"], r["tokens"]): r for r in rows}
+    """(B, S, seconds, peak_bytes, info) of the L-layer model from the rows of every depth:
+    a line over (depth, repetition) per point (depth_fit). A row holds blocks, batch, tokens,
+    seconds (the median) and, when measured here, times (every repetition). info: the
+    standard error of the extrapolated seconds, the noise factor (se over the stddev of one
+    repetition), the depths used and the jitter of the deepest stack (seconds_cv)."""
     prof = []
     for B, S in points:
-        r1, r2 = by[(1, B, S)], by[(2, B, S)]
-        dt, dm = r2["seconds"] - r1["seconds"], r2["peak_bytes"] - r1["peak_bytes"]
-        prof.append((B, S, r1["seconds"] + (L - 1) * dt, L * dm + (r1["peak_bytes"] - dm)))
+        mine = sorted((r for r in rows if r["batch"] == B and r["tokens"] == S), key=lambda r: r["blocks"])
+        ks = [r["blocks"] for r in mine for _ in r.get("times", [r["seconds"]])]
+        ts = [t for r in mine for t in r.get("times", [r["seconds"]])]
+        t, se, s1 = depth_fit(ks, ts, L)
+        m, _, _ = depth_fit([r["blocks"] for r in mine], [r["peak_bytes"] for r in mine], L)
+        deep = mine[-1].get("times", [mine[-1]["seconds"]])
+        med = statistics.median(deep)
+        cv = statistics.pstdev(deep) / med if len(deep) > 1 and med > 0 else 0.0
+        prof.append((B, S, t, m, {"se_seconds": se, "noise_factor": se / s1 if s1 > 0 else 0.0,
+                                  "depths": sorted({r["blocks"] for r in mine}), "seconds_cv": cv}))
     return prof
+
+
+def fit_memory(prof):
+    """c0 + B (bytes_per_token S + bytes_per_sample) (the per-sample term with >= 2 batch
+    sizes, dropped when negative) and the relative residuals, as the planner fits it."""
+    ys = [p[3] for p in prof]
+    x = None
+    if len({p[0] for p in prof}) >= 2:
+        x = lstsq([[B * S, 1.0, B] for B, S, *_ in prof], ys)
+        if x[2] < 0:
+            x = None
+    if x is None:
+        x = lstsq([[B * S, 1.0] for B, S, *_ in prof], ys) + [0.0]
+    rel = [abs(x[1] + B * (x[0] * S + x[2]) - y) / y for (B, S, *_), y in zip(prof, ys)]
+    return {"bytes_per_token": x[0], "intercept": x[1], "bytes_per_sample": x[2],
+            "rms_rel": (sum(e * e for e in rel) / len(rel)) ** 0.5, "max_rel": max(rel)}
 
 
 def write_profile(out, prof, meta):
     """The profile CSV (what plan_profile.c reads) and OUT.json, each through a temporary and
     a rename; returns this script's fits (seconds, peak)."""
-    tfit = lstsq([[B * S, B * S * S, B, 1.0] for B, S, _, _ in prof], [t for _, _, t, _ in prof])
-    mfit = lstsq([[B * S, 1.0] for B, S, _, _ in prof], [m for _, _, _, m in prof])
+    tfit = lstsq([[B * S, B * S * S, B, 1.0] for B, S, *_ in prof], [p[2] for p in prof])
+    mfit = fit_memory(prof)
     meta = dict(meta)
-    meta["extrapolation"] = "seconds = t1 + (L-1)(t2 - t1); peak = L (m2 - m1) + (m1 - (m2 - m1))"
+    meta["extrapolation"] = ("per (B, S) a line over every (depth, repetition): seconds(L) = a + b L, "
+                             "peak(L) = m0 + c L")
+    meta["spread"] = [dict({"batch": p[0], "tokens": p[1]}, **(p[4] if len(p) > 4 else {})) for p in prof]
     meta["fit_seconds"] = {"alpha": tfit[0], "beta": tfit[1], "gamma": tfit[2], "overhead": tfit[3]}
-    meta["fit_peak"] = {"bytes_per_token": mfit[0], "intercept": mfit[1]}
+    meta["fit_peak"] = mfit
     tmp = out + ".tmp"
     with open(tmp, "w") as f:
-        f.write("batch,tokens,seconds,peak_bytes\n")
-        for B, S, t, m in prof:
-            f.write(f"{B},{S},{t:.9g},{max(1, int(m))}\n")
+        f.write("batch,tokens,seconds,peak_bytes,seconds_cv\n")
+        for p in prof:
+            B, S, t, m = p[:4]
+            cv = p[4]["seconds_cv"] if len(p) > 4 else 0.0
+            f.write(f"{B},{S},{t:.9g},{max(1, int(m))},{max(cv, 1e-6):.6g}\n")
     with open(tmp + ".json", "w") as f:
         json.dump(meta, f, indent=2)
         f.write("\n")
@@ -233,15 +321,25 @@ def main():
         return 77
     cfg, L = a.model, a.model["layers"]
     torch.manual_seed(0)
-    rows = []
-    for nb in (1, 2):
+    rows, skipped = [], []
+    for nb in a.depths:
         stack = build_stack(torch, cfg, nb, a.act)
         for B, S in a.points:
-            t, m = measure(torch, cfg, stack, a.act, B, S, a.repetitions, a.warmup)
-            rows.append({"blocks": nb, "batch": B, "tokens": S, "seconds": t, "peak_bytes": m})
+            try:
+                ts, m = measure(torch, cfg, stack, a.act, B, S, a.repetitions, a.warmup)
+            except torch.cuda.OutOfMemoryError:
+                skipped.append({"blocks": nb, "batch": B, "tokens": S})
+                torch.cuda.empty_cache()
+                print(f"calibrate: {nb} block(s) B={B} S={S}: out of memory, skipped", flush=True)
+                continue
+            t = statistics.median(ts)
+            rows.append({"blocks": nb, "batch": B, "tokens": S, "seconds": t, "times": ts, "peak_bytes": m})
             print(f"calibrate: {nb} block(s) B={B} S={S}: {t * 1e3:.2f} ms, {m / 2**30:.2f} GiB", flush=True)
         del stack
         torch.cuda.empty_cache()
+    # a point keeps the depths it was measured at; one measured at fewer than 2 is dropped
+    a.points = [(B, S) for B, S in a.points
+                if len({r["blocks"] for r in rows if (r["batch"], r["tokens"]) == (B, S)}) >= 2]
     prof = extrapolate(rows, a.points, L)
     meta = {
         "schema": "adaload.calibrate/1",
@@ -254,10 +352,12 @@ def main():
         "activation_setup": a.act,
         "layers": L,
         "measurements": rows,
+        "out_of_memory": skipped,
     }
     tfit, mfit = write_profile(a.out, prof, meta)
     print(f"calibrate: wrote {a.out} ({len(prof)} points) and {a.out}.json; "
-          f"bytes/token {mfit[0]:.0f}, t0 {tfit[3]:.4g} s")
+          f"bytes/token {mfit['bytes_per_token']:.0f}, bytes/sample {mfit['bytes_per_sample']:.4g}, "
+          f"t0 {tfit[3]:.4g} s; worst noise factor {max(p[4]['noise_factor'] for p in prof):.3g}")
     return 0
 
 

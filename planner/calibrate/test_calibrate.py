@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """test_calibrate.py -- the torch-free parts of calibrate.py (ctest planner_calibrate_fit):
-the least-squares helper recovers known coefficients, the 1- and 2-block extrapolation gives
-the L-layer model, and the profile it writes is read by `adaload plan --profile` (the strict
-reader of plan_profile.c) with the same coefficients. ADALOAD_BIN names the program."""
+the least-squares helper recovers known coefficients, the fit over depths gives the L-layer
+model (and cuts the noise of the old 1- vs 2-block difference), the memory fit separates the
+per-sample term, points can span a plan's buckets, and the profile it writes is read by
+`adaload plan --profile` (the strict reader of plan_profile.c) with the same coefficients,
+its measured range and its jitter. ADALOAD_BIN names the program."""
+import random
 import importlib.util
 import json
 import os
@@ -21,17 +24,20 @@ ADALOAD = os.environ.get("ADALOAD_BIN", os.path.join(ROOT, "build", "adaload"))
 # A block costs t0b + B (a S + b S^2 + g) per layer; the rest of the step r; a checkpoint
 # keeps ck bytes per token, the recomputed block w per token over a constant c0.
 A, BETA, G, T0B, REST = 6e-6, 2e-10, 5e-4, 0.01, 0.05
-CK, W, C0 = 20000, 300000, 1.5e9
+CK, W, C0, PS = 20000, 300000, 1.5e9, 2e8
 L = 40
 
 
-def fake_rows(points):
+def fake_rows(points, depths=(1, 2, 4, 8), noise=0.0, reps=5, rng=None):
+    """Rows of a fake GPU; noise: the CV of each repetition's time."""
     rows = []
-    for k in (1, 2):
+    for k in depths:
         for B, S in points:
             blk = T0B + B * (A * S + BETA * S * S + G)
-            rows.append({"blocks": k, "batch": B, "tokens": S, "seconds": REST + k * blk,
-                         "peak_bytes": C0 + (k * CK + W) * B * S})
+            t = REST + k * blk
+            ts = [t * (1 + noise * rng.gauss(0, 1)) for _ in range(reps)] if noise else [t] * reps
+            rows.append({"blocks": k, "batch": B, "tokens": S, "seconds": sorted(ts)[reps // 2], "times": ts,
+                         "peak_bytes": C0 + (k * CK + W) * B * S + PS * B})
     return rows
 
 
@@ -46,18 +52,21 @@ class Calibrate(unittest.TestCase):
     def test_extrapolation_and_the_reader(self):
         pts = cal.DEFAULT_POINTS
         prof = cal.extrapolate(fake_rows(pts), pts, L)
-        for B, S, t, m in prof:
+        for B, S, t, m, info in prof:
             blk = T0B + B * (A * S + BETA * S * S + G)
             self.assertAlmostEqual(t, REST + L * blk, places=9)
-            self.assertAlmostEqual(m, C0 + (L * CK + W) * B * S, delta=1.0)
+            self.assertAlmostEqual(m, C0 + (L * CK + W) * B * S + PS * B, delta=1.0)
+            self.assertEqual(info["depths"], [1, 2, 4, 8])
         with tempfile.TemporaryDirectory() as d:
             out = os.path.join(d, "profile.csv")
             tfit, mfit = cal.write_profile(out, prof, {"schema": "adaload.calibrate/1"})
             self.assertAlmostEqual(tfit[0] / (L * A), 1.0, places=6)
             self.assertAlmostEqual(tfit[3] / (REST + L * T0B), 1.0, places=6)
-            self.assertAlmostEqual(mfit[0] / (L * CK + W), 1.0, places=6)
+            self.assertAlmostEqual(mfit["bytes_per_token"] / (L * CK + W), 1.0, places=6)
+            self.assertAlmostEqual(mfit["bytes_per_sample"] / PS, 1.0, places=5)
+            self.assertLess(mfit["max_rel"], 1e-9)
             with open(out) as f:
-                self.assertEqual(f.readline(), "batch,tokens,seconds,peak_bytes\n")
+                self.assertEqual(f.readline(), "batch,tokens,seconds,peak_bytes,seconds_cv\n")
             with open(out + ".json") as f:
                 self.assertIn("fit_peak", json.load(f))
             if not os.path.exists(ADALOAD):
@@ -70,9 +79,45 @@ class Calibrate(unittest.TestCase):
             with open(s) as f:
                 j = json.load(f)
             self.assertEqual(j["memory_model"]["bytes_per_token"], L * CK + W)
+            self.assertAlmostEqual(j["memory_model"]["bytes_per_sample"] / PS, 1.0, places=5)
+            self.assertEqual(j["memory_model"]["measured_range"]["batch_max"], 8)
+            self.assertEqual(j["jitter"]["source"], "measured (the profile's seconds_cv)")
             self.assertEqual(j["memory_model"]["bytes_per_token_status"], "measured (profile)")
             self.assertAlmostEqual(j["cost_model"]["overhead"] / (REST + L * T0B), 1.0, places=5)
             self.assertAlmostEqual(j["cost_model"]["beta"] / (L * BETA), 1.0, places=5)
+
+
+    def test_depth_fit_cuts_the_noise(self):
+        # 2% noise per repetition: the old estimate t1 + (L-1)(t2 - t1) from two medians
+        # against the fit over depths 1, 2, 4, 8 and every repetition, over 200 seeded trials.
+        rng = random.Random(7)
+        pts = [(2, 1560)]
+        blk = T0B + 2 * (A * 1560 + BETA * 1560 ** 2 + G)
+        want = REST + L * blk
+        old, new, se = [], [], []
+        for _ in range(200):
+            rows = fake_rows(pts, noise=0.02, rng=rng)
+            by = {r["blocks"]: r["seconds"] for r in rows}
+            old.append(by[1] + (L - 1) * (by[2] - by[1]) - want)
+            B, S, t, m, info = cal.extrapolate(rows, pts, L)[0]
+            new.append(t - want)
+            se.append(info["se_seconds"])
+        rms = lambda v: (sum(x * x for x in v) / len(v)) ** 0.5
+        self.assertLess(rms(new), rms(old) / 4, "the depth fit must cut the old estimate's error")
+        # the reported spread is honest: the mean standard error is the error's size
+        self.assertAlmostEqual(sum(se) / len(se) / rms(new), 1.0, delta=0.3)
+
+    def test_span_points_cover_the_plan(self):
+        summary = {"buckets": [{"tokens": 1560, "batch_size": 90}, {"tokens": 32760, "batch_size": 4},
+                               {"tokens": 75600, "batch_size": 1}, {"tokens": 3600, "batch_size": 39},
+                               {"tokens": 9000, "dropped": True}]}
+        pts = cal.span_points(summary, points=3, max_tokens=160000)
+        self.assertIn((90, 1560), pts)
+        self.assertIn((1, 1560), pts)
+        self.assertIn((64, 1560), pts)
+        self.assertIn((1, 75600), pts)
+        self.assertNotIn(9000, {s for _, s in pts})
+        self.assertTrue(all(b * s <= 160000 for b, s in pts))
 
 
 if __name__ == "__main__":
