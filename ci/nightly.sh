@@ -54,7 +54,8 @@ failed=0 broken=0
 
 log() { echo "== $(date -u +%FT%TZ) $*"; }
 # step NAME CMD...: runs (or, with --dry-run, prints) one step; exit 1 counts as a failed
-# check, anything else but 0 as a step that could not run.
+# check, 4 (compare: too few repetitions to judge) as neither, anything else but 0 as a step
+# that could not run.
 step() {
   local name=$1; shift
   if [ $dry -eq 1 ]; then echo "would run ($name): $*"; return 0; fi
@@ -64,6 +65,7 @@ step() {
   case $rc in
     0) log "$name: ok" ;;
     1) log "$name: FAILED (a check failed)"; failed=1 ;;
+    4) log "$name: undecided (too few repetitions to judge; adaload compare --help)" ;;
     *) log "$name: could not run (exit $rc)"; broken=1 ;;
   esac
   return $rc

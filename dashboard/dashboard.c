@@ -13,8 +13,9 @@
 #include <time.h>
 
 #include "run_bench.h"
+#include "run_compare.h"
+#include "run_meta.h"
 #include "run_name.h"
-#include "run_stats.h"
 #include "catalog.h"
 #include "dashboard_internal.h"
 #include "gate.h"
@@ -27,8 +28,6 @@ dash_status dash__fail(dash_status s, char *err, size_t n, const char *fmt, ...)
     va_end(ap);
     return s;
 }
-
-static int is_peer(const char *name) { return strstr(name, "/torch") != NULL; }
 
 static json_t *run_head(const cat_run *r)
 {
@@ -78,67 +77,145 @@ static int add_series(json_t *series, json_t *names, json_t *shapes, const ada_b
     return 0;
 }
 
-/* compare(prev, cur) as `adaload compare` does it; regressions go to regs. */
-static int compare_runs(const ada_bench_set *a, const ada_bench_set *b, int64_t ia, int64_t ib,
-                        const dash_opts *o, json_t *compares, json_t *regs)
-{
-    int64_t slower = 0, faster = 0, same = 0;
-    for (int64_t k = 0; k < a->n; k++) {
-        const ada_bench_rec *x = &a->r[k];
-        const ada_bench_rec *y = ada_bench_find(b, x->name);
-        if (!y || is_peer(x->name) || x->error || y->error || !x->n || !y->n) continue;
-        double ratio = 1;
-        ada_mwu t;
-        ada_verdict v = ada_compare_samples(x->time_ns, x->n, y->time_ns, y->n, o->threshold, o->alpha, &ratio, &t);
-        slower += v == ADA_SLOWER;
-        faster += v == ADA_FASTER;
-        same += v == ADA_SAME;
-        if (v != ADA_SLOWER) continue;
-        json_t *r = json_pack("{s:I, s:I, s:s, s:f, s:f, s:f, s:f}", "run", (json_int_t)ib, "prev",
-                              (json_int_t)ia, "name", x->name, "before_us", median_of(x->time_ns, x->n) * 1e-3,
-                              "after_us", median_of(y->time_ns, y->n) * 1e-3, "ratio", ratio, "p", t.p);
-        if (!r || json_array_append_new(regs, r)) return -1;
-    }
-    json_t *c = json_pack("{s:I, s:I, s:I, s:I, s:I}", "run", (json_int_t)ib, "prev", (json_int_t)ia,
-                          "slower", (json_int_t)slower, "faster", (json_int_t)faster, "same", (json_int_t)same);
-    return (!c || json_array_append_new(compares, c)) ? -1 : 0;
-}
+/* What is remembered of one set's runs on a testbed: the newest run (compared with the
+ * next one of the same set) and every earlier median (the history's noise band). */
+typedef struct {
+    char *set;
+    ada_bench_set prev;
+    ada_run_meta meta;
+    int has_meta;
+    int64_t index;
+    json_t *history; /* name -> [median ns per earlier run of the set, oldest first] */
+} set_state;
 
 typedef struct {
-    json_t *tb;           /* the testbed object */
+    json_t *tb;             /* the testbed object */
     json_t *names, *shapes; /* the data's name and shape tables */
-    ada_bench_set prev;   /* the previous bench run's timings */
-    int64_t nbench;
+    set_state *sets;
+    int64_t nsets, nbench;
 } tb_state;
+
+static void tb_state_free(tb_state *st)
+{
+    for (int64_t k = 0; k < st->nsets; k++) {
+        free(st->sets[k].set);
+        ada_bench_set_free(&st->sets[k].prev);
+        ada_run_meta_free(&st->sets[k].meta);
+        json_decref(st->sets[k].history);
+    }
+    free(st->sets);
+}
+
+static set_state *set_of(tb_state *st, const char *set)
+{
+    for (int64_t k = 0; k < st->nsets; k++)
+        if (!strcmp(st->sets[k].set, set)) return &st->sets[k];
+    set_state *n = realloc(st->sets, (size_t)(st->nsets + 1) * sizeof *n);
+    if (!n) return NULL;
+    st->sets = n;
+    set_state *x = &n[st->nsets];
+    memset(x, 0, sizeof *x);
+    x->set = strdup(set);
+    x->history = json_object();
+    x->index = -1;
+    if (!x->set || !x->history) return NULL;
+    st->nsets++;
+    return x;
+}
+
+/* The run's medians join the set's history (the newest ADA_BAND_RUNS kept). */
+static int remember(json_t *history, const ada_bench_set *s)
+{
+    for (int64_t k = 0; k < s->n; k++) {
+        const ada_bench_rec *b = &s->r[k];
+        if (b->error || b->n == 0) continue;
+        json_t *arr = json_object_get(history, b->name);
+        if (!arr && (!(arr = json_array()) || json_object_set_new(history, b->name, arr))) return -1;
+        if (json_array_append_new(arr, json_real(ada_median(b->time_ns, b->n)))) return -1;
+        while (json_array_size(arr) > ADA_BAND_RUNS) json_array_remove(arr, 0);
+    }
+    return 0;
+}
+
+static json_t *row_json(const ada_cmp_row *r, int64_t ia, int64_t ib)
+{
+    return json_pack("{s:I, s:I, s:s, s:f, s:f, s:f, s:f, s:f, s:b}", "run", (json_int_t)ib, "prev", (json_int_t)ia,
+                     "name", r->name, "before_us", r->a_ns * 1e-3, "after_us", r->b_ns * 1e-3, "ratio", r->ratio, "p",
+                     r->p, "band", r->band, "banded", r->banded);
+}
+
+/* The run against the previous run of its set, by `adaload compare`'s rule (run_compare.h)
+ * with the set's history as noise band: regressions and drift go to their own lists. */
+static int compare_with_prev(tb_state *st, set_state *ss, const ada_bench_set *s, const ada_run_meta *m, int has_meta,
+                             int64_t i, const dash_opts *o)
+{
+    ada_cmp_opts co = {.threshold = o->threshold, .alpha = o->alpha, .skip_peers = 1, .history = ss->history};
+    ada_cmp c;
+    char err[256];
+    int both = has_meta && ss->has_meta;
+    if (ada_compare_runs(&ss->prev, s, both ? &ss->meta : NULL, both ? m : NULL, &co, &c, err, sizeof err)) {
+        ada_cmp_free(&c);
+        return strstr(err, "out of memory") ? -1 : 0; /* not alike (another testbed's run): no comparison */
+    }
+    json_t *regs = json_object_get(st->tb, "regressions"), *drift = json_object_get(st->tb, "drift");
+    int rc = 0;
+    for (int64_t k = 0; k < c.n && !rc; k++) {
+        const ada_cmp_row *r = &c.row[k];
+        json_t *into = r->v == ADA_SLOWER ? regs : r->v == ADA_DRIFT ? drift : NULL;
+        json_t *x = into ? row_json(r, ss->index, i) : NULL;
+        if (into && (!x || json_array_append_new(into, x))) rc = -1;
+    }
+    json_t *cj = json_pack("{s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:b, s:s}", "run", (json_int_t)i, "prev",
+                           (json_int_t)ss->index, "set", ss->set, "slower", (json_int_t)c.slower, "faster",
+                           (json_int_t)c.faster, "same", (json_int_t)c.same, "too_few", (json_int_t)c.too_few,
+                           "drift", (json_int_t)c.drift, "other_machine", c.same_code && c.other_machine, "machine",
+                           c.machine);
+    if (!rc && (!cj || json_array_append_new(json_object_get(st->tb, "compares"), cj))) rc = -1;
+    ada_cmp_free(&c);
+    return rc;
+}
 
 static dash_status add_bench(const char *results, const cat_run *r, tb_state *st, const dash_opts *o,
                              char *err, size_t en)
 {
-    char dir[PATH_MAX];
+    char dir[PATH_MAX], mp[PATH_MAX + 16];
     snprintf(dir, sizeof dir, "%s/%s", results, r->path);
     ada_bench_set s = {0};
     char e2[512];
-    if (ada_bench_load(dir, &s, e2, sizeof e2)) return dash__fail(DASH_BAD_INPUT, err, en, "%s", e2);
+    if (ada_bench_load(dir, &s, e2, sizeof e2)) {
+        ada_bench_set_free(&s);
+        return dash__fail(DASH_BAD_INPUT, err, en, "%s", e2);
+    }
+    ada_run_meta m;
+    snprintf(mp, sizeof mp, "%s/meta.json", dir);
+    int has_meta = ada_run_meta_load(mp, &m, e2, sizeof e2) == ADA_RUNS_OK;
     int64_t i = st->nbench++;
     json_t *head = run_head(r);
-    const char *set = s.set;
+    const char *set = s.set ? s.set : "";
     struct stat sb;
     char pj[PATH_MAX + 16];
     snprintf(pj, sizeof pj, "%s/peers.json", dir);
-    int ok = head && !json_object_set_new(head, "set", json_string(set ? set : "")) &&
+    int ok = head && !json_object_set_new(head, "set", json_string(set)) &&
              !json_object_set_new(head, "with_peers", json_boolean(stat(pj, &sb) == 0)) &&
              !json_array_append_new(json_object_get(st->tb, "bench_runs"), head);
-    int sweep = set && !strcmp(set, "sweep");
     ok = ok && add_series(json_object_get(st->tb, "series"), st->names, st->shapes, &s, i) == 0;
-    if (ok && i > 0)
-        ok = compare_runs(&st->prev, &s, i - 1, i, o, json_object_get(st->tb, "compares"),
-                          json_object_get(st->tb, "regressions")) == 0;
+    set_state *ss = ok ? set_of(st, set) : NULL;
+    ok = ss != NULL;
+    if (ok && ss->index >= 0) ok = compare_with_prev(st, ss, &s, &m, has_meta, i, o) == 0;
+    if (ok) ok = remember(ss->history, &s) == 0;
     if (ok) {
         json_object_set_new(st->tb, "latest", json_integer(i));
-        if (sweep) json_object_set_new(st->tb, "sweep", json_integer(i));
+        if (!strcmp(set, "sweep")) json_object_set_new(st->tb, "sweep", json_integer(i));
+        ada_bench_set_free(&ss->prev);
+        ada_run_meta_free(&ss->meta);
+        ss->prev = s;
+        ss->meta = m;
+        ss->has_meta = has_meta;
+        ss->index = i;
+    } else {
+        ada_bench_set_free(&s);
+        if (has_meta) ada_run_meta_free(&m);
     }
-    ada_bench_set_free(&st->prev);
-    st->prev = s;
     return ok ? DASH_OK : dash__fail(DASH_NOMEM, err, en, "out of memory");
 }
 
@@ -184,8 +261,8 @@ static dash_status add_other(const cat_run *r, tb_state *st, char *err, size_t e
 
 static json_t *new_testbed(const char *name)
 {
-    return json_pack("{s:s, s:[], s:{}, s:[], s:[], s:I, s:I, s:[], s:[], s:[]}", "name", name, "bench_runs",
-                     "series", "compares", "regressions", "latest", (json_int_t)-1, "sweep",
+    return json_pack("{s:s, s:[], s:{}, s:[], s:[], s:[], s:I, s:I, s:[], s:[], s:[]}", "name", name, "bench_runs",
+                     "series", "compares", "regressions", "drift", "latest", (json_int_t)-1, "sweep",
                      (json_int_t)-1, "verify", "planner", "other");
 }
 
@@ -244,7 +321,7 @@ dash_status dash_collect(const char *results, const dash_opts *oin, json_t **dat
             if (s == DASH_OK && !strcmp(r->kind, "bench"))
                 s = dash__add_planner(results, r, json_object_get(st.tb, "planner"), err, en);
         }
-        ada_bench_set_free(&st.prev);
+        tb_state_free(&st);
     }
     free(names);
     cat_free(&c);

@@ -19,10 +19,17 @@
  * - series: per benchmark name, [run index, median us, median % of copy or null,
  *   repetitions] for each bench run that has it (the PyTorch peers' names too: the page
  *   draws them as reference lines);
- * - compares: for each bench run and the one before it, the verdicts of `adaload compare`
- *   (the same Mann-Whitney rule, run_stats.h; threshold 5%, alpha 0.05) over the
- *   benchmarks both have, except the peers' -- and regressions, every benchmark it calls
- *   slower, with both medians, the ratio and p;
+ * - compares: for each bench run and the previous run of the SAME set (never a wan run
+ *   against a sweep run), `adaload compare`'s verdicts (run_compare.h: the same code;
+ *   threshold 5%, alpha 0.05) over the benchmarks both have, except the peers', with the set,
+ *   the counts (slower, faster, same, too few repetitions, drift) and the machine verdict;
+ *   each benchmark with ADA_BAND_MIN or more earlier runs of the set is judged against its own
+ *   noise band (run_stats.h) instead of the fixed threshold;
+ * - regressions: every benchmark a comparison calls slower, with both medians, the ratio, p
+ *   and the change the rule needed; drift: likewise every benchmark that moved with the
+ *   machine, not the code (same kernel code, other machine: environment drift);
+ * - names and shapes (top level): the parts of every kernel benchmark name (run_name.h), so
+ *   the page parses no names;
  * - latest (index of the newest bench run) and sweep (index of the newest run of set
  *   "sweep", or -1);
  * - verify: each verify run with its kernel hashes, grid, cases and sanitizer verdict, and

@@ -3,14 +3,17 @@
 
     python3 dashboard/test_browser.py --adaload build/adaload --results results --work DIR
 
-Builds two sites -- one from the committed results/, one from a synthetic history (three
-bench runs of one testbed; dtile is 20% slower in the last one, naive is not; a planner run
-with a plan summary; a sweep run) -- loads each
+Builds two sites -- one from the committed results/, one from a synthetic history (the
+nightly's layout wan, sweep, wan, sweep on one testbed, dtile 800 -> 1040 us in the second
+wan run, naive steady; a planner run with a plan summary; and on a second testbed an A/A
+pair of two GPU leases, same kernel sources, naive 8% apart) -- loads each
 in headless Chromium from file:// and checks in the DOM that the page ran to its end
 (<html data-ready="1">), recorded no error (data-errors="0", and Chromium logged no console
 message), drew every chart (each figure.chart has data-rendered="1" and at least one mark),
 references nothing outside its folder, and, for the synthetic one, flagged the planted
-regression (a table row and a ring on the chart, for dtile only). Screenshots of both go to
+regression (a table row and a ring on the chart, for dtile only, against the previous run of
+the same set) and marked the A/A pair's shift as environment drift (a drift row and amber
+squares, no regression). Screenshots of both go to
 DIR (dashboard-committed.png, dashboard-synthetic.png). Only the standard library is used.
 Exit 0 passed, 1 a check failed, 77 no Chromium here (ci/setup.sh installs it).
 """
@@ -75,33 +78,43 @@ def write(path, text):
         f.write(text)
 
 
+def reps(name, us, n=9, **counters):
+    return [dict({"name": name, "run_name": name, "run_type": "iteration", "repetitions": n, "repetition_index": k,
+                  "iterations": 1, "real_time": us * (1 + 0.001 * (k - n // 2)), "time_unit": "us"}, **counters)
+            for k in range(n)]
+
+
+def bench_run(root, testbed, run, set_name, shapes, uuid="GPU-1", kernels="ab" * 32):
+    """One bench run folder: shapes = {name: us}, 9 repetitions each, a copy of 201 MB."""
+    d = os.path.join(root, testbed, "bench", run)
+    sha = run.split("_")[1] * 6
+    write(os.path.join(d, "meta.json"), json.dumps(
+        {"git_sha": sha[:40], "git_dirty": False, "kernel_hash_v1": kernels, "kernel_hash_v2": kernels,
+         "testbed": testbed, "command_line": "adaload bench --set " + set_name,
+         "fingerprint": {"gpu": "NVIDIA H200", "gpu_uuid": uuid, "driver": "550.54.15"}}))
+    bench = reps("copy/bytes201289728", 50.0, bytes_per_second=4.0e12)
+    for name, us in shapes.items():
+        bench += reps(name, us, pct_copy_bw=100.0 * 50.0 / us)
+    write(os.path.join(d, "bench.json"), json.dumps({"context": {"adaload_set": set_name}, "benchmarks": bench}))
+
+
 def synthetic(root):
-    """Three bench runs and a verification record of testbed synth-gpu."""
-    runs = [("2026-01-01T000000Z_aaaaaaa", 55.0), ("2026-01-02T000000Z_bbbbbbb", 55.2),
-            ("2026-01-03T000000Z_ccccccc", 66.0)]
-    for run, dtile_us in runs:
-        d = os.path.join(root, "synth-gpu", "bench", run)
-        sha = run.split("_")[1] * 5
-        write(os.path.join(d, "meta.json"), json.dumps(
-            {"git_sha": sha[:40], "git_dirty": False, "kernel_source_hash": "ab" * 32,
-             "command_line": "adaload bench --set wan"}))
-        bench = []
-        for name, us in ((PLANTED, dtile_us), (STEADY, 110.0), ("copy/bytes201289728", 50.0)):
-            for k in range(9):
-                bench.append({"name": name, "run_name": name, "run_type": "iteration", "repetitions": 9,
-                              "repetition_index": k, "iterations": 1, "real_time": us * (1 + 0.001 * (k - 4)),
-                              "time_unit": "us", "pct_copy_bw": 100.0 * 50.0 / us})
-        write(os.path.join(d, "bench.json"), json.dumps({"context": {"adaload_set": "wan"}, "benchmarks": bench}))
-    d = os.path.join(root, "synth-gpu", "bench", "2026-01-03T020000Z_ccccccc")
-    write(os.path.join(d, "meta.json"), json.dumps({"git_sha": "c" * 40, "git_dirty": False,
-                                                   "kernel_source_hash": "ab" * 32, "command_line": "s"}))
-    bench = []
-    for D in (256, 512, 4096):
-        for v, frac in (("naive", 0.4), ("dtile", 0.9)):
-            name = "lnmod_fwd/%s/bf16-f32-bf16/sample/D%d/rows32760" % (v, D)
-            bench += [{"name": name, "run_name": name, "run_type": "iteration", "repetition_index": k,
-                       "real_time": D / 100.0 / frac, "time_unit": "us", "pct_copy_bw": 100 * frac} for k in range(3)]
-    write(os.path.join(d, "bench.json"), json.dumps({"context": {"adaload_set": "sweep"}, "benchmarks": bench}))
+    """The nightly's layout on testbed synth-gpu -- wan, sweep, wan with one shape 800 -> 1040
+    us, sweep -- plus a planner run and a verification record; and on synth-aa an A/A pair:
+    byte-identical kernel sources on two GPU leases (other UUIDs), naive 8% and dtile 1% apart."""
+    def sweep_shapes(frac_dtile):
+        out = {}
+        for D in (256, 512, 4096):
+            for v, frac in (("naive", 0.4), ("dtile", frac_dtile)):
+                out["lnmod_fwd/%s/bf16-f32-bf16/sample/D%d/rows32760" % (v, D)] = D / 100.0 / frac
+        return out
+    bench_run(root, "synth-gpu", "2026-01-01T000000Z_aaaaaaa", "wan", {PLANTED: 800.0, STEADY: 1100.0})
+    bench_run(root, "synth-gpu", "2026-01-01T010000Z_aaaaaaa", "sweep", sweep_shapes(0.9))
+    bench_run(root, "synth-gpu", "2026-01-02T000000Z_ccccccc", "wan", {PLANTED: 1040.0, STEADY: 1101.0},
+              kernels="cd" * 32)
+    bench_run(root, "synth-gpu", "2026-01-02T010000Z_ccccccc", "sweep", sweep_shapes(0.9), kernels="cd" * 32)
+    bench_run(root, "synth-aa", "2026-01-05T000000Z_eeeeeee", "wan", {PLANTED: 57.0, STEADY: 66.1}, uuid="GPU-1111")
+    bench_run(root, "synth-aa", "2026-01-06T000000Z_eeeeeee", "wan", {PLANTED: 57.6, STEADY: 71.4}, uuid="GPU-2222")
     d = os.path.join(root, "synth-gpu", "planner", "2026-01-03T010000Z_ccccccc")
     write(os.path.join(d, "meta.json"), json.dumps({"git_sha": "c" * 40, "git_dirty": False,
                                                    "kernel_source_hash": "ab" * 32, "command_line": "p"}))
@@ -193,11 +206,18 @@ def main():
     flagged = sorted(set(r.get("data-name") for r in rows if r.get("data-name")))
     if flagged != [PLANTED]:
         fail("synthetic history: flagged %s, want only %s" % (flagged, PLANTED))
-    if [r for r in rows if r.get("data-name") and r.get("data-run") != "2026-01-03T000000Z_ccccccc"]:
-        fail("synthetic history: the regression is flagged on the wrong run")
+    if [r for r in rows if r.get("data-name") and r.get("data-run") != "2026-01-02T000000Z_ccccccc"]:
+        fail("synthetic history: the regression is flagged on the wrong run (the wan run, against the previous wan run)")
     rings = [x.get("data-name") for x in dom.all("circle", "regression-point")]
     if PLANTED not in rings or STEADY in rings:
         fail("synthetic history: the chart rings %s, want %s" % (rings, PLANTED))
+    drift = dom.all("tr", "drift")
+    if sorted((r.get("data-name"), r.get("data-run")) for r in drift) != [(STEADY, "2026-01-06T000000Z_eeeeeee")]:
+        fail("synthetic history: the A/A pair's drift rows are %s, want naive's on the second lease"
+             % [(r.get("data-name"), r.get("data-run")) for r in drift])
+    squares = [x.get("data-name") for x in dom.all("rect", "drift-point")]
+    if squares != [STEADY, STEADY]:
+        fail("synthetic history: the drift marks are %s, want naive's (time and %% of copy charts)" % squares)
     planner = [c for c in dom.all("figure", "chart") if c.get("data-chart", "").startswith("planner-speed/")]
     if len(planner) != 1 or int(planner[0].get("data-points", "0")) != 2:
         fail("synthetic history: the planner's speed chart is missing or incomplete (%s)" % planner)
@@ -206,7 +226,8 @@ def main():
         fail("synthetic history: the sweep chart is missing or incomplete (%s)" % sweep)
     if not dom.all("table", "plans"):
         fail("synthetic history: no table of the plans' simulated metrics")
-    print("ok: synthetic history: the planted regression (%s) is flagged in the table and on its chart" % PLANTED)
+    print("ok: synthetic history: the planted regression (%s) is flagged in the table and on its chart; "
+          "the A/A pair is drift" % PLANTED)
     return 0
 
 

@@ -14,8 +14,12 @@
 static void mk_tmp(void) { test_tmp_make("dash"); }
 TestSuite(dashboard, .init = mk_tmp, .fini = test_tmp_remove);
 
+static void bench_run2(const char *run, const char *sha, double dtile_us, double naive_us);
+
 /* A bench run: dtile at dtile_us, naive at 110 us (9 repetitions each, +-0.4%). */
-static void bench_run(const char *run, const char *sha, double dtile_us)
+static void bench_run(const char *run, const char *sha, double dtile_us) { bench_run2(run, sha, dtile_us, 110.0); }
+
+static void bench_run2(const char *run, const char *sha, double dtile_us, double naive_us)
 {
     char rel[300], text[16384];
     snprintf(rel, sizeof rel, "results/gpu/bench/%s/meta.json", run);
@@ -31,7 +35,7 @@ static void bench_run(const char *run, const char *sha, double dtile_us)
                                   "\"repetitions\": 9, \"repetition_index\": %d, \"iterations\": 1, "
                                   "\"real_time\": %.3f, \"time_unit\": \"us\", \"pct_copy_bw\": %.3f}",
                                   v || k ? "," : "", names[v], names[v], k,
-                                  (v ? 110.0 : dtile_us) * (1 + 0.001 * (k - 4)), 5500.0 / (v ? 110.0 : dtile_us));
+                                  (v ? naive_us : dtile_us) * (1 + 0.001 * (k - 4)), 5500.0 / (v ? naive_us : dtile_us));
     snprintf(text + n, sizeof text - n, "]}\n");
     snprintf(rel, sizeof rel, "results/gpu/bench/%s/bench.json", run);
     test_tmp_put(rel, text);
@@ -111,4 +115,60 @@ Test(dashboard, bad_tree_is_bad_input)
     dash_opts o = {0};
     cr_assert_eq(dash_collect(root, &o, &d, err, sizeof err), DASH_BAD_INPUT);
     cr_assert(strstr(err, "nosuchkind"), "%s", err);
+}
+
+/* Across the nights each benchmark is judged against its own run-to-run spread: dtile,
+ * steady within 0.4%, slowed by 3% in the last night is flagged (the fixed 5% would miss
+ * it); naive, which wanders 4% from night to night, 7% slower is not. */
+Test(dashboard, history_noise_band)
+{
+    const double dtile[6] = {55.0, 55.2, 54.9, 55.1, 55.0, 55.0 * 1.03};
+    const double naive[6] = {110.0, 114.5, 106.0, 113.0, 108.0, 110.0 * 1.07};
+    for (int i = 0; i < 6; i++) {
+        char run[64], sha[16];
+        snprintf(sha, sizeof sha, "%07d", i);
+        snprintf(run, sizeof run, "2026-01-0%dT000000Z_%s", i + 1, sha);
+        bench_run2(run, sha, dtile[i], naive[i]);
+    }
+    snprintf(root, sizeof root, "%s/results", test_tmpdir);
+    json_t *d = NULL;
+    char err[512];
+    dash_opts o = {.hash_v1 = "k"};
+    cr_assert_eq(dash_collect(root, &o, &d, err, sizeof err), DASH_OK, "%s", err);
+    json_t *tb = json_array_get(json_object_get(d, "testbeds"), 0);
+    json_t *regs = json_object_get(tb, "regressions");
+    cr_assert_eq(json_array_size(regs), 1, "only the 3%% dtile slowdown: %s", json_dumps(regs, 0));
+    json_t *r = json_array_get(regs, 0);
+    cr_assert_str_eq(json_string_value(json_object_get(r, "name")), "lnmod_fwd/dtile/bf16-f32-bf16/sample/D1536/rows32760");
+    cr_assert_eq(json_integer_value(json_object_get(r, "run")), 5);
+    cr_assert(json_is_true(json_object_get(r, "banded")));
+    cr_assert_float_eq(json_number_value(json_object_get(r, "ratio")), 1.03, 0.005);
+    json_decref(d);
+}
+
+/* Each run is compared with the previous run of its own set: a wan run is never judged
+ * against a sweep run in between (the nightly runs wan, then sweep, every night). */
+Test(dashboard, previous_run_of_the_same_set)
+{
+    bench_run("2026-01-01T000000Z_aaaaaaa", "aaaaaaa", 800.0);
+    test_tmp_put("results/gpu/bench/2026-01-01T010000Z_aaaaaaa/meta.json", "{\"git_sha\": \"aaaaaaa\"}");
+    test_tmp_put("results/gpu/bench/2026-01-01T010000Z_aaaaaaa/bench.json",
+                 "{\"context\": {\"adaload_set\": \"sweep\"}, \"benchmarks\": [{\"name\": \"copy/bytes1\", "
+                 "\"run_type\": \"iteration\", \"real_time\": 1, \"time_unit\": \"us\"}]}");
+    bench_run("2026-01-02T000000Z_bbbbbbb", "bbbbbbb", 1040.0);
+    snprintf(root, sizeof root, "%s/results", test_tmpdir);
+    json_t *d = NULL;
+    char err[512];
+    dash_opts o = {.hash_v1 = "k"};
+    cr_assert_eq(dash_collect(root, &o, &d, err, sizeof err), DASH_OK, "%s", err);
+    json_t *tb = json_array_get(json_object_get(d, "testbeds"), 0);
+    json_t *regs = json_object_get(tb, "regressions");
+    cr_assert_eq(json_array_size(regs), 1, "%s", json_dumps(regs, 0));
+    json_t *r = json_array_get(regs, 0);
+    cr_assert_eq(json_integer_value(json_object_get(r, "run")), 2);
+    cr_assert_eq(json_integer_value(json_object_get(r, "prev")), 0, "judged against the wan run, not the sweep");
+    json_t *cmp = json_object_get(tb, "compares");
+    cr_assert_eq(json_array_size(cmp), 1, "the sweep run has no earlier sweep run");
+    cr_assert_str_eq(json_string_value(json_object_get(json_array_get(cmp, 0), "set")), "wan");
+    json_decref(d);
 }

@@ -1,36 +1,46 @@
-/* cmd_compare.c -- `adaload compare A B`: two benchmark runs, a noise-aware verdict each.
+/* cmd_compare.c -- `adaload compare A B`: two benchmark runs, like with like, a
+ * noise-aware verdict each (the rules: runs/run_compare.h, runs/run_stats.h).
  *
  *   adaload compare <run-folder-or-json> <run-folder-or-json> [--threshold PCT] [--alpha A]
  *
- * A and B are run folders (bench.json + peers.json) or Google Benchmark JSON files. For each
- * benchmark name present in both: median time of A and of B, ratio B/A, the two-sided
- * Mann-Whitney U p-value over the repetition times and the verdict (run_stats.h): "slower"
- * only if p < alpha (default 0.05) and B/A > 1 + threshold (default 5%), "faster" the mirror
- * image, else "same". Names in only one side are listed; benchmarks with an error entry on
- * either side are listed as errors and never judged. Exit 1 when any benchmark is slower,
- * 2 on bad usage or an unreadable input, else 0.
+ * A and B are run folders (bench.json + peers.json, meta.json) or Google Benchmark JSON
+ * files. Runs of different testbeds or sets are refused (exit 2). For each benchmark name
+ * present in both: median time of A and of B, ratio B/A, the two-sided Mann-Whitney U
+ * p-value over the repetition times and the verdict: "slower" only if p < alpha (default
+ * 0.05) and B/A > 1 + threshold (default 5%), "faster" the mirror image, "too few
+ * repetitions" when the repetitions cannot reach p < alpha (3 and 3: p >= 0.1), else "same";
+ * when both folders ran the same kernel code on different machines (meta.json's
+ * fingerprint), a slower or faster benchmark is "environment drift". Names in only one side
+ * are listed; benchmarks with an error entry on either side are listed as errors and never
+ * judged. Exit 1 when any benchmark is slower, else 4 when any had too few repetitions to
+ * judge, 2 on bad usage or an unreadable input, else 0 (drift included).
  */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
-#include "run_stats.h"
 #include "cli.h"
 #include "cli_opts.h"
-#include "run_bench.h"
 #include "commands.h"
+#include "run_bench.h"
+#include "run_compare.h"
+#include "run_meta.h"
 
 static void usage(FILE *f)
 {
     fprintf(f,
             "usage: adaload compare A B [--threshold PCT] [--alpha A]\n"
-            "  A, B: run folders (results/<testbed>/bench/<run>/) or Google Benchmark JSON files.\n"
-            "  Per benchmark in both: median of A and B, B/A, Mann-Whitney U p-value over the\n"
-            "  repetitions, verdict: slower if p < alpha and B/A > 1 + PCT/100, faster if\n"
-            "  p < alpha and B/A < 1 - PCT/100, else same.\n"
+            "  A, B: run folders (results/<testbed>/bench/<run>/) or Google Benchmark JSON files,\n"
+            "  of the same testbed and set. Per benchmark in both: median of A and B, B/A,\n"
+            "  Mann-Whitney U p-value over the repetitions, verdict: slower if p < alpha and\n"
+            "  B/A > 1 + PCT/100, faster if p < alpha and B/A < 1 - PCT/100, too few repetitions\n"
+            "  when they cannot reach p < alpha, else same; environment drift instead of slower\n"
+            "  or faster when both runs ran the same kernel code on different machines.\n"
             "  --threshold PCT  percent (default 5)\n"
             "  --alpha A        significance level in (0, 1) (default 0.05)\n"
-            "  exit: 0 no regression, 1 a benchmark is slower, 2 bad usage or input\n");
+            "  exit: 0 no regression, 1 a benchmark is slower, 4 too few repetitions to judge,\n"
+            "        2 bad usage or input\n");
 }
 
 static void fmt_time(double ns, char *buf, size_t n)
@@ -41,6 +51,30 @@ static void fmt_time(double ns, char *buf, size_t n)
         snprintf(buf, n, "%.2f us", ns * 1e-3);
     else
         snprintf(buf, n, "%.1f ns", ns);
+}
+
+static void print_table(const char *const paths[2], const ada_bench_set *a, const ada_bench_set *b, const ada_cmp *c)
+{
+    size_t w = strlen("benchmark");
+    for (int64_t i = 0; i < c->n; i++)
+        if (strlen(c->row[i].name) > w) w = strlen(c->row[i].name);
+    printf("A: %s\nB: %s\n", paths[0], paths[1]);
+    printf("%-*s  %12s  %12s  %7s  %8s  %s\n", (int)w, "benchmark", "A median", "B median", "B/A", "p", "verdict");
+    for (int64_t i = 0; i < c->n; i++) {
+        const ada_cmp_row *r = &c->row[i];
+        if (r->error) {
+            printf("%-*s  %12s  %12s  %7s  %8s  error (%s)\n", (int)w, r->name, "-", "-", "-", "-", r->error);
+            continue;
+        }
+        char ta[32], tb[32];
+        fmt_time(r->a_ns, ta, sizeof ta);
+        fmt_time(r->b_ns, tb, sizeof tb);
+        printf("%-*s  %12s  %12s  %7.3f  %8.2g  %s\n", (int)w, r->name, ta, tb, r->ratio, r->p, ada_verdict_name(r->v));
+    }
+    for (int64_t i = 0; i < a->n; i++)
+        if (!ada_bench_find(b, a->r[i].name)) printf("only in A: %s\n", a->r[i].name);
+    for (int64_t i = 0; i < b->n; i++)
+        if (!ada_bench_find(a, b->r[i].name)) printf("only in B: %s\n", b->r[i].name);
 }
 
 int cmd_compare(int argc, char **argv)
@@ -74,44 +108,36 @@ int cmd_compare(int argc, char **argv)
         }
     }
 
-    double thr = threshold_pct / 100.0;
-    int64_t n_slow = 0, n_fast = 0, n_same = 0, n_err = 0;
-    size_t w = strlen("benchmark");
-    for (int64_t i = 0; i < s[0].n; i++)
-        if (ada_bench_find(&s[1], s[0].r[i].name) && strlen(s[0].r[i].name) > w) w = strlen(s[0].r[i].name);
-    printf("A: %s\nB: %s\n", paths[0], paths[1]);
-    printf("%-*s  %12s  %12s  %7s  %8s  %s\n", (int)w, "benchmark", "A median", "B median", "B/A",
-           "p", "verdict");
-    for (int64_t i = 0; i < s[0].n; i++) {
-        const ada_bench_rec *a = &s[0].r[i];
-        const ada_bench_rec *b = ada_bench_find(&s[1], a->name);
-        if (!b) continue;
-        if (a->error || b->error || a->n == 0 || b->n == 0) {
-            printf("%-*s  %12s  %12s  %7s  %8s  error (%s)\n", (int)w, a->name, "-", "-", "-", "-",
-                   a->error ? "in A" : b->error ? "in B" : "no repetitions");
-            n_err++;
-            continue;
-        }
-        double ratio = 1;
-        ada_mwu t;
-        ada_verdict v = ada_compare_samples(a->time_ns, a->n, b->time_ns, b->n, thr, alpha, &ratio, &t);
-        char ta[32], tb[32];
-        fmt_time(ada_median(a->time_ns, a->n), ta, sizeof ta);
-        fmt_time(ada_median(b->time_ns, b->n), tb, sizeof tb);
-        printf("%-*s  %12s  %12s  %7.3f  %8.2g  %s\n", (int)w, a->name, ta, tb, ratio, t.p,
-               ada_verdict_name(v));
-        n_slow += v == ADA_SLOWER;
-        n_fast += v == ADA_FASTER;
-        n_same += v == ADA_SAME;
+    ada_run_meta m[2];
+    int have_meta = 1;
+    for (int k = 0; k < 2; k++) {
+        char mp[4200];
+        struct stat st;
+        snprintf(mp, sizeof mp, "%s/meta.json", paths[k]);
+        memset(&m[k], 0, sizeof m[k]);
+        if (stat(mp, &st) != 0 || ada_run_meta_load(mp, &m[k], err, sizeof err) != ADA_RUNS_OK) have_meta = 0;
     }
-    for (int64_t i = 0; i < s[0].n; i++)
-        if (!ada_bench_find(&s[1], s[0].r[i].name)) printf("only in A: %s\n", s[0].r[i].name);
-    for (int64_t i = 0; i < s[1].n; i++)
-        if (!ada_bench_find(&s[0], s[1].r[i].name)) printf("only in B: %s\n", s[1].r[i].name);
-    printf("%lld slower, %lld faster, %lld same, %lld with errors (threshold %g%%, alpha %g, "
-           "two-sided Mann-Whitney U over repetitions)\n",
-           (long long)n_slow, (long long)n_fast, (long long)n_same, (long long)n_err, threshold_pct, alpha);
+    ada_cmp_opts co = {.threshold = threshold_pct / 100.0, .alpha = alpha};
+    ada_cmp c;
+    int crc = ada_compare_runs(&s[0], &s[1], have_meta ? &m[0] : NULL, have_meta ? &m[1] : NULL, &co, &c, err, sizeof err);
+    int rc = ADA_EXIT_OK;
+    if (crc) {
+        rc = strstr(err, "out of memory") ? ADA_EXIT_INTERNAL : ADA_EXIT_USAGE;
+        ada_msg("compare", "%s and %s: %s", paths[0], paths[1], err);
+    } else {
+        print_table(paths, &s[0], &s[1], &c);
+        if (c.drift)
+            printf("machine: %s, with the same kernel code: %lld benchmark(s) moved with the machine, not the code\n",
+                   c.machine, (long long)c.drift);
+        printf("%lld slower, %lld faster, %lld same, %lld too few repetitions, %lld environment drift, %lld with "
+               "errors (threshold %g%%, alpha %g, two-sided Mann-Whitney U over repetitions)\n",
+               (long long)c.slower, (long long)c.faster, (long long)c.same, (long long)c.too_few,
+               (long long)c.drift, (long long)c.errors, threshold_pct, alpha);
+        rc = c.slower > 0 ? ADA_EXIT_FAIL : c.too_few > 0 ? ADA_EXIT_UNDECIDED : ADA_EXIT_OK;
+    }
+    ada_cmp_free(&c);
+    for (int k = 0; k < 2; k++) ada_run_meta_free(&m[k]);
     ada_bench_set_free(&s[0]);
     ada_bench_set_free(&s[1]);
-    return n_slow > 0 ? ADA_EXIT_FAIL : ADA_EXIT_OK;
+    return rc;
 }

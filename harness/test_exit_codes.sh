@@ -50,10 +50,10 @@ gpu=0
 "$ada" env --json 2>/dev/null | grep -q '"sm_count"' && gpu=1
 
 # Synthetic Google Benchmark files: a, a 2x slower b.
-gb() { # gb FILE BASE_US
+gb() { # gb FILE BASE_US [REPETITIONS]
   printf '{"context": {}, "benchmarks": [' >"$1"
   i=0
-  while [ $i -lt 9 ]; do
+  while [ $i -lt "${3:-9}" ]; do
     [ $i -gt 0 ] && printf ',' >>"$1"
     printf '{"name": "lnmod_fwd/dtile/bf16-f32-bf16/sample/D8/rows8", "run_name": "lnmod_fwd/dtile/bf16-f32-bf16/sample/D8/rows8", "run_type": "iteration", "real_time": %s.%s, "time_unit": "us", "bytes_per_second": 1e12}' "$2" "$i" >>"$1"
     i=$((i + 1))
@@ -71,7 +71,9 @@ gbmany() {
   done
   printf ']}\n' >>"$1"
 }
-mkdir -p runa runb nobench many
+mkdir -p runa runb runq runq3 nobench many
+gb runq/bench.json 100 3
+gb runq3/bench.json 300 3
 gbmany many/bench.json
 gb runa/bench.json 100
 gb runb/bench.json 200
@@ -132,6 +134,7 @@ fi
 # ---- compare, report -------------------------------------------------------------------------------
 expect 0 "compare: same" "$ada" compare runa runa
 expect 1 "compare: B is 2x slower" "$ada" compare runa runb
+expect 4 "compare: 3 repetitions a side cannot judge a 3x slowdown" "$ada" compare runq runq3
 expect 2 "compare: missing run" "$ada" compare runa "$work/nonexistent"
 expect 2 "compare: --alpha out of range" "$ada" compare runa runb --alpha 2
 oom 100000 "compare: out of memory" "$ada" compare many many

@@ -26,7 +26,9 @@ for cmd in "compare a b" "report a"; do
   timeout 60 "$ada" $cmd >out.txt 2>err.txt
   rc=$?
   secs=$(( $(date +%s) - start ))
-  if [ $rc -ne 0 ] || [ $secs -gt 10 ]; then
+  # One repetition a side: compare says "too few repetitions to judge" (exit 4).
+  ok=0; [ "$cmd" = "compare a b" ] && ok=4
+  if [ $rc -ne $ok ] || [ $secs -gt 10 ]; then
     echo "FAIL: adaload $cmd: exit $rc after $secs s (limit 10 s)"; head -3 err.txt; fails=$((fails + 1))
   else
     echo "ok   adaload $cmd: $secs s, $(wc -l <out.txt) lines"

@@ -174,6 +174,7 @@ const char *ada_verdict_name(ada_verdict v)
     case ADA_SLOWER: return "slower";
     case ADA_FASTER: return "faster";
     case ADA_TOO_FEW: return "too few repetitions";
+    case ADA_DRIFT: return "environment drift";
     case ADA_SAME:
     default: return "same";
     }

@@ -38,7 +38,8 @@ typedef struct {
     int exact; /* 1 exact distribution, 0 normal approximation */
 } ada_mwu;
 
-typedef enum { ADA_SAME = 0, ADA_SLOWER = 1, ADA_FASTER = 2, ADA_TOO_FEW = 3 } ada_verdict;
+/* ADA_DRIFT is given by ada_compare_runs (run_compare.h), never by the statistics alone. */
+typedef enum { ADA_SAME = 0, ADA_SLOWER = 1, ADA_FASTER = 2, ADA_TOO_FEW = 3, ADA_DRIFT = 4 } ada_verdict;
 
 enum { ADA_BAND_RUNS = 8, ADA_BAND_MIN = 3 };
 #define ADA_BAND_FLOOR 0.02 /* the smallest change the band rule calls a change */
@@ -55,7 +56,7 @@ int ada_mann_whitney(const double *a, int64_t na, const double *b, int64_t nb, a
 ada_verdict ada_compare_samples(const double *a, int64_t na, const double *b, int64_t nb,
                                 double threshold, double alpha, double *ratio, ada_mwu *t);
 
-/* "same", "slower", "faster", "too few repetitions". */
+/* "same", "slower", "faster", "too few repetitions", "environment drift". */
 const char *ada_verdict_name(ada_verdict v);
 
 /* The history rule above. prior: the medians of the previous runs of the set, oldest first

@@ -150,6 +150,10 @@
           var ring = sv('circle', { cx: X(p.x), cy: Y(p.y), r: 8, 'class': 'regression-point', 'data-name': p.flag });
           svg.appendChild(withTip(ring, 'REGRESSION ' + s.name + '\n' + p.tip));
         }
+        if (p.drift) {
+          var sq = sv('rect', { x: X(p.x) - 7, y: Y(p.y) - 7, width: 14, height: 14, 'class': 'drift-point', 'data-name': p.drift });
+          svg.appendChild(withTip(sq, 'ENVIRONMENT DRIFT (same code, other machine) ' + s.name + '\n' + p.tip));
+        }
       });
     });
     fig.insertBefore(svg, fig.lastChild.nextSibling);
@@ -233,40 +237,58 @@
   }
 
   // ---- sections --------------------------------------------------------------------------
+  function verdictTable(rows, runs, cls, extra) {
+    var t = el('table', { 'class': cls + 's' });
+    var h = el('tr');
+    ['run', 'previous run of the set', 'benchmark', 'before (us)', 'after (us)', 'ratio', 'needed', 'p'].concat(extra ? [extra] : [])
+      .forEach(function (x) { h.appendChild(el('th', null, x)); });
+    t.appendChild(h);
+    rows.forEach(function (r) {
+      var tr = el('tr', { 'class': cls, 'data-name': r.name, 'data-run': runs[r.run].run });
+      [runs[r.run].run + ' (' + sha7(runs[r.run].git_sha) + ')', runs[r.prev].run + ' (' + sha7(runs[r.prev].git_sha) + ')', r.name]
+        .forEach(function (x) { tr.appendChild(el('td', null, x)); });
+      [r.before_us, r.after_us, r.ratio].forEach(function (x) { tr.appendChild(el('td', { 'class': 'num' }, fmt(x))); });
+      tr.appendChild(el('td', { 'class': 'num' }, '> ' + fmt(100 * r.band, 1) + '%' + (r.banded ? ' (own noise band)' : ' (threshold)')));
+      tr.appendChild(el('td', { 'class': 'num' }, r.p.toPrecision(2)));
+      if (extra) tr.appendChild(el('td', null, r.machine || ''));
+      t.appendChild(tr);
+    });
+    return t;
+  }
+
   function regressionsSection(sec, tb) {
-    sec.appendChild(el('h3', { id: 'regressions-' + tb.name }, 'Regressions between consecutive bench runs'));
-    sec.appendChild(el('p', { 'class': 'note' }, '`adaload compare` of each bench run with the one before it (Mann-Whitney U over the repetitions, slower when p < ' +
-      D.alpha + ' and the median ratio > 1 + ' + D.threshold + '); the PyTorch peers are not judged.'));
+    sec.appendChild(el('h3', { id: 'regressions-' + tb.name }, 'Regressions against the previous run of the same set'));
+    sec.appendChild(el('p', { 'class': 'note' }, '`adaload compare` of each bench run with the previous run of its own set (Mann-Whitney U over the repetitions, p < ' +
+      D.alpha + '); a benchmark with ' + 3 + ' or more earlier runs of the set must leave its own run-to-run noise band (4 robust standard deviations, at least 2%), one with fewer the fixed threshold ' +
+      D.threshold + '. Same kernel code on another machine (GPU, driver, clocks, copy bandwidth) is environment drift, listed apart. The PyTorch peers are not judged.'));
     var runs = tb.bench_runs;
     if (!tb.regressions.length) sec.appendChild(el('p', { 'class': 'ok', id: 'no-regressions-' + tb.name }, 'No regression flagged.'));
     else {
-      var t = el('table', { 'class': 'regressions' });
-      var h = el('tr');
-      ['run', 'previous run', 'benchmark', 'before (us)', 'after (us)', 'ratio', 'p'].forEach(function (x) { h.appendChild(el('th', null, x)); });
-      t.appendChild(h);
-      tb.regressions.forEach(function (r) {
-        var tr = el('tr', { 'class': 'regression', 'data-name': r.name, 'data-run': runs[r.run].run });
-        [runs[r.run].run + ' (' + sha7(runs[r.run].git_sha) + ')', runs[r.prev].run + ' (' + sha7(runs[r.prev].git_sha) + ')', r.name]
-          .forEach(function (x) { tr.appendChild(el('td', null, x)); });
-        [r.before_us, r.after_us, r.ratio].forEach(function (x) { tr.appendChild(el('td', { 'class': 'num' }, fmt(x))); });
-        tr.appendChild(el('td', { 'class': 'num' }, r.p.toPrecision(2)));
-        t.appendChild(tr);
-      });
       sec.appendChild(el('p', { 'class': 'flag' }, tb.regressions.length + ' regression(s) flagged.'));
-      sec.appendChild(t);
+      sec.appendChild(verdictTable(tb.regressions, runs, 'regression'));
+    }
+    var drift = tb.drift || [];
+    if (drift.length) {
+      var why = {};
+      tb.compares.forEach(function (c) { why[c.run] = c.machine; });
+      drift.forEach(function (r) { r.machine = why[r.run]; });
+      sec.appendChild(el('p', { 'class': 'drift-note', id: 'drift-' + tb.name }, drift.length + ' benchmark(s) moved with the machine, not the code (environment drift: same kernel sources and build, other machine).'));
+      sec.appendChild(verdictTable(drift, runs, 'drift', 'machine'));
     }
     if (tb.compares.length) {
       var d = el('details');
       d.appendChild(el('summary', null, 'every comparison (' + tb.compares.length + ')'));
       var ct = el('table');
       var hh = el('tr');
-      ['run', 'previous run', 'slower', 'faster', 'same'].forEach(function (x) { hh.appendChild(el('th', null, x)); });
+      ['run', 'previous run', 'set', 'slower', 'faster', 'same', 'too few repetitions', 'drift', 'machine'].forEach(function (x) { hh.appendChild(el('th', null, x)); });
       ct.appendChild(hh);
       tb.compares.forEach(function (c) {
-        var tr = el('tr', c.slower ? { 'class': 'regression' } : null);
+        var tr = el('tr', c.slower ? { 'class': 'compare-slower' } : null);
         tr.appendChild(el('td', null, runs[c.run].run));
         tr.appendChild(el('td', null, runs[c.prev].run));
-        [c.slower, c.faster, c.same].forEach(function (x) { tr.appendChild(el('td', { 'class': 'num' }, String(x))); });
+        tr.appendChild(el('td', null, c.set));
+        [c.slower, c.faster, c.same, c.too_few, c.drift].forEach(function (x) { tr.appendChild(el('td', { 'class': 'num' }, String(x))); });
+        tr.appendChild(el('td', null, c.machine));
         ct.appendChild(tr);
       });
       d.appendChild(ct);
@@ -278,9 +300,10 @@
     sec.appendChild(el('h3', { id: 'history-' + tb.name }, 'Benchmark history'));
     var runs = tb.bench_runs;
     if (!runs.length) { sec.appendChild(el('p', { 'class': 'note' }, 'No bench run on this testbed.')); return; }
-    sec.appendChild(el('p', { 'class': 'note' }, runs.length + ' bench runs, oldest first. One chart per shape: median time and % of the copy of the same bytes timed in the same run; one line per variant, the PyTorch peers dashed; a red ring marks a regression against the previous run.'));
-    var flags = {};
+    sec.appendChild(el('p', { 'class': 'note' }, runs.length + ' bench runs, oldest first. One chart per shape: median time and % of the copy of the same bytes timed in the same run; one line per variant, the PyTorch peers dashed; a red ring marks a regression against the previous run of the set, an amber square environment drift.'));
+    var flags = {}, drifts = {};
     tb.regressions.forEach(function (r) { flags[r.name + '#' + r.run] = true; });
+    (tb.drift || []).forEach(function (r) { drifts[r.name + '#' + r.run] = true; });
     var shapes = {};
     Object.keys(tb.series).forEach(function (n) {
       var p = parseName(n);
@@ -314,7 +337,8 @@
               return { x: idx.indexOf(p[0]), y: metric === 'us' ? p[1] : p[2],
                        tip: r.run + '\ncommit ' + sha7(r.git_sha) + '  kernels ' + short(r.kernel_hash) + '\n' + fmt(p[1]) + ' us, ' +
                             (p[2] === null ? '-' : fmt(p[2], 1) + '% of copy') + ', ' + p[3] + ' repetitions',
-                       flag: flags[g.op + '/' + v + '/' + g.shape + '#' + p[0]] ? g.op + '/' + v + '/' + g.shape : null };
+                       flag: flags[g.op + '/' + v + '/' + g.shape + '#' + p[0]] ? g.op + '/' + v + '/' + g.shape : null,
+                       drift: drifts[g.op + '/' + v + '/' + g.shape + '#' + p[0]] ? g.op + '/' + v + '/' + g.shape : null };
             }) };
           });
         }
