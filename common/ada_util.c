@@ -65,3 +65,29 @@ double ada_median(const double *v, int64_t n)
     free(c);
     return m;
 }
+
+char *ada_escape(const char *s, char *buf, size_t n)
+{
+    size_t k = 0;
+    if (!n) return buf;
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        if (*p < 0x20 || *p == 0x7f) {
+            if (k + 4 >= n) break;
+            snprintf(buf + k, n - k, "\\x%02x", *p);
+            k += 4;
+        } else {
+            if (k + 1 >= n) break;
+            buf[k++] = (char)*p;
+        }
+    }
+    buf[k] = '\0';
+    return buf;
+}
+
+void ada_fputs_escaped(const char *s, FILE *f)
+{
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        if (*p < 0x20 || *p == 0x7f) fprintf(f, "\\x%02x", *p);
+        else fputc(*p, f);
+    }
+}

@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* A line for the user (no trailing newline); arg is the caller's. NULL callbacks are
  * allowed wherever a library takes one: the line is dropped. */
@@ -31,6 +32,13 @@ void ada_utc_stamp(char *buf, size_t n);
 
 /* "adaload ARGV[0] ARGV[1] ..." in a new malloc'd string (NULL when out of memory). */
 char *ada_cmdline_join(int argc, char **argv);
+
+/* s with every control byte (below 0x20, and 0x7f: newlines, terminal escapes) written as
+ * \xNN, into buf of n bytes (truncated to fit; "" when s is NULL). Returns buf. Whatever a
+ * program prints from a file (a record, a name, a path) goes through this first. */
+char *ada_escape(const char *s, char *buf, size_t n);
+/* The same, written to f. */
+void ada_fputs_escaped(const char *s, FILE *f);
 
 /* Median of v[0..n) (0 for n <= 0, or when out of memory), without changing v. */
 double ada_median(const double *v, int64_t n);

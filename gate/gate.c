@@ -3,6 +3,9 @@
  */
 #include "gate.h"
 
+#include "ada_util.h"
+#include "verify.h"
+
 #include <dirent.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,20 +34,21 @@ static const char *str(const json_t *o, const char *k)
 static const char *or_q(const char *s) { return s ? s : "?"; }
 
 /* The hash a record names must equal the tree's hash of the record's scheme. */
-static gate_status which_sources(const json_t *rec, const gate_hashes *h, int *mine, char *msg, size_t n)
+static gate_status which_sources(const json_t *rec, const gate_hashes *h, int *mine, json_int_t *scheme,
+                                 char *msg, size_t n)
 {
     /* kernel_hash_v2 (scheme 2) in records since the names were unified; before,
      * kernel_source_hash with hash_scheme 2, or 1 when absent. */
     const char *v2 = str(rec, "kernel_hash_v2"), *hash = v2 ? v2 : str(rec, "kernel_source_hash");
     if (!hash) return bad(msg, n, "no kernel_hash_v2 (or kernel_source_hash) string");
     json_t *sch = v2 ? NULL : json_object_get(rec, "hash_scheme");
-    json_int_t scheme = v2 ? 2 : 1;
+    *scheme = v2 ? 2 : 1;
     if (sch) {
         if (!json_is_integer(sch) || (json_integer_value(sch) != 1 && json_integer_value(sch) != 2))
             return bad(msg, n, "hash_scheme is neither 1 nor 2");
-        scheme = json_integer_value(sch);
+        *scheme = json_integer_value(sch);
     }
-    const char *want = scheme == 2 ? h->v2 : h->v1;
+    const char *want = *scheme == 2 ? h->v2 : h->v1;
     *mine = want && !strcmp(hash, want);
     return GATE_OK;
 }
@@ -115,6 +119,151 @@ static gate_status judge_groups(const json_t *rec, int *ok, char *msg, size_t n)
     return GATE_OK;
 }
 
+/* ---- content: the record's cases are exactly the grid's ------------------------------- */
+
+enum { KEYLEN = 128 };
+
+static int key_cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* The record's case keys (verify_case_key), sorted, in one allocation. 0; 1 with why in msg
+ * (a case without an identity); -1 out of memory. */
+static int record_keys(const json_t *rec, int compact, char ***keys, int64_t *nk, char *msg, size_t n)
+{
+    int64_t total = 0;
+    size_t i, j;
+    json_t *g, *sh;
+    json_t *cases = json_object_get(rec, "cases"), *groups = json_object_get(rec, "groups");
+    if (compact) {
+        json_array_foreach(groups, i, g) total += (int64_t)json_array_size(json_object_get(g, "shapes"));
+    } else {
+        total = (int64_t)json_array_size(cases);
+    }
+    char **k = malloc((size_t)(total + 1) * (sizeof *k + KEYLEN));
+    if (!k) return -1;
+    char *text = (char *)(k + total + 1);
+    int64_t m = 0;
+    if (compact) {
+        json_array_foreach(groups, i, g) {
+            json_t *shapes = json_object_get(g, "shapes");
+            if (!json_is_array(shapes) || (json_int_t)json_array_size(shapes) != json_integer_value(json_object_get(g, "cases"))) {
+                snprintf(msg, n, "group %zu (%s %s %s) does not list the shapes of its %lld cases", i,
+                         or_q(str(g, "variant")), or_q(str(g, "dtypes")), or_q(str(g, "layout")),
+                         (long long)json_integer_value(json_object_get(g, "cases")));
+                free(k);
+                return 1;
+            }
+            json_array_foreach(shapes, j, sh) {
+                k[m] = text + m * KEYLEN;
+                json_t *D = json_array_get(sh, 0), *R = json_array_get(sh, 1);
+                if (!json_is_integer(D) || !json_is_integer(R) ||
+                    verify_case_key(str(g, "variant"), str(g, "dtypes"), str(g, "layout"),
+                                    str(g, "direction") ? str(g, "direction") : "fwd", json_integer_value(D),
+                                    json_integer_value(R), k[m], KEYLEN)) {
+                    snprintf(msg, n, "group %zu shape %zu is not a case identity", i, j);
+                    free(k);
+                    return 1;
+                }
+                m++;
+            }
+        }
+    } else {
+        json_array_foreach(cases, i, g) {
+            k[m] = text + m * KEYLEN;
+            if (verify_case_key_json(g, k[m], KEYLEN)) {
+                snprintf(msg, n, "case %zu has no identity (variant, x, mod, y, layout, D, rows)", i);
+                free(k);
+                return 1;
+            }
+            m++;
+        }
+    }
+    qsort(k, (size_t)m, sizeof *k, key_cmp);
+    *keys = k;
+    *nk = m;
+    return 0;
+}
+
+/* The record's keys against the grid's: 1 when equal as multisets, else 0 with the counts
+ * and the first missing and unexpected case in msg. */
+static int same_cases(char **got, int64_t ng, char **want, int64_t nw, const char *grid, char *msg, size_t n)
+{
+    int64_t a = 0, b = 0, missing = 0, extra = 0;
+    const char *first_missing = NULL, *first_extra = NULL;
+    while (a < ng || b < nw) {
+        int c = a >= ng ? 1 : b >= nw ? -1 : strcmp(got[a], want[b]);
+        if (c == 0) {
+            a++, b++;
+        } else if (c < 0) {
+            if (!extra++) first_extra = got[a];
+            a++;
+        } else {
+            if (!missing++) first_missing = want[b];
+            b++;
+        }
+    }
+    if (!missing && !extra) return 1;
+    snprintf(msg, n,
+             "its %lld cases are not the %lld cases of grid %s for the registry's variants: %lld missing%s%s%s, "
+             "%lld unexpected or repeated%s%s%s",
+             (long long)ng, (long long)nw, grid, (long long)missing, first_missing ? " (first: " : "",
+             first_missing ? first_missing : "", first_missing ? ")" : "", (long long)extra,
+             first_extra ? " (first: " : "", first_extra ? first_extra : "", first_extra ? ")" : "");
+    return 0;
+}
+
+/* Every sanitizer verdict clean; and, for records that say what their sanitizer runs
+ * checked (all scheme-2 records), each ran over verify's sanitizer grid for the registry's
+ * variants: that grid, those variants, that many cases, exit code 0. Records of scheme 1
+ * were made before runs said so; then verify always ran them over the quick grid, and their
+ * verdicts are taken as they are. 1 when they pass, else 0 with why in msg. */
+static int sanitizers_ran(const json_t *rec, json_int_t scheme, const char *grid, const char *const *reg, int nreg,
+                          char *msg, size_t n)
+{
+    json_t *san = json_object_get(rec, "sanitizers"), *runs = json_object_get(rec, "sanitizer_runs");
+    const char *sgrid = verify_sanitizer_grid(grid);
+    verify_set *sets;
+    int nsets = 0;
+    if (verify_grid_sets(sgrid, &sets, &nsets) == VERIFY_OK) free(sets);
+    for (int t = 0; t < 4; t++) {
+        const char *sv = str(san, tools[t]);
+        if (!sv || strcmp(sv, "clean"))
+            return snprintf(msg, n, "sanitizer %s is \"%s\", not \"clean\"", tools[t], sv ? sv : "missing"), 0;
+        json_t *d = json_object_get(runs, tools[t]);
+        if (scheme < 2 && !json_object_get(d, "grid")) continue;
+        const char *g = str(d, "grid");
+        json_t *vs = json_object_get(d, "variants");
+        if (!g || strcmp(g, sgrid))
+            return snprintf(msg, n, "sanitizer %s ran over grid \"%s\", not \"%s\"", tools[t], g ? g : "missing",
+                            sgrid), 0;
+        if (!json_is_integer(json_object_get(d, "exit_code")) || json_integer_value(json_object_get(d, "exit_code")))
+            return snprintf(msg, n, "sanitizer %s run has no exit_code 0", tools[t]), 0;
+        int all = json_is_array(vs) && (int)json_array_size(vs) == nreg;
+        for (int v = 0; all && v < nreg; v++) {
+            int found = 0;
+            for (size_t i = 0; i < json_array_size(vs); i++) {
+                const char *name = json_string_value(json_array_get(vs, i));
+                found |= name && !strcmp(name, reg[v]);
+            }
+            all = found;
+        }
+        if (!all) return snprintf(msg, n, "sanitizer %s did not run over every variant of the registry", tools[t]), 0;
+        json_int_t want = (json_int_t)nsets * nreg;
+        if (json_integer_value(json_object_get(d, "cases")) != want || !json_is_integer(json_object_get(d, "cases")))
+            return snprintf(msg, n, "sanitizer %s checked %lld cases, grid %s has %lld", tools[t],
+                            (long long)json_integer_value(json_object_get(d, "cases")), sgrid, (long long)want), 0;
+    }
+    return 1;
+}
+
+/* Escapes control bytes of msg in place (what the gate says may quote a record). */
+static void escape_msg(char *msg, size_t n)
+{
+    if (!n) return;
+    char tmp[2048];
+    size_t k = strlen(ada_escape(msg, tmp, sizeof tmp < n ? sizeof tmp : n));
+    memcpy(msg, tmp, k + 1);
+}
+
 /* gate_judge; with any, a record of other sources is judged as if it were of these. */
 static gate_status judge(const json_t *rec, const gate_hashes *h, int any, gate_verdict *v, char *msg, size_t n)
 {
@@ -126,7 +275,8 @@ static gate_status judge(const json_t *rec, const gate_hashes *h, int any, gate_
     if (!compact && (!schema || strcmp(schema, "adaload.verify/1")))
         return bad(msg, n, "schema is neither \"adaload.verify/1\" nor \"adaload.verify-summary/1\"");
     int mine = 0;
-    if (which_sources(rec, h, &mine, msg, n) != GATE_OK) return GATE_MALFORMED;
+    json_int_t scheme = 1;
+    if (which_sources(rec, h, &mine, &scheme, msg, n) != GATE_OK) return GATE_MALFORMED;
     json_t *cases = json_object_get(rec, "cases");
     json_t *san = json_object_get(rec, "sanitizers");
     json_t *all = json_object_get(rec, "all_passed");
@@ -145,19 +295,31 @@ static gate_status judge(const json_t *rec, const gate_hashes *h, int any, gate_
     if (strcmp(grid, "full")) return snprintf(msg, n, "grid is \"%s\", the gate needs \"full\"", grid), GATE_OK;
     if (!ok) return GATE_OK;
     if (!json_is_true(all)) return snprintf(msg, n, "all_passed is false"), GATE_OK;
-    for (int t = 0; t < 4; t++) {
-        const char *sv = str(san, tools[t]);
-        if (!sv || strcmp(sv, "clean"))
-            return snprintf(msg, n, "sanitizer %s is \"%s\", not \"clean\"", tools[t], sv ? sv : "missing"),
-                   GATE_OK;
+    int nreg = 0;
+    const char *const *reg = verify_registry_variants(&nreg);
+    if (!sanitizers_ran(rec, scheme, grid, reg, nreg, msg, n)) return GATE_OK;
+    char **got = NULL, **want = NULL;
+    int64_t ng = 0, nw = 0;
+    int rk = record_keys(rec, compact, &got, &ng, msg, n);
+    if (rk < 0) return GATE_NOMEM;
+    if (rk > 0) return GATE_OK;
+    verify_status vs = verify_grid_keys(grid, reg, nreg, &want, &nw);
+    if (vs != VERIFY_OK) {
+        free(got);
+        return vs == VERIFY_ERR_NOMEM ? GATE_NOMEM : bad(msg, n, "grid %s has no cases", grid);
     }
-    *v = GATE_PASS;
+    int same = same_cases(got, ng, want, nw, grid, msg, n);
+    free(got);
+    free(want);
+    if (same) *v = GATE_PASS;
     return GATE_OK;
 }
 
 gate_status gate_judge(const json_t *rec, const gate_hashes *h, gate_verdict *v, char *msg, size_t n)
 {
-    return judge(rec, h, 0, v, msg, n);
+    gate_status s = judge(rec, h, 0, v, msg, n);
+    escape_msg(msg, n);
+    return s;
 }
 
 gate_status gate_record_passes(const json_t *rec, int *passes, char *msg, size_t n)
@@ -165,6 +327,7 @@ gate_status gate_record_passes(const json_t *rec, int *passes, char *msg, size_t
     gate_hashes none = {NULL, NULL};
     gate_verdict v = GATE_OTHER_SOURCES;
     gate_status s = judge(rec, &none, 1, &v, msg, n);
+    escape_msg(msg, n);
     *passes = s == GATE_OK && v == GATE_PASS;
     return s;
 }
@@ -214,6 +377,10 @@ static json_t *group_of(json_t *groups, const json_t *c, const char *dtypes)
                   dtypes, "layout", layout, "direction", dir, "cases", (json_int_t)0, "passed",
                   (json_int_t)0, "failed", (json_int_t)0, "not_run", (json_int_t)0, "worst_ratio", 0.0,
                   "worst_case");
+    if (g && json_object_set_new(g, "shapes", json_array())) {
+        json_decref(g);
+        return NULL;
+    }
     if (!g || json_array_append_new(groups, g)) return NULL;
     return g;
 }
@@ -252,6 +419,8 @@ json_t *gate_summary(const json_t *full)
             break;
         }
         bump(g, "cases");
+        oom |= json_array_append_new(json_object_get(g, "shapes"),
+                                     json_pack("[O?, O?]", json_object_get(c, "D"), json_object_get(c, "rows"))) != 0;
         if (json_is_true(json_object_get(c, "pass"))) bump(g, "passed");
         else if (str(c, "not_run")) bump(g, "not_run");
         else bump(g, "failed");
@@ -273,7 +442,27 @@ json_t *gate_summary(const json_t *full)
 
 /* ---- scanning results/ ----------------------------------------------------------------- */
 
-static int note(gate_scan_result *r, size_t *cap, const char *path, const char *why)
+static int note_line(gate_scan_result *r, size_t *cap, const char *path, const char *why);
+
+/* Appends "path: why\n" to the notes, control bytes of both escaped: a note is one line. */
+static int note(gate_scan_result *r, size_t *cap, const char *rawpath, const char *rawwhy)
+{
+    size_t pl = 4 * strlen(rawpath) + 1, wl = 4 * strlen(rawwhy) + 1;
+    char *path = malloc(pl), *why = malloc(wl);
+    if (!path || !why) {
+        free(path);
+        free(why);
+        return -1;
+    }
+    ada_escape(rawpath, path, pl);
+    ada_escape(rawwhy, why, wl);
+    int rc = note_line(r, cap, path, why);
+    free(path);
+    free(why);
+    return rc;
+}
+
+static int note_line(gate_scan_result *r, size_t *cap, const char *path, const char *why)
 {
     size_t len = r->notes ? strlen(r->notes) : 0, add = strlen(path) + strlen(why) + 4;
     if (len + add > *cap) {

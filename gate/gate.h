@@ -15,8 +15,8 @@
  * - the compact record, verify-summary.json (schema "adaload.verify-summary/1"): the same
  *   top-level fields without "cases", plus "groups" -- one per variant x dtype combination
  *   (x-mod-y) x layout x direction with cases, passed, failed, not_run, worst_ratio (the
- *   largest error over tolerance of any output: <= 1 passes) and the shape where it
- *   occurred -- and "failures", every case that did not pass, in full. This is what gets
+ *   largest error over tolerance of any output: <= 1 passes), the shape where it occurred
+ *   and the shapes of all its cases -- and "failures", every case that did not pass, in full. This is what gets
  *   committed; verify.json stays where it was made.
  * When a run folder holds both, the gate reads the compact one.
  *
@@ -29,10 +29,24 @@
  * This library is the one reader of verification records (gate_read_record) and the one
  * owner of the pass rule: the catalog and the dashboard ask gate_record_passes / gate_judge.
  *
- * A record passes when it has backend "cuda", grid "full", at least one case, every case
- * passed, all_passed true and every sanitizer verdict (memcheck, racecheck, initcheck,
- * synccheck) "clean". A record that is not valid JSON or lacks these fields is malformed:
- * the gate fails on it whatever else passes (a broken record in the tree is a bug).
+ * A record passes when it has backend "cuda", grid "full", every case passed, all_passed
+ * true, and its content is the grid's:
+ * - its cases are exactly the cases verify runs for that grid and the kernel registry's
+ *   variants -- the same multiset of identities "variant x-mod-y layout direction D rows"
+ *   (verify.h: verify_grid_keys, verify_case_key; one owner, so a new kind of case in
+ *   verify's grid is demanded here at once). The compact record lists each group's shapes
+ *   ("shapes": [[D, rows], ...]) for this; a compact record without them does not count;
+ * - every sanitizer verdict (memcheck, racecheck, initcheck, synccheck) is "clean", and
+ *   each sanitizer run says it ran over verify's sanitizer grid (verify_sanitizer_grid:
+ *   "quick") for every registry variant, that grid's case count, exit code 0.
+ * Older records: a case without "direction" is a forward case (records made before the
+ * backward existed); a record of hash scheme 1 (made before sanitizer runs named their
+ * grid, when they always ran the quick grid) is judged on its four verdicts alone; its cases
+ * are checked like any other's. A record that is not valid JSON or lacks the fields read
+ * above is malformed: the gate fails on it whatever else passes (a broken record in the
+ * tree is a bug).
+ * Every message (msg, notes) has its control bytes written as \xNN: a string quoted from
+ * a record never starts a line of its own.
  */
 #ifndef ADALOAD_GATE_H
 #define ADALOAD_GATE_H

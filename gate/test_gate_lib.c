@@ -1,5 +1,6 @@
 /* test_gate_lib.c -- the gate's rule on both record formats and both hash schemes, the
- * compact record made from a full one, and the scan of results/<testbed>/verify/. */
+ * compact record made from a full one, the content check (a record's cases must be exactly
+ * the grid's, its sanitizers run over their grid), and the scan of results/<testbed>/verify/. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,27 +8,73 @@
 #include <criterion/criterion.h>
 
 #include "gate.h"
+#include "lnmod_desc.h"
 #include "test_tmpdir.h"
+#include "verify.h"
 
 static const gate_hashes tree = {.v1 = "h1-of-this-tree", .v2 = "h2-of-this-tree"};
 
-/* A full record: two cases; case 2 passes when ok; the hash as given (scheme 0 = no field). */
-static json_t *full_record(const char *hash, int scheme, int ok, const char *grid, const char *memcheck)
+/* The sanitizer runs of a record as verify writes them now: the quick grid, every variant of
+ * the registry, its case count; exit code 0. */
+static json_t *sanitizer_runs(const char *grid)
 {
-    json_t *r = json_pack(
-        "{s:s, s:s, s:s, s:s, s:[{s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:f, s:{s:f}, s:b},"
-        "{s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:f, s:b, s:s}],"
-        " s:{s:s, s:s, s:s, s:s}, s:{s:i, s:i}, s:b}",
-        "schema", "adaload.verify/1", "kernel_source_hash", hash, "backend", "cuda", "grid", grid,
-        "cases", "variant", "dtile", "x", "bf16", "mod", "f32", "y", "bf16", "layout", "sample", "D", 5120,
-        "rows", 3, "worst_ratio", 0.25, "mean", "worst_ratio", 0.5, "pass", 1, "variant", "dtile", "x",
-        "bf16", "mod", "f32", "y", "bf16", "layout", "sample", "D", 7, "rows", 1560, "worst_ratio",
-        ok ? 0.75 : 3.0, "pass", ok, "direction", "fwd", "sanitizers", "memcheck", memcheck, "racecheck",
-        "clean", "initcheck", "clean", "synccheck", "clean", "summary", "cases", 2, "passed", ok ? 2 : 1,
-        "all_passed", ok);
+    int nreg;
+    const char *const *reg = verify_registry_variants(&nreg);
+    verify_set *sets;
+    int nsets;
+    cr_assert_eq(verify_grid_sets(grid, &sets, &nsets), VERIFY_OK);
+    free(sets);
+    json_t *runs = json_object(), *vs = json_array();
+    for (int v = 0; v < nreg; v++) json_array_append_new(vs, json_string(reg[v]));
+    for (int t = 0; t < 4; t++)
+        json_object_set_new(runs, verify_sanitizer_tools[t],
+                            json_pack("{s:s, s:i, s:s, s:O, s:I}", "verdict", "clean", "exit_code", 0, "grid", grid,
+                                      "variants", vs, "cases", (json_int_t)nsets * nreg));
+    json_decref(vs);
+    return runs;
+}
+
+/* A record of every case of grid G for the registry's variants, built here case by case
+ * from verify's sets (not from the gate's own expectation); case number `fail` fails (-1:
+ * none). scheme 0 = no hash_scheme field (an older record). */
+static json_t *grid_record(const char *hash, int scheme, const char *grid, const char *case_grid, int64_t fail,
+                           const char *memcheck)
+{
+    int nreg;
+    const char *const *reg = verify_registry_variants(&nreg);
+    cr_assert_geq(nreg, 1);
+    verify_set *sets;
+    int nsets;
+    cr_assert_eq(verify_grid_sets(case_grid, &sets, &nsets), VERIFY_OK);
+    json_t *cases = json_array();
+    int64_t k = 0;
+    for (int a = 0; a < nsets; a++)
+        for (int v = 0; v < nreg; v++, k++) {
+            lnmod_dtype x, m, y;
+            verify_combo(sets[a].combo, &x, &m, &y);
+            json_array_append_new(cases, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:f, s:b}", "variant",
+                                                   reg[v], "x", lnmod_dtype_name(x), "mod", lnmod_dtype_name(m), "y",
+                                                   lnmod_dtype_name(y), "layout",
+                                                   lnmod_layout_name((lnmod_layout)sets[a].layout), "direction",
+                                                   "fwd", "D", (json_int_t)sets[a].D, "rows",
+                                                   (json_int_t)sets[a].rows, "worst_ratio", k == fail ? 3.0 : 0.5,
+                                                   "pass", k != fail));
+        }
+    free(sets);
+    json_t *r = json_pack("{s:s, s:s, s:s, s:s, s:o, s:{s:s, s:s, s:s, s:s}, s:o, s:{s:I, s:I}, s:b}", "schema",
+                          "adaload.verify/1", "kernel_source_hash", hash, "backend", "cuda", "grid", grid, "cases",
+                          cases, "sanitizers", "memcheck", memcheck, "racecheck", "clean", "initcheck", "clean",
+                          "synccheck", "clean", "sanitizer_runs", sanitizer_runs(verify_sanitizer_grid(grid)),
+                          "summary", "cases", (json_int_t)k, "passed", (json_int_t)(fail >= 0 ? k - 1 : k),
+                          "all_passed", fail < 0);
     cr_assert_not_null(r);
     if (scheme) json_object_set_new(r, "hash_scheme", json_integer(scheme));
     return r;
+}
+
+static json_t *full_record(const char *hash, int scheme, int ok, const char *grid, const char *memcheck)
+{
+    return grid_record(hash, scheme, grid, grid, ok ? -1 : 7, memcheck);
 }
 
 static gate_verdict judge(json_t *rec, gate_status want)
@@ -100,15 +147,23 @@ Test(gate, compact_record)
     cr_assert_str_eq(json_string_value(json_object_get(c, "schema")), "adaload.verify-summary/1");
     cr_assert_null(json_object_get(c, "cases"));
     json_t *g = json_object_get(c, "groups");
-    cr_assert_eq(json_array_size(g), 1);
+    int nreg;
+    verify_registry_variants(&nreg);
+    cr_assert_eq((int)json_array_size(g), nreg * verify_ncombos() * LNMOD_LAYOUT_COUNT);
     json_t *g0 = json_array_get(g, 0);
-    cr_assert_str_eq(json_string_value(json_object_get(g0, "dtypes")), "bf16-f32-bf16");
+    cr_assert_str_eq(json_string_value(json_object_get(g0, "dtypes")), "f32-f32-f32");
     cr_assert_str_eq(json_string_value(json_object_get(g0, "direction")), "fwd");
-    cr_assert_eq(json_integer_value(json_object_get(g0, "cases")), 2);
-    cr_assert_eq(json_integer_value(json_object_get(g0, "passed")), 2);
-    cr_assert_float_eq(json_number_value(json_object_get(g0, "worst_ratio")), 0.75, 1e-12);
-    cr_assert_eq(json_integer_value(json_object_get(json_object_get(g0, "worst_case"), "D")), 7);
+    cr_assert_eq(json_integer_value(json_object_get(g0, "cases")), 56, "14 D x 4 rows");
+    cr_assert_eq(json_array_size(json_object_get(g0, "shapes")), 56);
+    cr_assert_eq(json_integer_value(json_object_get(g0, "passed")), 56);
+    cr_assert_float_eq(json_number_value(json_object_get(g0, "worst_ratio")), 0.5, 1e-12);
     cr_assert_eq(judge(c, GATE_OK), GATE_PASS);
+    /* A shape changed in the compact record: not the grid's cases any more. */
+    json_t *sh = json_array_get(json_object_get(g0, "shapes"), 3);
+    json_array_set_new(sh, 0, json_integer(4097));
+    cr_assert_eq(judge(c, GATE_OK), GATE_NOT_COUNTED);
+    json_object_del(g0, "shapes");
+    cr_assert_eq(judge(c, GATE_OK), GATE_NOT_COUNTED, "a compact record without shapes");
     json_decref(c);
     json_decref(full);
 
@@ -116,9 +171,15 @@ Test(gate, compact_record)
     c = gate_summary(full);
     json_t *f = json_object_get(c, "failures");
     cr_assert_eq(json_array_size(f), 1);
-    cr_assert_eq(json_integer_value(json_object_get(json_array_get(f, 0), "D")), 7, "failures in full");
-    cr_assert_float_eq(json_number_value(json_object_get(json_array_get(json_object_get(c, "groups"), 0), "worst_ratio")),
-                       3.0, 1e-12);
+    size_t gi;
+    json_t *gr;
+    int seen = 0;
+    json_array_foreach(json_object_get(c, "groups"), gi, gr) {
+        if (json_integer_value(json_object_get(gr, "failed")) != 1) continue;
+        seen++;
+        cr_assert_float_eq(json_number_value(json_object_get(gr, "worst_ratio")), 3.0, 1e-12);
+    }
+    cr_assert_eq(seen, 1);
     cr_assert_eq(judge(c, GATE_OK), GATE_NOT_COUNTED);
     /* A compact record whose groups do not add up is malformed. */
     json_object_set_new(json_object_get(c, "summary"), "cases", json_integer(5));
@@ -126,6 +187,114 @@ Test(gate, compact_record)
     json_decref(c);
     json_decref(full);
     cr_assert_null(gate_summary(json_object_get(full_record("x", 0, 1, "full", "clean"), "summary")));
+}
+
+/* The 300-byte record of issue 17: one group of 5 cases, grid full, sanitizers clean, this
+ * tree's hash. It must not pass, with or without sanitizer runs that look right. */
+Test(gate, hand_written_summary_fails)
+{
+    json_t *r = json_loads("{\"schema\": \"adaload.verify-summary/1\", \"hash_scheme\": 2, \"kernel_source_hash\": "
+                           "\"h2-of-this-tree\", \"backend\": \"cuda\", \"grid\": \"full\", \"all_passed\": true, "
+                           "\"sanitizers\": {\"memcheck\": \"clean\", \"racecheck\": \"clean\", \"initcheck\": "
+                           "\"clean\", \"synccheck\": \"clean\"}, \"summary\": {\"cases\": 5}, \"groups\": "
+                           "[{\"variant\": \"dtile\", \"dtypes\": \"bf16-f32-bf16\", \"layout\": \"sample\", "
+                           "\"direction\": \"fwd\", \"cases\": 5, \"passed\": 5}], \"failures\": []}",
+                           0, NULL);
+    cr_assert_not_null(r);
+    cr_assert_eq(judge(r, GATE_OK), GATE_NOT_COUNTED);
+    json_object_set_new(r, "sanitizer_runs", sanitizer_runs("quick"));
+    cr_assert_eq(judge(r, GATE_OK), GATE_NOT_COUNTED);
+    json_t *g = json_array_get(json_object_get(r, "groups"), 0);
+    json_object_set_new(g, "shapes", json_pack("[[i,i],[i,i],[i,i],[i,i],[i,i]]", 4096, 1, 4096, 3, 4096, 1560,
+                                                5120, 1, 5120, 3));
+    gate_verdict v;
+    char msg[600];
+    cr_assert_eq(gate_judge(r, &tree, &v, msg, sizeof msg), GATE_OK);
+    cr_assert_eq(v, GATE_NOT_COUNTED);
+    cr_assert(strstr(msg, "its 5 cases are not the "), "%s", msg);
+    json_decref(r);
+}
+
+/* Count and identity per variant x dtypes x layout x direction x shape. */
+Test(gate, cases_must_be_the_grids)
+{
+    json_t *r = full_record("h2-of-this-tree", 2, 1, "full", "clean");
+    cr_assert_eq(judge(r, GATE_OK), GATE_PASS);
+    json_t *cases = json_object_get(r, "cases");
+    json_t *last = json_incref(json_array_get(cases, json_array_size(cases) - 1));
+    json_array_remove(cases, json_array_size(cases) - 1);
+    json_object_set_new(json_object_get(r, "summary"), "cases", json_integer((json_int_t)json_array_size(cases)));
+    cr_assert_eq(judge(r, GATE_OK), GATE_NOT_COUNTED, "one case missing");
+    json_array_append(cases, json_array_get(cases, 0));
+    cr_assert_eq(judge(r, GATE_OK), GATE_NOT_COUNTED, "one case twice instead");
+    json_array_set(cases, json_array_size(cases) - 1, last);
+    cr_assert_eq(judge(r, GATE_OK), GATE_PASS, "restored");
+    const char *fields[] = {"variant", "layout", "x", "direction"};
+    const char *other[] = {"dtile2", "token2", "f64", "bwd"};
+    for (int f = 0; f < 4; f++) {
+        json_t *saved = json_incref(json_object_get(last, fields[f]));
+        json_object_set_new(last, fields[f], json_string(other[f]));
+        cr_assert_eq(judge(r, GATE_OK), GATE_NOT_COUNTED, "%s changed", fields[f]);
+        json_object_set_new(last, fields[f], saved);
+    }
+    json_object_set_new(last, "rows", json_integer(7));
+    cr_assert_eq(judge(r, GATE_OK), GATE_NOT_COUNTED, "rows changed");
+    json_decref(last);
+    json_decref(r);
+    /* The smoke grid's cases under a "full" label. */
+    r = grid_record("h2-of-this-tree", 2, "full", "smoke", -1, "clean");
+    cr_assert_eq(judge(r, GATE_OK), GATE_NOT_COUNTED);
+    json_decref(r);
+}
+
+Test(gate, sanitizers_must_run_over_their_grid)
+{
+    json_t *r = full_record("h2-of-this-tree", 2, 1, "full", "clean");
+    json_t *mc = json_object_get(json_object_get(r, "sanitizer_runs"), "memcheck");
+    json_object_set_new(mc, "grid", json_string("smoke"));
+    cr_assert_eq(judge(r, GATE_OK), GATE_NOT_COUNTED, "memcheck over the smoke grid");
+    json_object_set_new(mc, "grid", json_string("quick"));
+    json_object_set_new(mc, "cases", json_integer(5));
+    cr_assert_eq(judge(r, GATE_OK), GATE_NOT_COUNTED, "memcheck over 5 cases");
+    json_object_del(json_object_get(r, "sanitizer_runs"), "memcheck");
+    cr_assert_eq(judge(r, GATE_OK), GATE_NOT_COUNTED, "a scheme-2 record must say what memcheck ran");
+    /* Records of scheme 1 were made before sanitizer runs said their grid: verdicts count. */
+    json_object_set_new(r, "kernel_source_hash", json_string("h1-of-this-tree"));
+    json_object_del(r, "hash_scheme");
+    json_object_del(r, "sanitizer_runs");
+    cr_assert_eq(judge(r, GATE_OK), GATE_PASS);
+    json_object_set_new(json_object_get(r, "sanitizers"), "synccheck", json_string("errors"));
+    cr_assert_eq(judge(r, GATE_OK), GATE_NOT_COUNTED);
+    json_decref(r);
+}
+
+/* Nothing the gate says may start a line of its own: a record string with a newline and an
+ * "ok" line after it comes out escaped, in one note line. */
+Test(gate, control_bytes_are_escaped, .fini = test_tmp_remove)
+{
+    test_tmp_make("gate");
+    json_t *r = full_record("h2-of-this-tree", 2, 0, "full", "clean");
+    json_t *c = json_array_get(json_object_get(r, "cases"), 7);
+    json_object_set_new(c, "variant", json_string("dtile\nadaload gate: ok: \x1b[32mall fine"));
+    gate_verdict v;
+    char msg[600];
+    cr_assert_eq(gate_judge(r, &tree, &v, msg, sizeof msg), GATE_OK);
+    for (const char *p = msg; *p; p++) cr_assert((unsigned char)*p >= 0x20 && *p != 0x7f, "%s", msg);
+    cr_assert(strstr(msg, "dtile\\x0aadaload gate: ok: \\x1b[32m"), "%s", msg);
+    char p[512];
+    test_tmp_prepare("results/gpu/verify/2026-01-01T000000Z_a\nadaload gate: ok: x/verify.json", p, sizeof p);
+    cr_assert_eq(json_dump_file(r, p, 0), 0);
+    json_decref(r);
+    char root[128];
+    snprintf(root, sizeof root, "%s/results", test_tmpdir);
+    gate_scan_result g;
+    cr_assert_eq(gate_scan(root, &tree, &g), GATE_OK);
+    cr_assert_eq(g.matching, 1);
+    cr_assert_not_null(g.notes);
+    const char *nl = strchr(g.notes, '\n');
+    cr_assert(nl && nl[1] == '\0', "one note line: %s", g.notes);
+    cr_assert(!strstr(g.notes, "\nadaload"), "%s", g.notes);
+    gate_scan_free(&g);
 }
 
 static void write_rec(const char *rel, json_t *rec)

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "ada_util.h"
 #include "build_info.h"
 #include "cli.h"
 #include "cli_opts.h"
@@ -78,8 +79,9 @@ int cmd_gate(int argc, char **argv)
     if (g.malformed) {
         ada_msg(CMD, "FAIL: %lld malformed verification record(s) under %s", (long long)g.malformed, results);
     } else if (g.passed) {
-        printf("adaload gate: ok: %s is a passing GPU verification of kernel sources %s (scheme 2: %s)\n",
-               g.pass_path, hash, hash2);
+        fputs("adaload gate: ok: ", stdout);
+        ada_fputs_escaped(g.pass_path, stdout); /* a folder name may hold a newline */
+        printf(" is a passing GPU verification of kernel sources %s (scheme 2: %s)\n", hash, hash2);
         rc = ADA_EXIT_OK;
     } else if (g.matching == 0) {
         ada_msg(CMD,

@@ -42,6 +42,7 @@ add_test(NAME kernel_gate_selftest
                  -DSRCHASH=$<TARGET_FILE:adaload_srchash>
                  -DSRC=${PROJECT_SOURCE_DIR} -DWORK=${CMAKE_CURRENT_BINARY_DIR}/gate_selftest
                  -DHASH=${ADALOAD_KERNEL_HASH} -DHASH_V2_HEADER=${ADALOAD_KERNEL_HASH_V2_HEADER}
+                 -DRECORD=$<TARGET_FILE:test_gate_record>
                  -P ${PROJECT_SOURCE_DIR}/kernels/test_gate.cmake)
 
 # GPU tests: the quick grid per shipped variant. Exit 77 (no CUDA build or no device) is

@@ -1,6 +1,7 @@
 # test_gate.cmake -- the test of `adaload gate` itself (CTest: kernel_gate_selftest):
 #   cmake -DADALOAD=<adaload> -DSRCHASH=<adaload_srchash> -DSRC=<source tree> -DWORK=<scratch>
 #         -DHASH=<embedded scheme-1 hash> -DHASH_V2_HEADER=<generated kernel_hash_v2.h>
+#         -DRECORD=<test_gate_record>
 #         -P kernels/test_gate.cmake
 # 1. copies kernels/ to WORK and hashes the copy: scheme 1 (kernels/source_hash.cmake's
 #    function) must equal the hash embedded in the build, scheme 2 (adaload_srchash) the
@@ -13,11 +14,12 @@
 #    scheme-1 record passes only the unedited sources;
 # 4. checks that the gate fails on records that must not pass: one failed case, a sanitizer
 #    not clean, the quick grid, a CPU-model backend (a real record written by `adaload verify
-#    --cpu-model`, compact record included), a malformed file.
+#    --cpu-model`, compact record included), a malformed file, a hand-written 300-byte
+#    compact record (one group of 5 cases) and a record whose strings try to print an "ok".
 # Records sit where verify writes them: <results>/<testbed>/verify/<run>/.
 # (Named test_* so neither hash scheme counts it as a kernel source.)
 cmake_minimum_required(VERSION 3.25)
-foreach(v ADALOAD SRCHASH SRC WORK HASH HASH_V2_HEADER)
+foreach(v ADALOAD SRCHASH SRC WORK HASH HASH_V2_HEADER RECORD)
   if(NOT DEFINED ${v})
     message(FATAL_ERROR "test_gate.cmake: -D${v}=... is required")
   endif()
@@ -83,39 +85,25 @@ if(code_v2 STREQUAL original_v2)
 endif()
 message(STATUS "ok: comment and whitespace edits keep the scheme-2 hash, a code edit changes both")
 
-# A synthetic record: the fields the gate reads, two cases, sanitizer verdicts. scheme is
-# "2" (kernel_source_hash is then the scheme-2 hash) or "" (an old record: no field).
+# A synthetic record of every case of the grid (written by RECORD, gate/test_gate_record.c,
+# from verify's sets and the registry's variants). scheme is "2" (kernel_source_hash is then
+# the scheme-2 hash, sanitizer runs name their grid) or "" (an old record: no field).
 function(write_record root name hash scheme backend grid case2_pass memcheck)
   set(dir ${root}/nvidia-test/verify/${name})
   file(MAKE_DIRECTORY ${dir})
+  set(ok 0)
   if(case2_pass)
-    set(all true)
-  else()
-    set(all false)
+    set(ok 1)
   endif()
-  set(sch "")
+  set(sch 0)
   if(scheme)
-    set(sch "\"hash_scheme\": ${scheme},")
+    set(sch ${scheme})
   endif()
-  file(WRITE ${dir}/verify.json "{
-  \"schema\": \"adaload.verify/1\", ${sch}
-  \"kernel_source_hash\": \"${hash}\",
-  \"backend\": \"${backend}\",
-  \"gpu\": {\"name\": \"NVIDIA Test\"},
-  \"seed\": 1,
-  \"grid\": \"${grid}\",
-  \"cases\": [
-    {\"variant\": \"naive\", \"x\": \"bf16\", \"mod\": \"f32\", \"y\": \"bf16\", \"layout\": \"sample\",
-     \"D\": 5120, \"rows\": 3, \"pass\": true},
-    {\"variant\": \"dtile\", \"x\": \"f32\", \"mod\": \"f32\", \"y\": \"f32\", \"layout\": \"token\",
-     \"D\": 7, \"rows\": 1560, \"pass\": ${case2_pass}}
-  ],
-  \"sanitizers\": {\"memcheck\": \"${memcheck}\", \"racecheck\": \"clean\",
-                   \"initcheck\": \"clean\", \"synccheck\": \"clean\"},
-  \"summary\": {\"cases\": 2},
-  \"all_passed\": ${all}
-}
-")
+  execute_process(COMMAND ${RECORD} ${dir}/verify.json ${hash} ${sch} ${backend} ${grid} ${ok} ${memcheck}
+                  RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "test_gate_record failed (${rc})")
+  endif()
 endfunction()
 
 function(expect_gate expected what)
@@ -177,3 +165,26 @@ file(READ ${model}/verify-summary.json compact)
 if(NOT compact MATCHES "\"kernel_hash_v2\": \"" OR NOT compact MATCHES "\"groups\"" OR compact MATCHES "\"cases\": \\[")
   message(FATAL_ERROR "${model}/verify-summary.json is not a compact scheme-2 record")
 endif()
+
+# The hand-written compact record of issue 17: one group of 5 cases, grid full, sanitizers
+# clean, this tree's scheme-2 hash, about 300 bytes. Not the grid's 3 x 1513 cases: exit 1.
+set(forged ${WORK}/forged/results/nvidia-test/verify/2026-01-01T000000Z_forged)
+file(MAKE_DIRECTORY ${forged})
+file(WRITE ${forged}/verify-summary.json "{\"schema\":\"adaload.verify-summary/1\",\"hash_scheme\":2,\"kernel_source_hash\":\"${original_v2}\",\"backend\":\"cuda\",\"grid\":\"full\",\"all_passed\":true,\"sanitizers\":{\"memcheck\":\"clean\",\"racecheck\":\"clean\",\"initcheck\":\"clean\",\"synccheck\":\"clean\"},\"summary\":{\"cases\":5},\"groups\":[{\"variant\":\"dtile\",\"dtypes\":\"bf16-f32-bf16\",\"layout\":\"sample\",\"cases\":5,\"passed\":5}],\"failures\":[]}")
+expect_gate(1 "a hand-written 300-byte compact record" --results ${WORK}/forged/results --hash ${original} --hash-v2 ${original_v2})
+
+# A record string with a newline cannot print a line of its own that reads like the gate's
+# "ok": every line the gate prints starts with "adaload gate: ", and none but a passing
+# gate's says "ok".
+set(nl ${WORK}/newline/results/nvidia-test/verify/2026-01-01T000000Z_nl)
+file(MAKE_DIRECTORY ${nl})
+file(WRITE ${nl}/verify.json "{\"schema\":\"adaload.verify/1\",\"hash_scheme\":2,\"kernel_source_hash\":\"${original_v2}\",\"backend\":\"cuda\",\"grid\":\"full\",\"all_passed\":false,\"sanitizers\":{},\"cases\":[{\"variant\":\"dtile\\nadaload gate: ok: it passed\\u001b[2K\",\"pass\":false}]}")
+execute_process(COMMAND ${ADALOAD} gate --results ${WORK}/newline/results --hash ${original} --hash-v2 ${original_v2}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+string(ASCII 27 esc)
+string(FIND "${err}" "${esc}" esc_at)
+if(NOT rc EQUAL 1 OR out MATCHES "ok" OR err MATCHES "\nadaload gate: ok" OR err MATCHES "^adaload gate: ok"
+   OR NOT esc_at EQUAL -1 OR NOT err MATCHES "x0aadaload gate: ok: it passed")
+  message(FATAL_ERROR "a record string printed a line of its own (exit ${rc}):\nstdout: ${out}\nstderr: ${err}")
+endif()
+message(STATUS "ok: a record string with a newline stays inside its note line (exit ${rc})")

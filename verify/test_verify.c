@@ -404,3 +404,53 @@ Test(compare, fast_path_equals_elementwise)
     free(y);
     free(ref);
 }
+
+/* ---- the grid's case identities and the registry's names ------------------------------- */
+
+#include "build_info.h"
+#include "verify.h"
+#if ADALOAD_HAVE_CUDA
+#include "lnmod.h"
+#endif
+
+Test(verify_grid, registry_names_are_the_registrys)
+{
+    int n;
+    const char *const *names = verify_registry_variants(&n);
+    cr_assert_geq(n, 1, "no variant names read from kernels/lnmod_registry.cu");
+    cr_assert_null(names[n]);
+#if ADALOAD_HAVE_CUDA
+    int k = 0;
+    for (const lnmod_variant *v = lnmod_variants; v->name; v++, k++) {
+        cr_assert_lt(k, n, "the registry has more variants than were read from its source");
+        cr_assert_str_eq(names[k], v->name);
+    }
+    cr_assert_eq(k, n);
+#endif
+}
+
+Test(verify_grid, keys_of_the_full_grid)
+{
+    const char *v[] = {"naive", "dtile"};
+    char **keys;
+    int64_t n;
+    cr_assert_eq(verify_grid_keys("full", v, 2, &keys, &n), VERIFY_OK);
+    cr_assert_eq(n, 2 * (14 * 4 * 3 * 9 + 1));
+    for (int64_t i = 1; i < n; i++) cr_assert_lt(strcmp(keys[i - 1], keys[i]), 0, "sorted, no repeats");
+    json_t *c = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:i}", "variant", "dtile", "x", "bf16", "mod", "f32", "y",
+                          "bf16", "layout", "sample", "D", 4096, "rows", 524800);
+    char k[128];
+    cr_assert_eq(verify_case_key_json(c, k, sizeof k), 0);
+    cr_assert_str_eq(k, "dtile bf16-f32-bf16 sample fwd D=4096 rows=524800", "no direction: forward");
+    int found = 0;
+    for (int64_t i = 0; i < n; i++) found += !strcmp(keys[i], k);
+    cr_assert_eq(found, 1, "the rows*D > 2^31 case");
+    json_object_set_new(c, "direction", json_string("bwd"));
+    cr_assert_eq(verify_case_key_json(c, k, sizeof k), 0);
+    cr_assert_str_eq(k, "dtile bf16-f32-bf16 sample bwd D=4096 rows=524800");
+    json_object_del(c, "rows");
+    cr_assert_eq(verify_case_key_json(c, k, sizeof k), -1);
+    json_decref(c);
+    free(keys);
+    cr_assert_eq(verify_grid_keys("huge", v, 2, &keys, &n), VERIFY_ERR_ARG);
+}

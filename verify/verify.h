@@ -34,6 +34,7 @@
 #ifndef ADALOAD_VERIFY_H
 #define ADALOAD_VERIFY_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -62,6 +63,33 @@ verify_status verify_grid_sets(const char *grid, verify_set **sets, int *nsets);
 /* Dtype combination k (0 <= k < verify_ncombos()). */
 void verify_combo(int k, lnmod_dtype *x, lnmod_dtype *mod, lnmod_dtype *y);
 int verify_ncombos(void);
+/* "x-mod-y" of the set's dtype combination ("bf16-f32-bf16"). */
+void verify_set_dtypes(const verify_set *s, char *buf, size_t n);
+/* The direction of the set's cases, "fwd" or "bwd": each case record carries it. */
+const char *verify_set_direction(const verify_set *s);
+/* The grid the sanitizer runs of a session over grid use ("quick"; "smoke" for smoke). */
+const char *verify_sanitizer_grid(const char *grid);
+
+/* ---- the identity of a case: what the gate compares (gate/gate.h) ---------------------
+ * A case is named by "variant x-mod-y layout direction D=<D> rows=<rows>". The gate passes
+ * a record only when the multiset of its case keys equals verify_grid_keys of its grid for
+ * the registry's variants: a new kind of case (another direction, another set) shows up
+ * here by being in verify_grid_sets and verify_set_direction, and in the case records. */
+/* The key of one case into buf; -1 when a field is missing or buf is too small. */
+int verify_case_key(const char *variant, const char *dtypes, const char *layout, const char *direction,
+                    int64_t D, int64_t rows, char *buf, size_t n);
+/* The key of a case record (verify.json's "cases"); a record without "direction" (made
+ * before the backward cases existed) is a forward case. -1 when a field is missing. */
+int verify_case_key_json(const json_t *c, char *buf, size_t n);
+/* The sorted keys of every case grid G runs for variants[0..nvariants): a new malloc'd
+ * array of *nkeys strings (one allocation: free(*keys)). */
+verify_status verify_grid_keys(const char *grid, const char *const *variants, int nvariants, char ***keys,
+                               int64_t *nkeys);
+/* The kernel registry's variant names (kernels/lnmod_registry.cu's table, in its order),
+ * known to every build, with or without CUDA: read from the registry's source when the
+ * build is configured (verify/registry_names.cmake; with CUDA, test_verify.c checks them
+ * against lnmod_variants). NULL-terminated; *n = how many. */
+const char *const *verify_registry_variants(int *n);
 
 typedef struct {
     const char *grid;          /* "smoke", "quick" or "full" */
@@ -108,7 +136,8 @@ void verify_session_free(verify_session *s);
  * synccheck at once, each with a quarter of the threads, tool t logging into logs[t] (the
  * caller's path: a temporary of its output transaction, named sanitizer_<tool>.log in the
  * record), and sets verdicts[tool] to "clean", "errors" or "not run: <why>" and
- * details[tool] to {verdict, exit_code, seconds, log}.
+ * details[tool] to {verdict, exit_code, seconds, log, grid, variants, cases}: the grid
+ * (verify_sanitizer_grid of c's), the variants and the number of cases the run checked. 
  * compute-sanitizer is $ADALOAD_COMPUTE_SANITIZER, else found in PATH, else
  * /usr/local/cuda/bin. Runs longer than c->sanitizer_timeout are killed. */
 void verify_run_sanitizers(const verify_config *c, const char *self, const char *const logs[4],

@@ -1,10 +1,12 @@
 /* verify_grid.c -- the grids of `adaload verify` (verify.h): D x rows x layout x dtype
  * combination, plus the rows*D > 2^31 case of the full grid. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "verify.h"
 #include "verify_internal.h"
+#include "verify_registry_names.h"
 
 static const int64_t full_D[] = {1, 7, 33, 127, 1000, 1536, 1537, 2048, 3072, 4096, 5119, 5120, 8192, 12288};
 static const int64_t full_rows[] = {1, 3, 1560, 32760};
@@ -66,4 +68,96 @@ verify_status verify_grid_sets(const char *grid, verify_set **sets, int *nsets)
     *sets = s;
     *nsets = n;
     return VERIFY_OK;
+}
+
+/* ---- the cases a grid runs, as the gate compares them ---------------------------------- */
+
+const char *verify_set_direction(const verify_set *s)
+{
+    (void)s;
+    return "fwd"; /* every set of today's grids is a forward case */
+}
+
+const char *verify_sanitizer_grid(const char *grid)
+{
+    return grid && !strcmp(grid, "smoke") ? "smoke" : "quick";
+}
+
+int verify_case_key(const char *variant, const char *dtypes, const char *layout, const char *direction,
+                    int64_t D, int64_t rows, char *buf, size_t n)
+{
+    if (!variant || !dtypes || !layout || !direction) return -1;
+    int k = snprintf(buf, n, "%s %s %s %s D=%lld rows=%lld", variant, dtypes, layout, direction, (long long)D,
+                     (long long)rows);
+    return k < 0 || (size_t)k >= n ? -1 : 0;
+}
+
+int verify_case_key_json(const json_t *c, char *buf, size_t n)
+{
+    const char *x = json_string_value(json_object_get(c, "x")), *m = json_string_value(json_object_get(c, "mod"));
+    const char *y = json_string_value(json_object_get(c, "y"));
+    json_t *D = json_object_get(c, "D"), *rows = json_object_get(c, "rows"), *dir = json_object_get(c, "direction");
+    if (!x || !m || !y || !json_is_integer(D) || !json_is_integer(rows) || (dir && !json_is_string(dir))) return -1;
+    char dt[64];
+    int k = snprintf(dt, sizeof dt, "%s-%s-%s", x, m, y);
+    if (k < 0 || (size_t)k >= sizeof dt) return -1;
+    return verify_case_key(json_string_value(json_object_get(c, "variant")), dt,
+                           json_string_value(json_object_get(c, "layout")), dir ? json_string_value(dir) : "fwd",
+                           json_integer_value(D), json_integer_value(rows), buf, n);
+}
+
+void verify_set_dtypes(const verify_set *s, char *buf, size_t n)
+{
+    lnmod_dtype x, m, y;
+    verify_combo(s->combo, &x, &m, &y);
+    snprintf(buf, n, "%s-%s-%s", lnmod_dtype_name(x), lnmod_dtype_name(m), lnmod_dtype_name(y));
+}
+
+static int key_cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+verify_status verify_grid_keys(const char *grid, const char *const *variants, int nvariants, char ***keys,
+                               int64_t *nkeys)
+{
+    *keys = NULL;
+    *nkeys = 0;
+    verify_set *sets;
+    int nsets;
+    verify_status st = verify_grid_sets(grid, &sets, &nsets);
+    if (st != VERIFY_OK) return st;
+    enum { KEYLEN = 128 };
+    int64_t n = (int64_t)nsets * nvariants;
+    char **k = malloc((size_t)(n > 0 ? n : 1) * (sizeof *k + KEYLEN));
+    if (!k) {
+        free(sets);
+        return VERIFY_ERR_NOMEM;
+    }
+    char *text = (char *)(k + (n > 0 ? n : 1));
+    int64_t i = 0;
+    for (int a = 0; a < nsets; a++)
+        for (int v = 0; v < nvariants; v++, i++) {
+            char dt[64];
+            verify_set_dtypes(&sets[a], dt, sizeof dt);
+            k[i] = text + i * KEYLEN;
+            if (verify_case_key(variants[v], dt, lnmod_layout_name((lnmod_layout)sets[a].layout),
+                                verify_set_direction(&sets[a]), sets[a].D, sets[a].rows, k[i], KEYLEN)) {
+                free(sets);
+                free(k);
+                return VERIFY_ERR_ARG;
+            }
+        }
+    free(sets);
+    qsort(k, (size_t)n, sizeof *k, key_cmp);
+    *keys = k;
+    *nkeys = n;
+    return VERIFY_OK;
+}
+
+static const char *const registry_names[] = {VERIFY_REGISTRY_NAMES NULL};
+
+const char *const *verify_registry_variants(int *n)
+{
+    int k = 0;
+    while (registry_names[k]) k++;
+    *n = k;
+    return registry_names;
 }

@@ -48,6 +48,7 @@ typedef struct {
     unsigned char *dx, *dsc, *dsh, *dy, *dm, *dr;
     unsigned char *gy, *gm, *gr;
     char dts[32];   /* "bf16-f32-bf16" */
+    const char *direction; /* verify_set_direction of the set */
 } verify_setw;
 
 struct verify_session {

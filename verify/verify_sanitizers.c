@@ -16,7 +16,6 @@
 
 extern char **environ;
 
-
 /* compute-sanitizer: $ADALOAD_COMPUTE_SANITIZER, then PATH, then /usr/local/cuda/bin. */
 static int find_sanitizer(char *out, size_t n)
 {
@@ -69,7 +68,7 @@ static void start(const verify_config *c, const char *cs, const char *self, cons
     argv[k++] = self;
     argv[k++] = "verify";
     argv[k++] = "--grid";
-    argv[k++] = !strcmp(c->grid, "smoke") ? "smoke" : "quick";
+    argv[k++] = verify_sanitizer_grid(c->grid);
     argv[k++] = "--no-record";
     argv[k++] = "--seed";
     argv[k++] = seed;
@@ -156,6 +155,13 @@ void verify_run_sanitizers(const verify_config *c, const char *self, const char 
         me[sl] = '\0';
         self = me;
     }
+    /* What each run is asked to check: the cases of the sanitizer grid for c's variants
+     * (the child exits 0 only when every one of them passed and the tool found nothing). */
+    verify_set *sets;
+    int nsets = 0;
+    if (verify_grid_sets(verify_sanitizer_grid(c->grid), &sets, &nsets) == VERIFY_OK) free(sets);
+    json_t *vs = json_array();
+    for (int v = 0; v < c->nvariants; v++) json_array_append_new(vs, json_string(c->variants[v]));
     san_run r[4];
     memset(r, 0, sizeof r);
     for (int t = 0; t < 4; t++) start(c, cs, self, logs[t], t, &r[t]);
@@ -168,8 +174,10 @@ void verify_run_sanitizers(const verify_config *c, const char *self, const char 
         char name[64];
         snprintf(name, sizeof name, "sanitizer_%s.log", verify_sanitizer_tools[t]);
         json_object_set_new(details, verify_sanitizer_tools[t],
-                            json_pack("{s:s, s:i, s:f, s:s}", "verdict", v, "exit_code", code, "seconds", r[t].secs,
-                                      "log", name));
+                            json_pack("{s:s, s:i, s:f, s:s, s:s, s:O, s:I}", "verdict", v, "exit_code", code,
+                                      "seconds", r[t].secs, "log", name, "grid", verify_sanitizer_grid(c->grid),
+                                      "variants", vs, "cases", (json_int_t)nsets * c->nvariants));
         ada_note(c->note, c->note_arg, "sanitizer %-10s %s", verify_sanitizer_tools[t], v);
     }
+    json_decref(vs);
 }

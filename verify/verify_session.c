@@ -184,6 +184,7 @@ static int64_t host_mem_available(void)
 static void set_begin(verify_session *s, const verify_set *sp, verify_setw *w)
 {
     memset(w, 0, sizeof *w);
+    w->direction = verify_set_direction(sp);
     lnmod_desc *d = &w->d;
     *d = lnmod_desc_default();
     verify_combo(sp->combo, &d->x_dtype, &d->mod_dtype, &d->y_dtype);
@@ -354,6 +355,7 @@ static void run_variant(verify_session *s, int vi, const verify_setw *w, const c
 {
     const char *variant = s->c->variants[vi];
     json_t *c = verify_case_json(variant, &w->d, &w->g);
+    json_object_set_new(c, "direction", json_string(w->direction));
     char line[1024], detail[2048] = "", skipbuf[256];
     if (!skip && s->bk.context_lost) {
         snprintf(skipbuf, sizeof skipbuf, "not run: CUDA context lost earlier (%.200s)", s->bk.lost_why);
