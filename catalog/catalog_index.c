@@ -200,11 +200,12 @@ cat_status cat_append(const char *root, const char *path, char *err, size_t en)
     return s;
 }
 
+/* Appends one formatted line to the report, however long its strings (an index line may
+ * name a path of any length). 0, or -1 when out of memory. */
 static int append_line(char **rep, size_t *len, size_t *cap, const char *fmt, const char *a,
                        const char *b)
 {
-    char line[PATH_MAX + 256];
-    int k = snprintf(line, sizeof line, fmt, a, b);
+    int k = snprintf(NULL, 0, fmt, a, b);
     if (k < 0) return -1;
     if (*len + (size_t)k + 2 > *cap) {
         size_t c = *cap ? *cap * 2 : 1024;
@@ -214,7 +215,7 @@ static int append_line(char **rep, size_t *len, size_t *cap, const char *fmt, co
         *rep = p;
         *cap = c;
     }
-    memcpy(*rep + *len, line, (size_t)k);
+    snprintf(*rep + *len, *cap - *len, fmt, a, b);
     *len += (size_t)k;
     (*rep)[(*len)++] = '\n';
     (*rep)[*len] = '\0';

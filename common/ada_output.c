@@ -108,6 +108,7 @@ struct ada_out {
     char *tmp;     /* KIND_REPLACE: the temporary */
     char *backup;  /* during the renames: a hard link to the old target */
     int kind, slot, bslot, had_old, fd;
+    int werr;      /* the errno of the first failed write (ENOSPC ...), 0 when none failed */
     mode_t mode;
     FILE *f;
     long long bytes;
@@ -216,16 +217,16 @@ static void sweep(const char *target)
 
 /* ---- a FILE that counts bytes and says how far a long write got -------------------- */
 
+/* The bytes written, 0 on an error (o->werr set); never -1, which glibc counts as bytes. */
 static ssize_t cookie_write(void *c, const char *buf, size_t size)
 {
     ada_out *o = c;
     size_t done = 0;
     while (done < size) {
         ssize_t w = write(o->fd, buf + done, size - done);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            return done ? (ssize_t)done : -1;
-        }
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0 && !o->werr) o->werr = w < 0 ? errno : EIO;
+        if (w <= 0) break;
         done += (size_t)w;
     }
     o->bytes += (long long)done;
@@ -424,8 +425,8 @@ static int finish(ada_out *o)
         close(fd);
         return rc;
     }
-    int ok = fflush(o->f) == 0 && !ferror(o->f);
-    int e = errno;
+    int ok = fflush(o->f) == 0 && !ferror(o->f) && !o->werr;
+    int e = o->werr ? o->werr : errno;
     if (ok && o->kind == KIND_REPLACE) {
         if (o->bytes >= PROGRESS_BYTES) fprintf(stderr, "adaload %s: syncing %s (%lld MB)\n", o->t->cmd, o->target, o->bytes >> 20);
         ok = fsync(o->fd) == 0;
