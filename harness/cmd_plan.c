@@ -71,7 +71,7 @@ static int pick(const char *name, const char *v, const char *const *names, const
 typedef struct {
     const char *policy, *assign, *p, *oversize, *comp_model, *parallel;
     double gib, step_time;
-    int gib_given, step_given, comp_given;
+    int gib_given, step_given, comp_given, window_given, accum_given;
 } raw_opts;
 
 static int finish_args(const raw_opts *w, options *o, plan_config *c)
@@ -111,6 +111,7 @@ static int finish_args(const raw_opts *w, options *o, plan_config *c)
             return ada_usage_error("plan", "--p %s: must be a number in (0, 3] or auto", w->p), -1;
         c->p = d;
     }
+    if (w->accum_given && !w->window_given) c->window = c->grad_accum; /* tied: optimizer steps keep their samples */
     if (w->gib_given && o->gpu)
         return ada_usage_error("plan", "--gpu and --gpu-mem-gib: give one of them"), -1;
     if (o->gpu) {
@@ -182,7 +183,10 @@ static int parse_args(int argc, char **argv, options *o, plan_config *c)
         CLI_STR("--p", &w.p, "P|auto", "exponent of --comp-model power, in (0, 3] (default auto)"),
         CLI_STR("--policy", &w.policy, "P", "equal-token | dual (default) | both (side by side, no files)"),
         CLI_STR("--assign", &w.assign, "A", "sorted-window (default) | random | same-bucket | lpt | kk | verl-kk | sort-by-length (the last two: baselines)"),
-        CLI_I64("--window", &c->window, 1, 1000000, "W", "steps per window of sorted-window, lpt, kk (default 64)"),
+        {.name = "--window", .kind = CLI_KIND_I64, .dst = &c->window, .ilo = 1, .ihi = 1000000, .given = &w.window_given,
+         .meta = "W", .help = "steps per window of sorted-window, lpt, kk (default 64, or --grad-accum when that is given)"},
+        {.name = "--grad-accum", .kind = CLI_KIND_I64, .dst = &c->grad_accum, .ilo = 1, .ihi = 1000000, .given = &w.accum_given,
+         .meta = "G", .help = "steps per optimizer step (default 1; lpt/kk: the window); the window follows it unless given"},
         {.name = "--seed", .kind = CLI_KIND_U64, .dst = &c->seed, .ihi = INT64_MAX,
          .what = "a whole number in [0, 2^63)", .meta = "N", .help = "seed of the shuffles and draws (default 0; decimal)"},
         {.name = "--epoch", .kind = CLI_KIND_U64, .dst = &c->epoch, .ihi = INT64_MAX,

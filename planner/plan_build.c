@@ -59,6 +59,13 @@ static plan_status check_config(const plan_config *c, plan_error *err)
         return plan_fail(err, PLAN_ERR_USAGE, "--tok-budget: must be positive");
     if (c->comp_budget < 0 || !isfinite(c->comp_budget))
         return plan_fail(err, PLAN_ERR_USAGE, "--comp-budget: must be a positive number");
+    if (c->grad_accum < 0 || c->grad_accum > 1000000)
+        return plan_fail(err, PLAN_ERR_USAGE, "--grad-accum %lld: must be in [1, 1000000]", (long long)c->grad_accum);
+    if (plan_assign_per_window(c->assign) && c->grad_accum && c->grad_accum != c->window)
+        return plan_fail(err, PLAN_ERR_USAGE,
+                         "--grad-accum %lld: --assign %s steps the optimizer once per window, so the "
+                         "accumulation is the window (--window %lld); give one value to both",
+                         (long long)c->grad_accum, plan_assign_name(c->assign), (long long)c->window);
     if (c->parallel > PLAN_PARALLEL_ZERO3)
         return plan_fail(err, PLAN_ERR_USAGE, "--parallel: not a value of this planner");
     if (!(c->jitter_cv == -1 || (c->jitter_cv >= 0 && c->jitter_cv <= 2)))
@@ -240,6 +247,7 @@ plan_status plan_build(const plan_manifest *mf, const plan_model *m, const plan_
     copy_name(r->gpu, sizeof r->gpu, cfg->gpu_name);
     if (cfg->cost) r->cost = *cfg->cost;
     else plan_cost_from_flops(m, cfg->flops, &r->cost);
+    r->grad_accum = plan_assign_per_window(cfg->assign) ? cfg->window : cfg->grad_accum ? cfg->grad_accum : 1;
     r->jitter_measured = cfg->jitter_cv < 0 && r->cost.seconds_cv > 0;
     r->jitter_cv = cfg->jitter_cv >= 0 ? cfg->jitter_cv : r->jitter_measured ? r->cost.seconds_cv : PLAN_DEFAULT_JITTER_CV;
 

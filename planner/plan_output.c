@@ -58,6 +58,9 @@ static json_t *metrics_json(const plan_result *r, int with_ranks)
     int jit = r->jitter_cv > 0;
     json_object_set_new(o, "jitter_epoch_idle_fraction", jit ? json_real(m->jitter_epoch_idle_fraction) : json_null());
     json_object_set_new(o, "jitter_samples_per_s", jit ? json_real(m->jitter_samples_per_s) : json_null());
+    json_object_set_new(o, "optimizer_steps", json_integer(m->optimizer_steps));
+    json_object_set_new(o, "optimizer_step_samples_cv", json_real(m->opt_samples_cv));
+    json_object_set_new(o, "optimizer_step_distinct_shapes", json_real(m->opt_distinct_shapes));
     if (with_ranks) {
         json_t *a = json_array();
         for (int64_t i = 0; i < r->cfg.gpus; i++) json_array_append_new(a, json_real(r->rank_idle[i]));
@@ -188,6 +191,7 @@ json_t *plan_summary_json(const plan_result *r, const plan_baselines *bl)
     json_object_set_new(jt, "model", json_string("each micro-batch's time x lognormal(mean 1, cv), independent"));
     json_object_set_new(jt, "repeats", json_integer(PLAN_JITTER_REPS));
     json_object_set_new(o, "jitter", jt);
+    json_object_set_new(o, "grad_accum", json_integer(r->grad_accum));
     json_t *setup = setup_json(r);
     json_object_update(o, setup);
     json_decref(setup);

@@ -175,6 +175,19 @@ void plan_print_summary(FILE *f, const plan_result *r, const plan_baselines *bl)
         for (int i = 1; i < n; i++) fprintf(f, " %14.4f", p[i]->metrics.samples_per_s / r->metrics.samples_per_s);
         fprintf(f, "\n");
     }
+    fprintf(f, "  %-26s", "optimizer step samples CV");
+    for (int i = 0; i < n; i++) fprintf(f, " %14.4f", p[i]->metrics.opt_samples_cv);
+    fprintf(f, "\n  %-26s", "shapes per optimizer step");
+    for (int i = 0; i < n; i++) fprintf(f, " %14.3g", p[i]->metrics.opt_distinct_shapes);
+    fprintf(f, "\n");
+    if (bl && bl->r[PLAN_BASE_RANDOM] && r->cfg.assign == PLAN_ASSIGN_SORTED_WINDOW && r->cfg.window > r->grad_accum)
+        fprintf(f, "\noptimizer steps: every %" PRId64 " step(s) (--grad-accum), the window is %" PRId64
+                   ": reordering changes what each optimizer step sees (samples CV %.3g -> %.3g, shapes "
+                   "per step %.3g -> %.3g against the random order); --grad-accum %" PRId64
+                   " (or --window %" PRId64 ") keeps them\n",
+                r->grad_accum, r->cfg.window, bl->r[PLAN_BASE_RANDOM]->metrics.opt_samples_cv,
+                r->metrics.opt_samples_cv, bl->r[PLAN_BASE_RANDOM]->metrics.opt_distinct_shapes,
+                r->metrics.opt_distinct_shapes, r->cfg.window, r->grad_accum);
     int best = plan_baseline_strongest(bl);
     if (best >= 0) {
         const plan_metrics *q = &bl->r[best]->metrics;

@@ -74,6 +74,47 @@ static void add_group(const plan_result *r, const double *load, const double *me
     a->sum_spread += (mx - mn) / mx;
 }
 
+/* What each optimizer step sees (plan_metrics: optimizer_steps, opt_*). */
+static plan_status optimizer_metrics(plan_result *r, plan_error *err)
+{
+    plan_metrics *m = &r->metrics;
+    int64_t R = r->cfg.gpus, G = r->grad_accum;
+    int64_t ng = r->group_first ? r->ngroups : r->steps;
+    int64_t per = r->group_first ? 1 : G; /* sync groups per optimizer step */
+    uint32_t *seen = calloc((size_t)r->nbuckets + 1, sizeof *seen);
+    if (!seen) return plan_fail(err, PLAN_ERR_NOMEM, "out of memory");
+    double sum = 0, sq = 0, shapes = 0;
+    int64_t n = 0;
+    for (int64_t g0 = 0; g0 < ng; g0 += per) {
+        int64_t g1 = g0 + per < ng ? g0 + per : ng;
+        int64_t s0 = r->group_first ? (int64_t)r->group_first[g0] : g0;
+        int64_t s1 = r->group_first ? (int64_t)r->group_first[g1] : g1;
+        double smp = 0;
+        int64_t distinct = 0;
+        n++;
+        for (int64_t s = s0; s < s1; s++)
+            for (int64_t i = 0; i < R; i++) {
+                uint32_t k = r->slots[s * R + i];
+                if (k == PLAN_IDLE) continue;
+                smp += r->micro[k].count;
+                uint32_t b = r->micro[k].bucket;
+                if (seen[b] != (uint32_t)n) {
+                    seen[b] = (uint32_t)n;
+                    distinct++;
+                }
+            }
+        sum += smp;
+        sq += smp * smp;
+        shapes += (double)distinct;
+    }
+    free(seen);
+    double mean = sum / (double)n, var = sq / (double)n - mean * mean;
+    m->optimizer_steps = n;
+    m->opt_samples_cv = var > 0 ? sqrt(var) / mean : 0;
+    m->opt_distinct_shapes = shapes / (double)n;
+    return PLAN_OK;
+}
+
 /* The jitter-aware idle and samples/s (plan_metrics). */
 static void jitter_metrics(plan_result *r, const double *bcost, double *load)
 {
@@ -182,5 +223,5 @@ plan_status plan_simulate(plan_result *r, plan_error *err)
     jitter_metrics(r, bcost, load);
     free(bcost);
     free(load);
-    return PLAN_OK;
+    return optimizer_metrics(r, err);
 }

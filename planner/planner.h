@@ -272,6 +272,9 @@ typedef struct {
                                for the jitter-aware idle; < 0 (default): the profile's
                                measured seconds_cv, else PLAN_DEFAULT_JITTER_CV; 0: none */
     plan_parallel parallel; /* which states each rank keeps (default: the model file's) */
+    int64_t grad_accum;     /* steps per optimizer step (gradient accumulation); 0: 1, or
+                               the window for lpt/kk (which step the optimizer once per
+                               window; another value is a usage error) */
     int extrapolate;        /* 1: use a profile's memory model outside its measured range
                                (a warning); 0: clamp batches to the range */
     int metrics_only;       /* 1: no per-sample order (baselines); plan_write_plan refuses */
@@ -325,6 +328,13 @@ typedef struct {
      * plan's: the epoch idle fraction and samples/s (NaN when jitter_cv is 0). */
     double jitter_epoch_idle_fraction;
     double jitter_samples_per_s;
+    /* What the optimizer steps see (an optimizer step = grad_accum consecutive steps, or an
+     * lpt/kk window): how many there are, the CV of their sample counts and the mean number
+     * of distinct shapes (buckets) in one. Reordering inside a window longer than the
+     * accumulation changes both against the random order. */
+    int64_t optimizer_steps;
+    double opt_samples_cv;
+    double opt_distinct_shapes;
 } plan_metrics;
 
 #define PLAN_WARN_ONE_SHAPE 1u    /* every planned sample has the same shape */
@@ -358,6 +368,7 @@ typedef struct {
     plan_parallel parallel;  /* resolved (never PLAN_PARALLEL_MODEL) */
     int unsharded_grads;     /* lpt/kk under zero2/zero3 */
     double jitter_cv;        /* resolved */
+    int64_t grad_accum;      /* resolved: steps per optimizer step */
     int jitter_measured;     /* 1: from the profile's seconds_cv */
     int64_t m_mem_model;     /* what the memory model allows */
     int64_t m_mem_tokens, m_tok;

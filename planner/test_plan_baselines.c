@@ -174,3 +174,49 @@ Test(epoch, reshuffles_and_epoch_zero_is_the_seed)
     unlink(p);
     free(p);
 }
+
+Test(optimizer_steps, tied_window_keeps_what_each_step_sees)
+{
+    plan_model m = load_model("wan2.1-14b");
+    char *p = tmp_generated("default", 20000, 41);
+    plan_manifest *mf = read_manifest(p, &m, 0);
+    plan_config c;
+    plan_config_default(&c);
+    c.window = 8;
+    c.grad_accum = 8; /* an optimizer step is a window: the same samples as the random order */
+    plan_result *r = build(mf, &m, &c);
+    plan_baselines bl;
+    plan_error err;
+    cr_assert_eq(plan_build_baselines(mf, &m, &c, r, &bl, &err), PLAN_OK, "%s", err.msg);
+    const plan_metrics *a = &r->metrics, *b = &bl.r[PLAN_BASE_RANDOM]->metrics;
+    cr_expect_eq(a->optimizer_steps, b->optimizer_steps);
+    cr_expect_float_eq(a->opt_samples_cv, b->opt_samples_cv, 1e-12);
+    cr_expect_float_eq(a->opt_distinct_shapes, b->opt_distinct_shapes, 1e-12);
+    plan_baselines_free(&bl);
+    plan_result_free(r);
+    /* accumulation shorter than the window: sorted steps see fewer shapes, more uneven counts */
+    c.grad_accum = 1;
+    r = build(mf, &m, &c);
+    cr_assert_eq(plan_build_baselines(mf, &m, &c, r, &bl, &err), PLAN_OK, "%s", err.msg);
+    a = &r->metrics;
+    b = &bl.r[PLAN_BASE_RANDOM]->metrics;
+    cr_expect_eq(r->grad_accum, 1);
+    cr_expect_lt(a->opt_distinct_shapes, b->opt_distinct_shapes / 2);
+    cr_expect_gt(a->opt_samples_cv, b->opt_samples_cv);
+    plan_baselines_free(&bl);
+    plan_result_free(r);
+    /* lpt/kk step once per window: the accumulation is the window */
+    c.assign = PLAN_ASSIGN_LPT;
+    c.oversize_drop = 1;
+    c.grad_accum = 0;
+    r = build(mf, &m, &c);
+    cr_expect_eq(r->grad_accum, 8);
+    cr_expect_eq(r->metrics.optimizer_steps, r->ngroups);
+    plan_result_free(r);
+    c.grad_accum = 4;
+    cr_expect_eq(plan_build(mf, &m, &c, &r, &err), PLAN_ERR_USAGE);
+    cr_expect(strstr(err.msg, "--grad-accum 4"), "%s", err.msg);
+    plan_manifest_free(mf);
+    unlink(p);
+    free(p);
+}

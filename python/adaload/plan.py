@@ -257,7 +257,7 @@ def model_file(model):
 
 # The options of `adaload plan` that manifest mode passes on, by kind. The library applies
 # the command's defaults to what is not given and the command's checks to what is.
-_WHOLE = ("window", "seed", "epoch", "mem_tokens", "tok_budget")
+_WHOLE = ("window", "grad_accum", "seed", "epoch", "mem_tokens", "tok_budget")
 _REAL = ("gpu_mem_gib", "mem_margin", "flops", "step_time", "comp_budget", "comp_ref_pct", "p",
          "jitter_cv")
 _TEXT = ("policy", "assign", "gpu", "act", "comp_model", "oversize", "profile", "parallel")

@@ -133,6 +133,7 @@ static int parse_f64(const char *v, double *out)
 
 typedef struct {
     const char *profile;
+    int window_given;
 } capi_extra;
 
 /* One option (the name `adaload plan` takes, without the dashes) into cfg. The ranges are
@@ -141,7 +142,7 @@ static int set_option(plan_config *c, capi_extra *x, const char *k, const char *
 {
     uint64_t u = 0;
     double d = 0;
-    int whole = !strcmp(k, "gpus") || !strcmp(k, "window") || !strcmp(k, "seed") || !strcmp(k, "epoch") ||
+    int whole = !strcmp(k, "gpus") || !strcmp(k, "window") || !strcmp(k, "grad-accum") || !strcmp(k, "seed") || !strcmp(k, "epoch") ||
                 !strcmp(k, "mem-tokens") || !strcmp(k, "tok-budget");
     int real = !strcmp(k, "gpu-mem-gib") || !strcmp(k, "mem-margin") || !strcmp(k, "flops") ||
                !strcmp(k, "step-time") || !strcmp(k, "comp-budget") || !strcmp(k, "comp-ref-pct") ||
@@ -190,6 +191,9 @@ static int set_option(plan_config *c, capi_extra *x, const char *k, const char *
         c->gpus = (int64_t)u;
     } else if (!strcmp(k, "window")) {
         c->window = (int64_t)u;
+        x->window_given = 1;
+    } else if (!strcmp(k, "grad-accum")) {
+        c->grad_accum = (int64_t)u;
     } else if (!strcmp(k, "seed")) {
         c->seed = u;
     } else if (!strcmp(k, "epoch")) {
@@ -238,7 +242,7 @@ int adaload_capi_plan(const char *manifest, const char *model_file, const char *
     }
     plan_config cfg;
     plan_config_default(&cfg);
-    capi_extra x = {NULL};
+    capi_extra x = {NULL, 0};
     for (int64_t i = 0; i < nopts; i += 2) {
         if (!opts[i] || !opts[i + 1]) {
             set_err(err, errlen, "adaload_capi_plan: option %lld is NULL", (long long)i / 2);
@@ -246,6 +250,7 @@ int adaload_capi_plan(const char *manifest, const char *model_file, const char *
         }
         if (set_option(&cfg, &x, opts[i], opts[i + 1], err, errlen)) return PLAN_ERR_USAGE;
     }
+    if (cfg.grad_accum && !x.window_given) cfg.window = cfg.grad_accum; /* as adaload plan */
     cfg.manifest_name = base_name(manifest);
 
     plan_error e = {{0}};

@@ -42,7 +42,7 @@ int64_t adaload_capi_desc_layout(int64_t *out, int64_t n);
  * NULL. The files are written at exactly these paths (the caller chooses temporary names and
  * renames them). model_file is a model JSON (datasets/models/NAME.json). opts holds nopts
  * strings, name/value pairs with the names of `adaload plan`'s options without the dashes
- * ("assign", "kk", "window", "8", ...): policy, assign, window, gpus, gpu, gpu-mem-gib,
+ * ("assign", "kk", "window", "8", ...): policy, assign, window, grad-accum, gpus, gpu, gpu-mem-gib,
  * mem-margin, seed, epoch, mem-tokens, tok-budget, act, comp-model, step-time, comp-budget,
  * comp-ref-pct, p, flops, oversize, profile, jitter-cv, parallel, extrapolate (0 or 1).
  * What is not given keeps plan_config_default's

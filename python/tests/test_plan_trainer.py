@@ -143,6 +143,19 @@ class ManifestMode(unittest.TestCase):
                     PlanBatches(**dict(kw, **bad))
                 self.assertIn(needle, str(c.exception))
 
+    def test_grad_accum_ties_the_window(self):
+        with tempfile.TemporaryDirectory() as d:
+            s = os.path.join(d, "s.json")
+            make_plan(dataset("tiny.csv"), None, s, model="wan2.1-1.3b", gpus=2, grad_accum=3)
+            with open(s) as f:
+                j = json.load(f)
+            self.assertEqual((j["window"], j["grad_accum"]), (3, 3))
+            self.assertIn("optimizer_step_distinct_shapes", j["metrics"])
+            with self.assertRaises(PlanError) as c:
+                make_plan(dataset("tiny.csv"), None, s, model="wan2.1-1.3b", gpus=2, assign="kk",
+                          window=4, grad_accum=3)
+            self.assertIn("grad-accum", str(c.exception))
+
     def test_epochs_reshuffle_like_the_command(self):
         exe = os.environ.get("ADALOAD_BIN")
         kw = dict(manifest=dataset("default.csv"), model="wan2.1-1.3b", world_size=2, seed=5)
