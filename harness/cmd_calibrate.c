@@ -19,7 +19,8 @@
 
 int cmd_calibrate(int argc, char **argv)
 {
-    const char *out = NULL, *model = "wan2.1-14b", *model_file = NULL, *act = "bf16-residual", *points = NULL;
+    const char *out = NULL, *model = "wan2.1-14b", *model_file = NULL, *act = "bf16-residual", *points = NULL,
+               *depths = NULL, *span = NULL;
     int64_t reps = 5;
     int model_given = 0;
     const cli_opt opts[] = {
@@ -28,8 +29,10 @@ int cmd_calibrate(int argc, char **argv)
          .help = "wan2.1-14b (default) or wan2.1-1.3b: the block's widths (datasets/models/)"},
         CLI_STR("--model-file", &model_file, "FILE", "any other model preset"),
         CLI_STR("--act", &act, "SETUP", "bf16-residual (default) or fp32-residual"),
-        CLI_STR("--points", &points, "BxS,...", "micro-batches to measure (default B 1,2,4 x S 1560..75600)"),
-        CLI_I64("--repetitions", &reps, 1, 1000, "N", "timed steps per point, median (default 5)"),
+        CLI_STR("--points", &points, "BxS,...", "micro-batches to measure (default B 1,2,4,8 x S 1560..75600)"),
+        CLI_STR("--span", &span, "SUMMARY", "a plan's --summary-json: measure the token counts and batch sizes it uses"),
+        CLI_STR("--depths", &depths, "K,...", "stack depths the time and memory are fitted over (default 1,2,4,8)"),
+        CLI_I64("--repetitions", &reps, 1, 1000, "N", "timed steps per point and depth, all kept (default 5)"),
         CLI_END};
     int r = cli_parse("calibrate", opts, argc, argv, NULL, 0, NULL);
     if (r == CLI_HELP) {
@@ -60,7 +63,7 @@ int cmd_calibrate(int argc, char **argv)
     snprintf(script, sizeof script, "%s/planner/calibrate/calibrate.py", ada_source_dir());
     char reps_s[32];
     snprintf(reps_s, sizeof reps_s, "%lld", (long long)reps);
-    char *av[16];
+    char *av[24];
     int k = 0;
     av[k++] = "python3";
     av[k++] = script;
@@ -75,6 +78,14 @@ int cmd_calibrate(int argc, char **argv)
     if (points) {
         av[k++] = "--points";
         av[k++] = (char *)points;
+    }
+    if (span) {
+        av[k++] = "--span";
+        av[k++] = (char *)span;
+    }
+    if (depths) {
+        av[k++] = "--depths";
+        av[k++] = (char *)depths;
     }
     av[k] = NULL;
     fflush(stdout);
