@@ -193,6 +193,27 @@ def check_records(records, world_size):
     return dict(sorted(by.items()))
 
 
+def jitter_cv(records):
+    """The per-micro-batch noise of measured steps: micro-batches of the same shape (bucket
+    and samples) ran several times; the pooled stddev of their compute_s over the pooled mean,
+    each shape's time relative to its own mean (None without a shape measured twice). What
+    `adaload plan --jitter-cv` takes for the jitter-aware idle."""
+    by = {}
+    for r in records:
+        if r.get("samples", 0) > 0 and not r.get("warmup"):
+            by.setdefault((r.get("bucket"), r["samples"]), []).append(r["compute_s"])
+    num = den = 0.0
+    for ts in by.values():
+        if len(ts) < 2:
+            continue
+        m = sum(ts) / len(ts)
+        if m <= 0:
+            continue
+        num += sum((t / m - 1.0) ** 2 for t in ts)
+        den += len(ts) - 1
+    return (num / den) ** 0.5 if den > 0 else None
+
+
 def measured(records, world_size, device_bytes):
     """The measured figures of one configuration from train.py's per-step, per-rank records
     (a record's "sync", true when absent, closes its sync group)."""
@@ -226,6 +247,7 @@ def measured(records, world_size, device_bytes):
             "vram_util_mean": sum(util) / len(util) if util else 0.0,
             "vram_util_max": max(util) if util else 0.0,
             "peak_bytes_max": max(r["peak_bytes"] for row in steps for r in row),
+            "jitter_cv": jitter_cv([r for row in steps for r in row]),
             "samples": samples, "tokens": tokens}
 
 

@@ -81,6 +81,17 @@ class Calibration(unittest.TestCase):
         self.assertEqual(one["range"]["batch_max"], 1)
 
 
+class Jitter(unittest.TestCase):
+    def test_pooled_cv_of_repeated_shapes(self):
+        recs = [{"bucket": 1, "samples": 4, "compute_s": t} for t in (0.9, 1.1, 1.0, 1.0)]
+        recs += [{"bucket": 2, "samples": 1, "compute_s": t} for t in (1.8, 2.2)]
+        recs += [{"bucket": 3, "samples": 1, "compute_s": 5.0},  # once: no information
+                 {"bucket": 0, "samples": 0, "compute_s": 0.0}]  # idle
+        # deviations relative to each shape's mean: 0.1, 0.1, 0, 0 (3 dof) and 0.1, 0.1 (1 dof)
+        self.assertAlmostEqual(L.jitter_cv(recs), (0.04 / 4) ** 0.5, places=12)
+        self.assertIsNone(L.jitter_cv(recs[-2:]))
+
+
 class Metrics(unittest.TestCase):
     def test_idle_fraction_by_hand(self):
         # step 1: loads 4, 2 -> max 4, mean 3; step 2: 1, 1 -> 1, 1: (1 + 0) / (4 + 1) = 0.2
