@@ -116,7 +116,7 @@ void cat_run_free(cat_run *r)
     free(r->kind);
     free(r->run);
     free(r->git_sha);
-    free(r->kernel_hash);
+    free(r->kernel_hash_v1);
     free(r->kernel_hash_v2);
     free(r->command);
     free(r->measured);
@@ -206,13 +206,13 @@ cat_status cat_scan_run(const char *root, const char *path, cat_run *r, char *er
     if (mrc == ADA_RUNS_OK) {
         r->git_sha = cat__strdup(meta.git_sha);
         r->git_dirty = meta.git_dirty;
-        r->kernel_hash = cat__strdup(meta.kernel_hash_v1);
+        r->kernel_hash_v1 = cat__strdup(meta.kernel_hash_v1);
         r->kernel_hash_v2 = meta.kernel_hash_v2[0] ? cat__strdup(meta.kernel_hash_v2) : NULL;
         r->command = cat__strdup(meta.command_line);
     }
     int v2 = mrc == ADA_RUNS_OK && meta.kernel_hash_v2[0];
     ada_run_meta_free(&meta);
-    if (!r->path || !r->testbed || !r->kind || !r->run || !r->git_sha || !r->kernel_hash ||
+    if (!r->path || !r->testbed || !r->kind || !r->run || !r->git_sha || !r->kernel_hash_v1 ||
         !r->command || (v2 && !r->kernel_hash_v2)) {
         cat_run_free(r);
         return cat__fail(CAT_NOMEM, err, en, "out of memory");
@@ -335,7 +335,7 @@ json_t *cat_run_json(const cat_run *r)
     json_object_set_new(o, "time", json_string(r->time));
     json_object_set_new(o, "git_sha", json_string(r->git_sha));
     json_object_set_new(o, "git_dirty", r->git_dirty < 0 ? json_null() : json_boolean(r->git_dirty));
-    json_object_set_new(o, "kernel_hash", json_string(r->kernel_hash));
+    json_object_set_new(o, "kernel_hash_v1", json_string(r->kernel_hash_v1));
     json_object_set_new(o, "kernel_hash_v2",
                         r->kernel_hash_v2 ? json_string(r->kernel_hash_v2) : json_null());
     json_object_set_new(o, "command", json_string(r->command));
@@ -360,7 +360,7 @@ int cat_match(const cat_run *r, const cat_filter *f)
     if (f->since && *f->since && strncmp(r->time, f->since, strlen(f->since)) < 0) return 0;
     if (f->until && *f->until && strncmp(r->time, f->until, strlen(f->until)) > 0) return 0;
     if (f->sha && *f->sha && strncmp(r->git_sha, f->sha, strlen(f->sha))) return 0;
-    if (f->hash && *f->hash && strncmp(r->kernel_hash, f->hash, strlen(f->hash)) &&
+    if (f->hash && *f->hash && strncmp(r->kernel_hash_v1, f->hash, strlen(f->hash)) &&
         (!r->kernel_hash_v2 || strncmp(r->kernel_hash_v2, f->hash, strlen(f->hash))))
         return 0;
     return 1;

@@ -19,8 +19,9 @@
  *
  * The index, results/index.jsonl, has one JSON object per line and per run, keys in this
  * order: path (<testbed>/<kind>/<run>), testbed, kind, run, time (ISO 8601, from the
- * folder name), git_sha, git_dirty, kernel_hash (scheme 1: of the kernel files' bytes,
- * kernels/source_hash.cmake), kernel_hash_v2 (scheme 2: of their text without comments and
+ * folder name), git_sha, git_dirty, kernel_hash_v1 (scheme 1: of the kernel files' bytes,
+ * kernels/source_hash.cmake; an older index named it kernel_hash, and cat_check reports such
+ * lines stale), kernel_hash_v2 (scheme 2: of their text without comments and
  * layout, srchash/srchash.h; null for runs made before it existed), command (the command line of meta.json),
  * measured (one line: what the run measured, derived from its files). Every line is a pure
  * function of the run folder, so `cat_check` can rebuild it and compare; writers append the
@@ -57,7 +58,7 @@ typedef struct {
     char time[24];   /* 2026-11-29T23:47:44Z */
     char *git_sha;   /* "unknown" when meta has none */
     int git_dirty;   /* 1, 0, -1 unknown */
-    char *kernel_hash;    /* scheme 1 hash (meta.json kernel_hash_v1, run_meta.h), "" when unknown */
+    char *kernel_hash_v1;    /* scheme 1 hash (meta.json kernel_hash_v1, run_meta.h), "" when unknown */
     char *kernel_hash_v2; /* scheme 2 hash (kernel_hash_v2); NULL in older runs */
     char *command;
     char *measured;

@@ -21,7 +21,7 @@ static int is_gate_record(const cat_run *r)
 static int matches_tree(const cat_run *r, const cat_prune_opts *o)
 {
     if (r->kernel_hash_v2 && o->hash_v2 && !strcmp(r->kernel_hash_v2, o->hash_v2)) return 1;
-    return o->hash_v1 && !strcmp(r->kernel_hash, o->hash_v1);
+    return o->hash_v1 && !strcmp(r->kernel_hash_v1, o->hash_v1);
 }
 
 static void keep(cat_decision *d, const char *why)

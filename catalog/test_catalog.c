@@ -91,7 +91,7 @@ Test(catalog, scan_sorts_by_time_and_measures)
     cr_assert_str_eq(line,
                      "{\"path\":\"gpu/bench/2026-01-02T010000Z_bbbbbbb\",\"testbed\":\"gpu\",\"kind\":"
                      "\"bench\",\"run\":\"2026-01-02T010000Z_bbbbbbb\",\"time\":\"2026-01-02T01:00:00Z\","
-                     "\"git_sha\":\"bbbbbbb000\",\"git_dirty\":false,\"kernel_hash\":\"h1\","
+                     "\"git_sha\":\"bbbbbbb000\",\"git_dirty\":false,\"kernel_hash_v1\":\"h1\","
                      "\"kernel_hash_v2\":null,\"command\":\"adaload x\","
                      "\"measured\":\"set wan, 2 benchmarks x 2 repetitions\"}");
     free(line);

@@ -33,8 +33,8 @@ static json_t *run_head(const cat_run *r)
 {
     return json_pack("{s:s, s:s, s:s, s:s, s:o, s:s, s:o, s:s}", "run", r->run, "path", r->path, "time",
                      r->time, "git_sha", r->git_sha, "git_dirty",
-                     r->git_dirty < 0 ? json_null() : json_boolean(r->git_dirty), "kernel_hash",
-                     r->kernel_hash, "kernel_hash_v2",
+                     r->git_dirty < 0 ? json_null() : json_boolean(r->git_dirty), "kernel_hash_v1",
+                     r->kernel_hash_v1, "kernel_hash_v2",
                      r->kernel_hash_v2 ? json_string(r->kernel_hash_v2) : json_null(), "measured",
                      r->measured);
 }
@@ -281,7 +281,7 @@ dash_status dash_collect(const char *results, const dash_opts *oin, json_t **dat
     gmtime_r(&t, &tm);
     strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", &tm);
     json_t *d = json_pack("{s:s, s:s, s:{s:s?, s:s?}, s:f, s:f, s:[], s:{}, s:{}}", "generated", now, "results",
-                          results, "tree", "kernel_hash", o.hash_v1, "kernel_hash_v2", o.hash_v2, "threshold",
+                          results, "tree", "kernel_hash_v1", o.hash_v1, "kernel_hash_v2", o.hash_v2, "threshold",
                           o.threshold, "alpha", o.alpha, "testbeds", "names", "shapes");
     if (!d) {
         cat_free(&c);

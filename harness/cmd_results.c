@@ -92,7 +92,7 @@ static int do_list(const ropts *o)
             free(l);
         } else {
             printf("%-20s  %-14s  %-16s  %-7.7s  %-8.8s  %s (%s)\n", r->time, r->testbed, r->kind, r->git_sha,
-                   r->kernel_hash, r->measured, r->path);
+                   r->kernel_hash_v1, r->measured, r->path);
         }
     }
     if (!o->json) printf("%lld of %lld run(s)\n", (long long)shown, (long long)c.n);

@@ -335,7 +335,7 @@
             return { name: v, color: color(v, j), dashed: isPeer(v), pts: g.variants[v].map(function (p) {
               var r = runs[p[0]];
               return { x: idx.indexOf(p[0]), y: metric === 'us' ? p[1] : p[2],
-                       tip: r.run + '\ncommit ' + sha7(r.git_sha) + '  kernels ' + short(r.kernel_hash) + '\n' + fmt(p[1]) + ' us, ' +
+                       tip: r.run + '\ncommit ' + sha7(r.git_sha) + '  kernels ' + short(r.kernel_hash_v1) + '\n' + fmt(p[1]) + ' us, ' +
                             (p[2] === null ? '-' : fmt(p[2], 1) + '% of copy') + ', ' + p[3] + ' repetitions',
                        flag: flags[g.op + '/' + v + '/' + g.shape + '#' + p[0]] ? g.op + '/' + v + '/' + g.shape : null,
                        drift: drifts[g.op + '/' + v + '/' + g.shape + '#' + p[0]] ? g.op + '/' + v + '/' + g.shape : null };
@@ -435,9 +435,9 @@
     t.appendChild(h);
     var order = tb.verify.slice().reverse();
     order.forEach(function (v) {
-      var tree = v.kernel_hash === D.tree.kernel_hash || (v.kernel_hash_v2 && v.kernel_hash_v2 === D.tree.kernel_hash_v2);
+      var tree = v.kernel_hash_v1 === D.tree.kernel_hash_v1 || (v.kernel_hash_v2 && v.kernel_hash_v2 === D.tree.kernel_hash_v2);
       var tr = el('tr', { 'class': v.gate ? 'gate verify-status' : 'verify-status', 'data-gate': v.gate ? '1' : '0' });
-      tr.appendChild(el('td', null, short(v.kernel_hash) + (tree ? ' (this tree)' : '')));
+      tr.appendChild(el('td', null, short(v.kernel_hash_v1) + (tree ? ' (this tree)' : '')));
       tr.appendChild(el('td', null, short(v.kernel_hash_v2)));
       tr.appendChild(el('td', null, v.run));
       tr.appendChild(el('td', null, sha7(v.git_sha)));
@@ -530,7 +530,7 @@
   });
   if (!D.testbeds.length) app.appendChild(el('p', null, 'results/ holds no run.'));
   document.getElementById('footer').textContent = 'Generated ' + D.generated + ' from ' + D.results + ' for kernel sources ' +
-    short(D.tree.kernel_hash) + ' (scheme 2: ' + short(D.tree.kernel_hash_v2) + ').';
+    short(D.tree.kernel_hash_v1) + ' (scheme 2: ' + short(D.tree.kernel_hash_v2) + ').';
   document.documentElement.setAttribute('data-charts', String(document.querySelectorAll('figure.chart').length));
   document.documentElement.setAttribute('data-ready', '1');
 })();
