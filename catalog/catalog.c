@@ -251,7 +251,9 @@ static cat_status push(cat_catalog *c, cat_run *r)
     return CAT_OK;
 }
 
-static cat_status scan_kind(const char *root, const char *tb, const char *kind, cat_catalog *c,
+/* bad: NULL (strict: a run whose files cannot be read fails the scan), or an array that
+ * gets {path, why} of each such run, which is then left out. */
+static cat_status scan_kind(const char *root, const char *tb, const char *kind, cat_catalog *c, json_t *bad,
                             char *err, size_t en)
 {
     char dir[PATH_MAX];
@@ -272,6 +274,11 @@ static cat_status scan_kind(const char *root, const char *tb, const char *kind, 
         }
         cat_run r;
         s = cat_scan_run(root, path, &r, err, en);
+        if (s == CAT_BAD_TREE && bad) {
+            s = json_array_append_new(bad, json_pack("{s:s, s:s}", "path", path, "why", err)) ? CAT_NOMEM : CAT_OK;
+            if (s != CAT_OK) cat__fail(s, err, en, "out of memory");
+            continue;
+        }
         if (s == CAT_OK && (s = push(c, &r)) != CAT_OK) {
             cat_run_free(&r);
             cat__fail(s, err, en, "out of memory");
@@ -281,7 +288,16 @@ static cat_status scan_kind(const char *root, const char *tb, const char *kind, 
     return s;
 }
 
-cat_status cat_scan(const char *root, cat_catalog *c, char *err, size_t en)
+static cat_status scan(const char *root, cat_catalog *c, json_t *bad, char *err, size_t en);
+
+cat_status cat_scan(const char *root, cat_catalog *c, char *err, size_t en) { return scan(root, c, NULL, err, en); }
+
+cat_status cat_scan_lenient(const char *root, cat_catalog *c, json_t *bad, char *err, size_t en)
+{
+    return scan(root, c, bad, err, en);
+}
+
+static cat_status scan(const char *root, cat_catalog *c, json_t *bad, char *err, size_t en)
 {
     memset(c, 0, sizeof *c);
     if (!cat__is_dir(root)) return CAT_OK;
@@ -311,7 +327,7 @@ cat_status cat_scan(const char *root, cat_catalog *c, char *err, size_t en)
                               "planner, e2e): results/<testbed>/<kind>/<run>/",
                               tbdir, kinds[b]);
             else
-                s = scan_kind(root, tbs[a], kinds[b], c, err, en);
+                s = scan_kind(root, tbs[a], kinds[b], c, bad, err, en);
         }
         cat__list_free(kinds, nk);
     }
@@ -350,6 +366,16 @@ char *cat_run_line(const cat_run *r)
     char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(o);
     return s;
+}
+
+int cat_is_time_prefix(const char *s)
+{
+    static const char pat[] = "dddd-dd-ddTdd:dd:ddZ";
+    size_t n = strlen(s);
+    if (n < 4 || n > sizeof pat - 1) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (pat[i] == 'd' ? (s[i] < '0' || s[i] > '9') : s[i] != pat[i]) return 0;
+    return 1;
 }
 
 int cat_match(const cat_run *r, const cat_filter *f)

@@ -80,6 +80,12 @@ void cat_free(cat_catalog *c);
  * empty catalog. */
 cat_status cat_scan(const char *root, cat_catalog *c, char *err, size_t err_n);
 
+/* The same, except that a run folder whose files cannot be read (a truncated bench.json,
+ * a meta.json that is not JSON) does not fail the scan: it is left out of c and appended to
+ * bad as {"path": <testbed>/<kind>/<run>, "why": ...} (what the dashboard shows as a bad
+ * run). Layout errors (a file where a run folder belongs, an unknown kind) still fail. */
+cat_status cat_scan_lenient(const char *root, cat_catalog *c, json_t *bad, char *err, size_t err_n);
+
 /* Derives the record of one run folder root/<path>. */
 cat_status cat_scan_run(const char *root, const char *path, cat_run *out, char *err, size_t err_n);
 void cat_run_free(cat_run *r);
@@ -116,6 +122,9 @@ typedef struct {
     const char *kind, *testbed, *since, *until, *sha, *hash;
 } cat_filter;
 int cat_match(const cat_run *r, const cat_filter *f);
+/* 1 when s is a run time as the catalog writes it ("2026-11-29T21:33:40Z") or a prefix of
+ * one of at least the year ("2026", "2026-11-29", "2026-11-29T21"): what since/until take. */
+int cat_is_time_prefix(const char *s);
 
 /* The pruning policy (cat_prune_plan fills one decision per run, in catalog order):
  * - a run whose folder name appears in cited (the text of the README and notes) is kept;

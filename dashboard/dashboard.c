@@ -266,6 +266,25 @@ static json_t *new_testbed(const char *name)
                      (json_int_t)-1, "verify", "planner", "other");
 }
 
+/* The bad runs' messages name files under the results folder: drop its path (the site
+ * publishes no path of the machine that built it). */
+static void strip_root(json_t *bad, const char *root)
+{
+    size_t rl = strlen(root), i;
+    json_t *b;
+    json_array_foreach(bad, i, b) {
+        const char *why = json_string_value(json_object_get(b, "why"));
+        const char *at = why ? strstr(why, root) : NULL;
+        if (!at || at[rl] != '/') continue;
+        size_t n = strlen(why) + 1;
+        char *t = malloc(n);
+        if (!t) continue;
+        snprintf(t, n, "%.*s%s", (int)(at - why), why, at + rl + 1);
+        json_object_set_new(b, "why", json_string(t));
+        free(t);
+    }
+}
+
 dash_status dash_collect(const char *results, const dash_opts *oin, json_t **data, char *err, size_t en)
 {
     *data = NULL;
@@ -273,17 +292,33 @@ dash_status dash_collect(const char *results, const dash_opts *oin, json_t **dat
     if (o.threshold <= 0) o.threshold = 0.05;
     if (o.alpha <= 0) o.alpha = 0.05;
     cat_catalog c;
-    cat_status cs = cat_scan(results, &c, err, en);
-    if (cs != CAT_OK) return cs == CAT_NOMEM ? DASH_NOMEM : DASH_BAD_INPUT;
+    /* A run folder whose files cannot be read is shown as a bad run; the rest is rendered. */
+    json_t *bad = json_array();
+    if (!bad) return dash__fail(DASH_NOMEM, err, en, "out of memory");
+    cat_status cs = cat_scan_lenient(results, &c, bad, err, en);
+    if (cs != CAT_OK) {
+        json_decref(bad);
+        return cs == CAT_NOMEM ? DASH_NOMEM : DASH_BAD_INPUT;
+    }
+    strip_root(bad, results);
     char now[32];
     time_t t = time(NULL);
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    /* The site names the results folder by its last component only: a published page must
+     * not carry the build machine's absolute paths. */
+    char label[256];
+    size_t rl = strlen(results);
+    while (rl > 1 && results[rl - 1] == '/') rl--;
+    size_t rb = rl;
+    while (rb > 0 && results[rb - 1] != '/') rb--;
+    snprintf(label, sizeof label, "%.*s", (int)(rl - rb), results + rb);
     json_t *d = json_pack("{s:s, s:s, s:{s:s?, s:s?}, s:f, s:f, s:[], s:{}, s:{}}", "generated", now, "results",
-                          results, "tree", "kernel_hash_v1", o.hash_v1, "kernel_hash_v2", o.hash_v2, "threshold",
+                          label, "tree", "kernel_hash_v1", o.hash_v1, "kernel_hash_v2", o.hash_v2, "threshold",
                           o.threshold, "alpha", o.alpha, "testbeds", "names", "shapes");
-    if (!d) {
+    if (!d || json_object_set_new(d, "bad_runs", bad)) {
+        json_decref(d);
         cat_free(&c);
         return dash__fail(DASH_NOMEM, err, en, "out of memory");
     }

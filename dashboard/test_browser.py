@@ -98,6 +98,14 @@ def bench_run(root, testbed, run, set_name, shapes, uuid="GPU-1", kernels="ab" *
     write(os.path.join(d, "bench.json"), json.dumps({"context": {"adaload_set": set_name}, "benchmarks": bench}))
 
 
+BAD_RUN = "synth-gpu/bench/2026-01-04T000000Z_ddddddd"
+
+
+def data_js_of(site):
+    with open(os.path.join(site, "data.js")) as f:
+        return f.read()
+
+
 def synthetic(root):
     """The nightly's layout on testbed synth-gpu -- wan, sweep, wan with one shape 800 -> 1040
     us, sweep -- plus a planner run and a verification record; and on synth-aa an A/A pair:
@@ -124,6 +132,11 @@ def synthetic(root):
     write(os.path.join(d, "bench.json"), json.dumps({"context": {"adaload_set": "wan"}, "benchmarks": bench}))
     write(os.path.join(d, "plan-dual.json"), json.dumps({"policy": "dual", "assign": "random", "model": "wan2.1-14b",
         "gpus": 16, "metrics": {"epoch_idle_fraction": 0.338, "vram_util_mean": 0.846, "samples_per_s": 0.274}}))
+    # One bad run folder (a truncated bench.json) must not take the site down (issue 17).
+    d = os.path.join(root, "synth-gpu", "bench", BAD_RUN.split("/")[-1])
+    write(os.path.join(d, "meta.json"), json.dumps({"git_sha": "d" * 40, "git_dirty": False,
+                                                   "kernel_source_hash": "ab" * 32, "command_line": "b"}))
+    write(os.path.join(d, "bench.json"), '{"context": {"adaload_set": "wan"}, "benchmarks": [{"name": "lnm')
     d = os.path.join(root, "synth-gpu", "verify", "2026-01-01T000000Z_aaaaaaa")
     write(os.path.join(d, "meta.json"), json.dumps({"git_sha": "a" * 40, "git_dirty": False,
                                                    "kernel_source_hash": "ab" * 32, "command_line": "v"}))
@@ -224,6 +237,12 @@ def main():
     sweep = [c for c in dom.all("figure", "chart") if c.get("data-chart", "").startswith("sweep/")]
     if len(sweep) != 1 or int(sweep[0].get("data-points", "0")) != 6:
         fail("synthetic history: the sweep chart is missing or incomplete (%s)" % sweep)
+    bad = [x for x in dom.all("section", "bad-runs")]
+    if len(bad) != 1 or BAD_RUN not in data_js_of(site):
+        fail("synthetic history: the bad run %s is not shown as a bad run" % BAD_RUN)
+    with open(os.path.join(site, "data.js")) as f:
+        if os.path.abspath(synth) in f.read():
+            fail("synthetic history: data.js publishes the results folder's absolute path")
     if not dom.all("table", "plans"):
         fail("synthetic history: no table of the plans' simulated metrics")
     print("ok: synthetic history: the planted regression (%s) is flagged in the table and on its chart; "

@@ -17,6 +17,22 @@
 #include "cli_opts.h"
 #include "commands.h"
 
+/* "BxS,BxS,...": whole numbers >= 1 (calibrate.py reads the same form). */
+static int points_ok(const char *p)
+{
+    for (;;) {
+        for (int part = 0; part < 2; part++) {
+            size_t d = strspn(p, "0123456789");
+            if (d == 0 || d > 9 || strspn(p, "0") == d) return 0;
+            p += d;
+            if (part == 0 && *p != 'x' && *p != 'X') return 0;
+            if (part == 0) p++;
+        }
+        if (*p == '\0') return 1;
+        if (*p++ != ',') return 0;
+    }
+}
+
 int cmd_calibrate(int argc, char **argv)
 {
     const char *out = NULL, *model = "wan2.1-14b", *model_file = NULL, *act = "bf16-residual", *points = NULL,
@@ -55,6 +71,8 @@ int cmd_calibrate(int argc, char **argv)
     }
     if (strcmp(act, "bf16-residual") && strcmp(act, "fp32-residual"))
         return ada_usage_error("calibrate", "--act %s: bf16-residual or fp32-residual", act);
+    if (points && !points_ok(points)) /* bad usage is 2 before "nothing can run here" is 77 */
+        return ada_usage_error("calibrate", "--points %s: BxS,BxS,... with whole numbers B >= 1 and S >= 1", points);
     if (!ada_python_has_module("torch")) {
         ada_msg("calibrate", "nothing can run here: it needs python3 with PyTorch and a CUDA GPU "
                              "(python3 -c 'import torch' failed); nothing written");

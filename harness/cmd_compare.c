@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "ada_util.h"
 #include "cli.h"
 #include "cli_opts.h"
 #include "commands.h"
@@ -40,7 +41,7 @@ static void usage(FILE *f)
             "  --threshold PCT  percent (default 5)\n"
             "  --alpha A        significance level in (0, 1) (default 0.05)\n"
             "  exit: 0 no regression, 1 a benchmark is slower, 4 too few repetitions to judge,\n"
-            "        2 bad usage or input\n");
+            "        2 bad usage or input (also: no benchmark in common)\n");
 }
 
 static void fmt_time(double ns, char *buf, size_t n)
@@ -53,28 +54,34 @@ static void fmt_time(double ns, char *buf, size_t n)
         snprintf(buf, n, "%.1f ns", ns);
 }
 
+/* Names come from the runs' files: printed with control bytes escaped (a terminal escape in
+ * a benchmark name never reaches the terminal). Longer names are cut at 1,000 bytes here. */
+static const char *esc(const char *s, char *buf, size_t n) { return ada_escape(s, buf, n); }
+
 static void print_table(const char *const paths[2], const ada_bench_set *a, const ada_bench_set *b, const ada_cmp *c)
 {
+    char nb[1024], eb[1024];
     size_t w = strlen("benchmark");
     for (int64_t i = 0; i < c->n; i++)
-        if (strlen(c->row[i].name) > w) w = strlen(c->row[i].name);
-    printf("A: %s\nB: %s\n", paths[0], paths[1]);
+        if (strlen(esc(c->row[i].name, nb, sizeof nb)) > w) w = strlen(nb);
+    printf("A: %s\nB: %s\n", esc(paths[0], nb, sizeof nb), esc(paths[1], eb, sizeof eb));
     printf("%-*s  %12s  %12s  %7s  %8s  %s\n", (int)w, "benchmark", "A median", "B median", "B/A", "p", "verdict");
     for (int64_t i = 0; i < c->n; i++) {
         const ada_cmp_row *r = &c->row[i];
+        esc(r->name, nb, sizeof nb);
         if (r->error) {
-            printf("%-*s  %12s  %12s  %7s  %8s  error (%s)\n", (int)w, r->name, "-", "-", "-", "-", r->error);
+            printf("%-*s  %12s  %12s  %7s  %8s  error (%s)\n", (int)w, nb, "-", "-", "-", "-", esc(r->error, eb, sizeof eb));
             continue;
         }
         char ta[32], tb[32];
         fmt_time(r->a_ns, ta, sizeof ta);
         fmt_time(r->b_ns, tb, sizeof tb);
-        printf("%-*s  %12s  %12s  %7.3f  %8.2g  %s\n", (int)w, r->name, ta, tb, r->ratio, r->p, ada_verdict_name(r->v));
+        printf("%-*s  %12s  %12s  %7.3f  %8.2g  %s\n", (int)w, nb, ta, tb, r->ratio, r->p, ada_verdict_name(r->v));
     }
     for (int64_t i = 0; i < a->n; i++)
-        if (!ada_bench_find(b, a->r[i].name)) printf("only in A: %s\n", a->r[i].name);
+        if (!ada_bench_find(b, a->r[i].name)) printf("only in A: %s\n", esc(a->r[i].name, nb, sizeof nb));
     for (int64_t i = 0; i < b->n; i++)
-        if (!ada_bench_find(a, b->r[i].name)) printf("only in B: %s\n", b->r[i].name);
+        if (!ada_bench_find(a, b->r[i].name)) printf("only in B: %s\n", esc(b->r[i].name, nb, sizeof nb));
 }
 
 int cmd_compare(int argc, char **argv)
@@ -134,6 +141,10 @@ int cmd_compare(int argc, char **argv)
                (long long)c.slower, (long long)c.faster, (long long)c.same, (long long)c.too_few,
                (long long)c.drift, (long long)c.errors, threshold_pct, alpha);
         rc = c.slower > 0 ? ADA_EXIT_FAIL : c.too_few > 0 ? ADA_EXIT_UNDECIDED : ADA_EXIT_OK;
+        if (c.n == 0) { /* nothing was compared: not a pass */
+            ada_msg("compare", "%s and %s have no benchmark in common: nothing to compare", paths[0], paths[1]);
+            rc = ADA_EXIT_USAGE;
+        }
     }
     ada_cmp_free(&c);
     for (int k = 0; k < 2; k++) ada_run_meta_free(&m[k]);

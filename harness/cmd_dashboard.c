@@ -12,8 +12,10 @@
  * a regular file, is refused with nothing written. Exit 0 ok, 2 bad usage, a results tree
  * that breaks the layout, or an output that cannot be written, 3 out of memory.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "build_info.h"
 #include "cli.h"
@@ -52,12 +54,19 @@ int cmd_dashboard(int argc, char **argv)
         snprintf(def, sizeof def, "%s/results", ada_source_dir());
         results = def;
     }
+    struct stat st;
+    int e = stat(results, &st) != 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+    if (e) return ada_usage_error(CMD, "--results %s: %s", results, strerror(e));
     dash_opts o = {.hash_v1 = ADALOAD_KERNEL_HASH, .hash_v2 = ADALOAD_KERNEL_HASH_V2,
                    .threshold = threshold_pct > 0 ? threshold_pct / 100.0 : 1e-12, .alpha = alpha};
     json_t *data = NULL;
     char err[1024];
     dash_status s = dash_collect(results, &o, &data, err, sizeof err);
     if (s == DASH_OK) s = dash_write_site(out, data, err, sizeof err);
+    size_t i, nbad = s == DASH_OK ? json_array_size(json_object_get(data, "bad_runs")) : 0;
+    json_t *b;
+    json_array_foreach(nbad ? json_object_get(data, "bad_runs") : NULL, i, b)
+        ada_msg(CMD, "bad run, shown as such: %s", json_string_value(json_object_get(b, "why")));
     json_decref(data);
     if (s != DASH_OK) {
         ada_msg(CMD, "%s", err);

@@ -170,7 +170,23 @@ int cmd_report(int argc, char **argv)
     if (r != CLI_OK) return ADA_EXIT_USAGE;
     if (!run) return ada_usage_error("report", "give a run folder (results/<testbed>/bench/<run>/)");
     if (!sweep && (shape || out)) return ada_usage_error("report", "--shape and --out go with --sweep");
-    return sweep ? sweep_report(run, &want, shape, out) : report(run, &want);
+    /* The report quotes names and messages from the run's files: it is made in memory and
+     * printed with their control bytes escaped, so no terminal escape reaches the terminal. */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len), *real = stdout;
+    if (!mem) return ada_msg("report", "out of memory"), ADA_EXIT_INTERNAL;
+    stdout = mem;
+    int rc = sweep ? sweep_report(run, &want, shape, out) : report(run, &want);
+    stdout = real;
+    fclose(mem);
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)text[i];
+        if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) printf("\\x%02x", c);
+        else putchar(c);
+    }
+    free(text);
+    return rc;
 }
 
 /* bench.json and peers.json (when present) of a run folder; ADA_EXIT_OK or the usage exit

@@ -315,6 +315,11 @@ int cmd_results(int argc, char **argv)
     }
     if (r != CLI_OK) return ADA_EXIT_USAGE;
     const char *action = npos ? pos[0] : "list";
+    const char *dates[2][2] = {{"--since", o.since}, {"--until", o.until}};
+    for (int d = 0; d < 2; d++)
+        if (dates[d][1] && !cat_is_time_prefix(dates[d][1]))
+            return ada_usage_error(CMD, "%s %s: not a UTC date or a prefix of one (2026-11-29, 2026-11-29T21:33:40Z)",
+                                   dates[d][0], dates[d][1]);
     if (o.kind && !cat_is_kind(o.kind))
         return ada_usage_error(CMD, "--kind %s: not a kind (verify, bench, regression-check, explore, planner, e2e)", o.kind);
     char def[4200];

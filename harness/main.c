@@ -17,6 +17,7 @@
  * bad input or an output that cannot be written, 3 internal or resource failure, 77 nothing
  * can run here.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -52,6 +53,18 @@ static void usage(FILE *f)
     fprintf(f, "\nexit codes: 0 ok, 1 a check failed, 2 bad usage or input, 3 internal failure, 77 nothing can run here\n");
 }
 
+/* What a command printed must have reached standard output: a full disk or /dev/full is an
+ * output that cannot be written (exit 2, or 3 when the command already failed internally),
+ * never a silent 0. */
+static int stdout_written(const char *cmd, int rc)
+{
+    errno = 0;
+    if (fflush(stdout) == 0 && !ferror(stdout)) return rc;
+    int e = errno ? errno : EIO;
+    ada_msg(cmd, "cannot write standard output: %s", strerror(e));
+    return rc == ADA_EXIT_INTERNAL ? rc : ADA_EXIT_USAGE;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -60,11 +73,11 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(stdout);
-        return ADA_EXIT_OK;
+        return stdout_written("help", ADA_EXIT_OK);
     }
-    if (!strcmp(argv[1], "--version")) return cmd_version(1, argv + 1);
+    if (!strcmp(argv[1], "--version")) return stdout_written("version", cmd_version(1, argv + 1));
     for (const command *c = commands; c->name; c++)
-        if (!strcmp(argv[1], c->name)) return c->fn(argc - 1, argv + 1);
+        if (!strcmp(argv[1], c->name)) return stdout_written(c->name, c->fn(argc - 1, argv + 1));
     fprintf(stderr, "adaload: unknown command '%s' (adaload --help lists them)\n", argv[1]);
     return ADA_EXIT_USAGE;
 }

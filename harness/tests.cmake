@@ -28,6 +28,12 @@ add_test(NAME cli_defects
                  ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/cli_defects)
 set_tests_properties(cli_defects PROPERTIES TIMEOUT 600)
 
+# The CLI's loud failures of issue 17 (harness/test_cli_defects17.sh).
+add_test(NAME cli_defects17
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_cli_defects17.sh $<TARGET_FILE:adaload>
+                 ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/cli_defects17)
+set_tests_properties(cli_defects17 PROPERTIES TIMEOUT 300)
+
 # The layout rules (ci/layout_check.sh): folder shares, file and function lengths.
 add_test(NAME layout_check COMMAND bash ${PROJECT_SOURCE_DIR}/ci/layout_check.sh ${PROJECT_SOURCE_DIR})
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ada_util.h"
 #include "plan_internal.h"
 
 #define GIB 1073741824.0
@@ -35,12 +36,18 @@ static int64_t pick_shown(const plan_result *r, unsigned char *show)
 static void print_header(FILE *f, const plan_result *r, const char *policy)
 {
     const plan_cost *c = &r->cost;
+    /* Names from input files are printed with their control bytes escaped (no terminal
+     * escape sequence from a model file or a manifest name reaches the terminal). */
+    char man[512], model[512], gpu[512];
+    ada_escape(r->manifest[0] ? r->manifest : "(unnamed)", man, sizeof man);
+    ada_escape(r->model, model, sizeof model);
+    ada_escape(r->gpu[0] ? r->gpu : "GPU", gpu, sizeof gpu);
     fprintf(f, "manifest   %s: %" PRId64 " samples in %" PRId64 " buckets; %" PRId64 " planned, %" PRId64
                " dropped (coverage %.4f)\n",
-            r->manifest[0] ? r->manifest : "(unnamed)", r->samples_total, r->nbuckets, r->samples_planned,
+            man, r->samples_total, r->nbuckets, r->samples_planned,
             r->samples_dropped, (double)r->samples_planned / (double)r->samples_total);
     fprintf(f, "cluster    model %s, %" PRId64 " x %s (%.4g GiB, margin %.3g); policy %s, assign %s",
-            r->model, r->cfg.gpus, r->gpu[0] ? r->gpu : "GPU", r->cfg.gpu_mem_bytes / GIB, r->cfg.mem_margin,
+            model, r->cfg.gpus, gpu, r->cfg.gpu_mem_bytes / GIB, r->cfg.mem_margin,
             policy, plan_assign_name(r->cfg.assign));
     if (plan_assign_windowed(r->cfg.assign)) fprintf(f, ", window %" PRId64 " steps", r->cfg.window);
     fprintf(f, ", seed %" PRIu64 "\n", r->cfg.seed);

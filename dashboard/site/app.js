@@ -529,6 +529,21 @@
     otherSection(sec, tb);
   });
   if (!D.testbeds.length) app.appendChild(el('p', null, 'results/ holds no run.'));
+  // Run folders whose files could not be read: named, with why; everything else is drawn.
+  if (D.bad_runs && D.bad_runs.length) {
+    var bs = el('section', { 'class': 'bad-runs', id: 'bad-runs' });
+    bs.appendChild(el('h2', null, 'Bad runs (' + D.bad_runs.length + ')'));
+    var bt = el('table'), bh = el('tr');
+    ['run', 'why it could not be read'].forEach(function (x) { bh.appendChild(el('th', null, x)); });
+    bt.appendChild(bh);
+    D.bad_runs.forEach(function (b) {
+      var tr = el('tr');
+      [b.path, b.why].forEach(function (x) { tr.appendChild(el('td', null, x)); });
+      bt.appendChild(tr);
+    });
+    bs.appendChild(bt);
+    app.appendChild(bs);
+  }
   document.getElementById('footer').textContent = 'Generated ' + D.generated + ' from ' + D.results + ' for kernel sources ' +
     short(D.tree.kernel_hash_v1) + ' (scheme 2: ' + short(D.tree.kernel_hash_v2) + ').';
   document.documentElement.setAttribute('data-charts', String(document.querySelectorAll('figure.chart').length));
