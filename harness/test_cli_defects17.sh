@@ -37,7 +37,7 @@ bench_dir E "lnmod_fwd/dt${esc}[31mile/bf16-f32-bf16/sample/D1536/rows32760"
 
 # 1. Standard output that cannot be written: exit 2 and one line naming it, in every subcommand.
 if [ -w /dev/full ]; then
-  for c in "env" "env --json" "version" "gate" "results list" "results testbed" "results check" "plan --manifest $src/datasets/tiny.csv" \
+  for c in "env" "env --json" "version" "gate --help" "results list" "results testbed" "results check" "plan --manifest $src/datasets/tiny.csv" \
            "verify --list" "report A" "compare A A" "dashboard --help" "calibrate --help" "bench --help" "run --help"; do
     # shellcheck disable=SC2086
     "$ada" $c >/dev/full 2>err
