@@ -1,5 +1,5 @@
 /* cmd_compare.c -- `adaload compare A B`: two benchmark runs, like with like, a
- * noise-aware verdict each (the rules: runs/run_compare.h, runs/run_stats.h).
+ * noise-aware verdict each (the rules: runfiles/run_compare.h, runfiles/run_stats.h).
  *
  *   adaload compare <run-folder-or-json> <run-folder-or-json> [--threshold PCT] [--alpha A]
  *

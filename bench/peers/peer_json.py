@@ -10,7 +10,7 @@ counter pct_torch_copy_bw.
 
 A peer whose output or gradients are wrong at a shape (peer_ops.judge) is written as an error
 entry whose message starts with "wrong result" (WRONG), never with a time: its speed is not a
-number any reader can turn into a ratio (runs/run_bench.h reads that prefix).
+number any reader can turn into a ratio (runfiles/run_bench.h reads that prefix).
 """
 import json
 import math

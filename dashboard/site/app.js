@@ -213,7 +213,7 @@
   }
 
   // ---- benchmark names -------------------------------------------------------------------
-  // Names and shapes come parsed from the data (the program's one parser, runs/run_name.h):
+  // Names and shapes come parsed from the data (the program's one parser, runfiles/run_name.h):
   // lnmod_fwd|lnmod_bwd/<variant>/<shape>; the shape is the chart, the variant the series.
   function parseName(n) { return (D.names || {})[n] || null; }
   function shapeOf(shape) { return (D.shapes || {})[shape] || {}; }
