@@ -12,8 +12,14 @@
  *     what the previous one left in L2 either.
  *   - Three warm-up samples start every repetition; each repetition runs as many samples as
  *     the minimum time asks and reports their mean; >= 9 repetitions give the median.
+ *   - lnmod_fwd/<variant>/... times lnmod_forward (no statistics outputs); lnmod_bwd/<variant>/...
+ *     times lnmod_backward (x, scale, dy, mean, rstd in; dx, and dscale/dshift written into
+ *     chunks 1 and 0 of a [B, 6, D] gradient table; its workspace in the same input set) for
+ *     every variant that has a backward, each with its own graph K and copy ceiling.
  *   - Counters: bytes_per_second from the shape's minimal bytes (lnmod_fwd_min_bytes: read x
- *     and the modulation rows once, write y), pct_copy_bw = 100 * this bandwidth / the median
+ *     and the modulation rows once, write y; lnmod_bwd_min_bytes for the backward: read x, dy,
+ *     8 B a row of statistics and each scale row, write dx, dscale and dshift; saved_bytes:
+ *     the 8 B a row the forward keeps for it), pct_copy_bw = 100 * this bandwidth / the median
  *     bandwidth of copy/bytes<N> measured earlier in the same run (N = the same minimal bytes;
  *     the copy moves N/2 bytes, counted as read + write), sm_clock_mhz (NVML, loaded with
  *     dlopen at run time, read after each repetition; without NVML the device's maximum clock
@@ -45,23 +51,26 @@ static int64_t print_skips(const char *reason, const ada_shape *shapes, int64_t 
 {
     int64_t count = 0;
     char name[ADA_NAME_MAX];
-    for (int64_t i = 0; i < nshapes; i++) {
+    for (int64_t i = 0; i < 2 * nshapes; i++) {
+        int64_t b = i % 2 ? shapes[i / 2].bwd_min_bytes : shapes[i / 2].min_bytes;
         int dup = 0;
-        for (int64_t j = 0; j < i; j++) dup |= shapes[j].min_bytes == shapes[i].min_bytes;
-        if (dup || ada_copy_bench_name(shapes[i].min_bytes, name, sizeof name)) continue;
+        for (int64_t j = 0; j < i; j++) dup |= (j % 2 ? shapes[j / 2].bwd_min_bytes : shapes[j / 2].min_bytes) == b;
+        if (dup || ada_copy_bench_name(b, name, sizeof name)) continue;
         if (match(name, match_arg)) {
             ada_note(note, note_arg, "skipped (%s): %s", reason, name);
             count++;
         }
     }
     for (int64_t i = 0; i < nshapes; i++)
-        for (int64_t v = 0; v < nvariants; v++) {
-            if (ada_shape_bench_name(&shapes[i], variants[v], name, sizeof name)) continue;
-            if (match(name, match_arg)) {
-                ada_note(note, note_arg, "skipped (%s): %s", reason, name);
-                count++;
+        for (int bwd = 0; bwd < 2; bwd++)
+            for (int64_t v = 0; v < nvariants; v++) {
+                if ((bwd ? ada_shape_bwd_bench_name : ada_shape_bench_name)(&shapes[i], variants[v], name, sizeof name))
+                    continue;
+                if (match(name, match_arg)) {
+                    ada_note(note, note_arg, "skipped (%s): %s", reason, name);
+                    count++;
+                }
             }
-        }
     return count;
 }
 
@@ -98,9 +107,9 @@ void ada_gpu_bench_free(ada_gpu_bench *g) { (void)g; }
 #else /* ADALOAD_HAVE_CUDA */
 
 #include <cuda_runtime_api.h>
-#include <dlfcn.h>
 
 #include "ada_rng.h"
+#include "bench_clock.h"
 #include "bench_data.h"
 #include "lnmod.h"
 
@@ -117,9 +126,12 @@ typedef struct {
     char name[ADA_NAME_MAX];
     struct ada_gpu_bench *g;
     int is_copy;
+    int bwd;         /* the backward of v (lnmod_backward) */
     const lnmod_variant *v;
     ada_shape shape;
     int64_t bytes;   /* minimal bytes of the op (copy: bytes moved, read + write) */
+    size_t ws;       /* the backward's workspace bytes */
+    size_t off_d, off_e, off_s, off_w; /* backward: dy, the modulation's gradient, mean/rstd, workspace */
     int64_t k;       /* launches per graph replay, 0 = plain launches */
     int64_t nsets;   /* input sets rotated through */
     size_t set_bytes;
@@ -131,11 +143,6 @@ typedef struct {
     char failed[256]; /* set when preparing failed: every later repetition reports it */
     copy_stat *copy;
 } gpu_case;
-
-typedef int (*nvml_init_fn)(void);
-typedef int (*nvml_shutdown_fn)(void);
-typedef int (*nvml_by_bus_fn)(const char *bus_id, void **device);
-typedef int (*nvml_clock_fn)(void *device, int type, unsigned int *mhz);
 
 struct ada_gpu_bench {
     int device;
@@ -150,11 +157,7 @@ struct ada_gpu_bench {
     int64_t ncases;
     copy_stat *copies;
     int64_t ncopies;
-    void *nvml_lib;
-    void *nvml_dev;
-    nvml_clock_fn nvml_clock;
-    nvml_shutdown_fn nvml_shutdown;
-    double max_clock_mhz;
+    ada_sm_clock clock;
 };
 
 int64_t ada_gpu_default_variants(const char **out, int64_t cap)
@@ -179,35 +182,6 @@ static int cuda_ok(cudaError_t e, const char *what, char *msg, size_t n)
     if (ADA_CUDA_CHECK(e, what, msg, n) == cudaSuccess) return 0;
     (void)cudaGetLastError();
     return -1;
-}
-
-/* NVML, loaded at run time: CI machines have no driver, so it is never linked. */
-static void nvml_open(struct ada_gpu_bench *g)
-{
-    g->nvml_lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!g->nvml_lib) return;
-    nvml_init_fn init = (nvml_init_fn)dlsym(g->nvml_lib, "nvmlInit_v2");
-    nvml_by_bus_fn by_bus = (nvml_by_bus_fn)dlsym(g->nvml_lib, "nvmlDeviceGetHandleByPciBusId_v2");
-    g->nvml_clock = (nvml_clock_fn)dlsym(g->nvml_lib, "nvmlDeviceGetClockInfo");
-    g->nvml_shutdown = (nvml_shutdown_fn)dlsym(g->nvml_lib, "nvmlShutdown");
-    char bus[64];
-    /* The PCI bus id maps the CUDA device to its NVML handle even when
-     * CUDA_VISIBLE_DEVICES renumbers devices. */
-    if (!init || !by_bus || !g->nvml_clock || !g->nvml_shutdown || init() != 0 ||
-        cudaDeviceGetPCIBusId(bus, sizeof bus, g->device) != cudaSuccess ||
-        by_bus(bus, &g->nvml_dev) != 0) {
-        if (init && g->nvml_shutdown && g->nvml_dev == NULL) g->nvml_shutdown();
-        dlclose(g->nvml_lib);
-        g->nvml_lib = NULL;
-        g->nvml_dev = NULL;
-    }
-}
-
-static double sm_clock_mhz(struct ada_gpu_bench *g)
-{
-    unsigned int mhz = 0;
-    if (g->nvml_dev && g->nvml_clock(g->nvml_dev, 1 /* NVML_CLOCK_SM */, &mhz) == 0) return mhz;
-    return g->max_clock_mhz;
 }
 
 static copy_stat *copy_for(struct ada_gpu_bench *g, int64_t bytes)
@@ -255,13 +229,24 @@ static int launch_set(gpu_case *c, int64_t set, char *msg, size_t n)
                                        cudaMemcpyDeviceToDevice, g->stream),
                        "cudaMemcpyAsync", msg, n);
     const lnmod_desc *d = &c->shape.desc;
-    /* scale and shift are chunks 1 and 0 of Wan's [B, 6, D] modulation tensor (e[1], e[0]). */
-    char *shift = base + c->off_c;
-    char *scale = shift + (size_t)d->D * lnmod_dtype_size(d->mod_dtype);
-    lnmod_status st = lnmod_forward(c->v->name, d, base + c->off_a, scale, shift, base + c->off_b,
-                                    NULL, NULL, g->stream);
+    /* scale and shift are chunks 1 and 0 of Wan's [B, 6, D] modulation tensor (e[1], e[0]);
+     * the backward writes dscale and dshift into the same chunks of its gradient. */
+    const size_t chunk = (size_t)d->D * lnmod_dtype_size(d->mod_dtype);
+    char *shift = base + c->off_c, *scale = shift + chunk;
+    lnmod_status st;
+    if (c->bwd) {
+        float *mean = (float *)(base + c->off_s), *rstd = mean + d->rows;
+        char *dshift = base + c->off_e;
+        st = lnmod_backward(c->v->name, d, base + c->off_a, scale, base + c->off_d, mean, rstd,
+                            base + c->off_b, dshift + chunk, dshift, c->ws ? base + c->off_w : NULL,
+                            c->ws, g->stream);
+    } else {
+        st = lnmod_forward(c->v->name, d, base + c->off_a, scale, shift, base + c->off_b, NULL, NULL,
+                           g->stream);
+    }
     if (st != LNMOD_OK) {
-        snprintf(msg, n, "lnmod_forward: %s (%s)", lnmod_status_name(st), lnmod_strerror(st));
+        snprintf(msg, n, "lnmod_%s: %s (%s)", c->bwd ? "backward" : "forward", lnmod_status_name(st),
+                 lnmod_strerror(st));
         (void)cudaGetLastError();
         return -1;
     }
@@ -353,8 +338,10 @@ static void bm_gpu(ada_bench_state *st, void *arg)
     double ceiling = copy_median(c->copy);
     ada_bench_set_bytes_processed(st, c->bytes * it);
     ada_bench_counter(st, "pct_copy_bw", ceiling > 0 ? 100.0 * bw / ceiling : 0.0);
-    ada_bench_counter(st, "sm_clock_mhz", sm_clock_mhz(c->g));
+    ada_bench_counter(st, "sm_clock_mhz", ada_sm_clock_mhz(&c->g->clock));
     ada_bench_counter(st, "min_bytes", (double)c->bytes);
+    /* What the forward keeps for this backward beyond its inputs: mean and rstd. */
+    if (c->bwd) ada_bench_counter(st, "saved_bytes", 8.0 * (double)c->shape.desc.rows);
 }
 
 void ada_gpu_bench_free(ada_gpu_bench *g)
@@ -372,10 +359,7 @@ void ada_gpu_bench_free(ada_gpu_bench *g)
     if (g->e0) cudaEventDestroy(g->e0);
     if (g->e1) cudaEventDestroy(g->e1);
     if (g->stream) cudaStreamDestroy(g->stream);
-    if (g->nvml_lib) {
-        g->nvml_shutdown();
-        dlclose(g->nvml_lib);
-    }
+    ada_sm_clock_close(&g->clock);
     free(g);
 }
 
@@ -420,13 +404,61 @@ static void size_case(gpu_case *c, int64_t l2)
         /* Room for the whole [B, 6, D] modulation tensor the strides point into. */
         size_t mb = align256((size_t)(lnmod_mod_rows(d) * d->scale_stride) * lnmod_dtype_size(d->mod_dtype));
         c->off_a = 0;
-        c->off_b = xb;
-        c->off_c = xb + yb;
-        c->set_bytes = xb + yb + mb;
+        c->off_b = xb; /* y, or the backward's dx (x's dtype: xb <= yb or it is x's size) */
+        c->off_c = xb + (c->bwd ? xb : yb);
+        c->set_bytes = c->off_c + mb;
+        if (c->bwd) {
+            c->off_d = c->set_bytes;                  /* dy (y's dtype) */
+            c->off_e = c->off_d + yb;                 /* the [B, 6, D] gradient table */
+            c->off_s = c->off_e + mb;                 /* mean, rstd */
+            c->off_w = c->off_s + align256((size_t)(8 * d->rows));
+            c->set_bytes = c->off_w + align256(c->ws);
+        }
     }
     int64_t need = 2 * l2;
     c->nsets = (need + (int64_t)c->set_bytes - 1) / (int64_t)c->set_bytes;
     if (c->nsets < 1) c->nsets = 1;
+}
+
+/* The variant benchmarks the filter selects into out[] (per shape: the forwards, then the
+ * backwards of the variants that have one), each skip said through note; their count. */
+static int64_t add_variants(struct ada_gpu_bench *g, gpu_case *out, const ada_shape *shapes, int64_t nshapes,
+                            const char *const *variants, int64_t nvariants, ada_name_match_fn match,
+                            void *match_arg, ada_note_fn note, void *note_arg, int64_t *skipped)
+{
+    int64_t n = 0;
+    for (int64_t i = 0; i < nshapes; i++)
+        for (int bwd = 0; bwd < 2; bwd++)
+            for (int64_t v = 0; v < nvariants; v++) {
+                gpu_case *c = &out[n];
+                memset(c, 0, sizeof *c);
+                if ((bwd ? ada_shape_bwd_bench_name : ada_shape_bench_name)(&shapes[i], variants[v], c->name,
+                                                                              sizeof c->name) ||
+                    !match(c->name, match_arg))
+                    continue;
+                c->v = lnmod_find_variant(variants[v]);
+                size_t ws = 0;
+                const char *why = !c->v ? "no such variant in this build"
+                                  : (c->v->supports && !c->v->supports(&shapes[i].desc)) ? "does not support this shape"
+                                  : (bwd && !c->v->backward) ? "has no backward in this build"
+                                  : (bwd && lnmod_backward_workspace(c->v->name, &shapes[i].desc, &ws) != LNMOD_OK)
+                                      ? "has no backward for this shape"
+                                      : NULL;
+                if (why) {
+                    ada_note(note, note_arg, "skipped (%s%s%s): %s", c->v ? c->v->name : "", c->v ? " " : "", why,
+                             c->name);
+                    (*skipped)++;
+                    continue;
+                }
+                c->g = g;
+                c->bwd = bwd;
+                c->ws = ws;
+                c->shape = shapes[i];
+                c->bytes = bwd ? shapes[i].bwd_min_bytes : shapes[i].min_bytes;
+                c->k = bwd ? shapes[i].bwd_graph_k : shapes[i].graph_k;
+                n++;
+            }
+    return n;
 }
 
 int ada_gpu_bench_setup(const ada_shape *shapes, int64_t nshapes, const char *const *variants,
@@ -443,9 +475,9 @@ int ada_gpu_bench_setup(const ada_shape *shapes, int64_t nshapes, const char *co
         return ADA_GPU_NONE;
     }
     struct ada_gpu_bench *g = calloc(1, sizeof *g);
-    int64_t cap = nshapes * (nvariants + 1);
+    int64_t cap = 2 * nshapes * (nvariants + 1);
     if (!g || !(g->cases = calloc((size_t)(cap > 0 ? cap : 1), sizeof *g->cases)) ||
-        !(g->copies = calloc((size_t)(nshapes > 0 ? nshapes : 1), sizeof *g->copies))) {
+        !(g->copies = calloc((size_t)(nshapes > 0 ? 2 * nshapes : 1), sizeof *g->copies))) {
         snprintf(msg, msg_n, "out of host memory");
         ada_gpu_bench_free(g);
         return ADA_GPU_ERROR;
@@ -461,40 +493,18 @@ int ada_gpu_bench_setup(const ada_shape *shapes, int64_t nshapes, const char *co
         return ADA_GPU_ERROR;
     }
     g->l2 = l2 > 0 ? l2 : (50 << 20);
-    g->max_clock_mhz = clock_khz / 1000.0;
-    nvml_open(g);
+    char bus[64];
+    int have_bus = cudaDeviceGetPCIBusId(bus, sizeof bus, g->device) == cudaSuccess;
+    ada_sm_clock_open(&g->clock, have_bus ? bus : NULL, clock_khz / 1000.0);
 
     /* Variant benchmarks first (into the table, not yet registered), so the copy ceilings
      * needed are known; then copies are registered before every variant. */
-    int64_t nlnmod = 0;
-    gpu_case *lnmod_cases = g->cases + nshapes; /* copies take the first nshapes slots */
-    for (int64_t i = 0; i < nshapes; i++)
-        for (int64_t v = 0; v < nvariants; v++) {
-            gpu_case *c = &lnmod_cases[nlnmod];
-            memset(c, 0, sizeof *c);
-            if (ada_shape_bench_name(&shapes[i], variants[v], c->name, sizeof c->name) ||
-                !match(c->name, match_arg))
-                continue;
-            c->v = lnmod_find_variant(variants[v]);
-            if (!c->v) {
-                ada_note(note, note_arg, "skipped (no such variant in this build): %s", c->name);
-                (*skipped)++;
-                continue;
-            }
-            if (c->v->supports && !c->v->supports(&shapes[i].desc)) {
-                ada_note(note, note_arg, "skipped (%s does not support this shape): %s", c->v->name, c->name);
-                (*skipped)++;
-                continue;
-            }
-            c->g = g;
-            c->shape = shapes[i];
-            c->bytes = shapes[i].min_bytes;
-            c->k = shapes[i].graph_k;
-            nlnmod++;
-        }
+    gpu_case *lnmod_cases = g->cases + 2 * nshapes; /* copies take the first 2*nshapes slots */
+    int64_t nlnmod = add_variants(g, lnmod_cases, shapes, nshapes, variants, nvariants, match, match_arg,
+                                  note, note_arg, skipped);
     int64_t ncopy = 0;
-    for (int64_t i = 0; i < nshapes; i++) {
-        int64_t bytes = shapes[i].min_bytes;
+    for (int64_t i = 0; i < 2 * nshapes; i++) {
+        int64_t bytes = i % 2 ? shapes[i / 2].bwd_min_bytes : shapes[i / 2].min_bytes;
         if (copy_for(g, bytes)) continue;
         char name[ADA_NAME_MAX];
         if (ada_copy_bench_name(bytes, name, sizeof name)) continue;
@@ -543,9 +553,9 @@ int ada_gpu_bench_setup(const ada_shape *shapes, int64_t nshapes, const char *co
     }
     snprintf(buf, sizeof buf, "%lld", (long long)g->l2);
     ada_bench_add_context("gpu_l2_bytes", buf);
-    ada_bench_add_context("sm_clock_source", g->nvml_dev ? "nvml (measured after each repetition)"
+    ada_bench_add_context("sm_clock_source", ada_sm_clock_measured(&g->clock) ? "nvml (measured after each repetition)"
                                                          : "cudaDevAttrClockRate (maximum, not measured)");
-    snprintf(buf, sizeof buf, "%.0f", sm_clock_mhz(g));
+    snprintf(buf, sizeof buf, "%.0f", ada_sm_clock_mhz(&g->clock));
     ada_bench_add_context("sm_clock_mhz_at_start", buf);
     ada_bench_add_context("gpu_timing", "CUDA events around one launch or one CUDA-graph replay "
                                         "(/graph<K>: time/K) on a non-default stream; L2 flushed "

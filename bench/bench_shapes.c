@@ -99,6 +99,8 @@ ada_shape ada_shape_make(int64_t D, int64_t rows, lnmod_dtype x, lnmod_dtype mod
     s.desc.shift_stride = 6 * D;
     s.min_bytes = lnmod_fwd_min_bytes(&s.desc, 0);
     s.graph_k = ada_graph_k(s.min_bytes);
+    s.bwd_min_bytes = lnmod_bwd_min_bytes(&s.desc);
+    s.bwd_graph_k = ada_graph_k(s.bwd_min_bytes);
     return s;
 }
 
@@ -112,6 +114,8 @@ ada_shape ada_shape_make_layout(int64_t D, int64_t S, lnmod_layout layout, int64
     s.desc.frame_len = layout == LNMOD_PER_FRAME ? frame_len : S;
     s.min_bytes = lnmod_fwd_min_bytes(&s.desc, 0);
     s.graph_k = ada_graph_k(s.min_bytes);
+    s.bwd_min_bytes = lnmod_bwd_min_bytes(&s.desc);
+    s.bwd_graph_k = ada_graph_k(s.bwd_min_bytes);
     return s;
 }
 
@@ -188,18 +192,26 @@ int64_t ada_shape_set(const char *set, ada_shape *out, int64_t cap)
 
 static int fits(int w, size_t n) { return w >= 0 && (size_t)w < n ? 0 : -1; }
 
-int ada_shape_suffix(const ada_shape *s, char *buf, size_t n)
+/* The suffix with graph K k (0: none). */
+static int suffix_k(const ada_shape *s, int64_t k, char *buf, size_t n)
 {
     const lnmod_desc *d = &s->desc;
     int w = snprintf(buf, n, "%s-%s-%s/%s/D%lld/rows%lld", lnmod_dtype_name(d->x_dtype),
                      lnmod_dtype_name(d->mod_dtype), lnmod_dtype_name(d->y_dtype),
                      lnmod_layout_name(d->layout), (long long)d->D, (long long)d->rows);
     if (fits(w, n)) return -1;
-    if (s->graph_k > 0) {
-        int w2 = snprintf(buf + w, n - (size_t)w, "/graph%lld", (long long)s->graph_k);
+    if (k > 0) {
+        int w2 = snprintf(buf + w, n - (size_t)w, "/graph%lld", (long long)k);
         if (fits(w2, n - (size_t)w)) return -1;
     }
     return 0;
+}
+
+int ada_shape_suffix(const ada_shape *s, char *buf, size_t n) { return suffix_k(s, s->graph_k, buf, n); }
+
+int ada_shape_bwd_suffix(const ada_shape *s, char *buf, size_t n)
+{
+    return suffix_k(s, s->bwd_graph_k, buf, n);
 }
 
 int ada_shape_bench_name(const ada_shape *s, const char *variant, char *buf, size_t n)
@@ -207,6 +219,13 @@ int ada_shape_bench_name(const ada_shape *s, const char *variant, char *buf, siz
     char suffix[ADA_NAME_MAX];
     if (ada_shape_suffix(s, suffix, sizeof suffix)) return -1;
     return fits(snprintf(buf, n, "lnmod_fwd/%s/%s", variant, suffix), n);
+}
+
+int ada_shape_bwd_bench_name(const ada_shape *s, const char *variant, char *buf, size_t n)
+{
+    char suffix[ADA_NAME_MAX];
+    if (ada_shape_bwd_suffix(s, suffix, sizeof suffix)) return -1;
+    return fits(snprintf(buf, n, "lnmod_bwd/%s/%s", variant, suffix), n);
 }
 
 int ada_copy_bench_name(int64_t bytes, char *buf, size_t n)
@@ -222,9 +241,11 @@ json_t *ada_shapes_json(const ada_shape *s, int64_t n)
     json_t *a = json_array();
     for (int64_t i = 0; i < n; i++) {
         const lnmod_desc *d = &s[i].desc;
-        char suffix[ADA_NAME_MAX], copy[ADA_NAME_MAX];
+        char suffix[ADA_NAME_MAX], copy[ADA_NAME_MAX], bsuffix[ADA_NAME_MAX], bcopy[ADA_NAME_MAX];
         if (ada_shape_suffix(&s[i], suffix, sizeof suffix) ||
-            ada_copy_bench_name(s[i].min_bytes, copy, sizeof copy)) {
+            ada_copy_bench_name(s[i].min_bytes, copy, sizeof copy) ||
+            ada_shape_bwd_suffix(&s[i], bsuffix, sizeof bsuffix) ||
+            ada_copy_bench_name(s[i].bwd_min_bytes, bcopy, sizeof bcopy)) {
             json_decref(a);
             return NULL;
         }
@@ -245,6 +266,10 @@ json_t *ada_shapes_json(const ada_shape *s, int64_t n)
         json_object_set_new(o, "eps", json_real(d->eps));
         json_object_set_new(o, "min_bytes", json_integer(s[i].min_bytes));
         json_object_set_new(o, "graph_k", json_integer(s[i].graph_k));
+        json_object_set_new(o, "bwd_suffix", json_string(bsuffix));
+        json_object_set_new(o, "bwd_copy_name", json_string(bcopy));
+        json_object_set_new(o, "bwd_min_bytes", json_integer(s[i].bwd_min_bytes));
+        json_object_set_new(o, "bwd_graph_k", json_integer(s[i].bwd_graph_k));
         json_array_append_new(a, o);
     }
     return a;

@@ -5,6 +5,9 @@
  *   char name[ADA_NAME_MAX];
  *   ada_shape_bench_name(&shapes[0], "dtile", name, sizeof name);
  *   // "lnmod_fwd/dtile/bf16-f32-bf16/sample/D1536/rows1560/graph43"
+ *   ada_shape_bwd_bench_name(&shapes[0], "dtile", name, sizeof name);
+ *   // "lnmod_bwd/dtile/bf16-f32-bf16/sample/D1536/rows1560/graph30": the backward, whose
+ *   // graph K follows its own (larger) minimal bytes
  *
  * Sets (56, 69, 17 and 3 shapes; every modulation row at Wan's 6*D stride, fp32 modulation):
  *   "wan"    Wan 2.1 1.3B/14B hidden sizes 1536 and 5120 and Wan 2.2 5B's 3072: images and
@@ -43,6 +46,8 @@ typedef struct {
     lnmod_desc desc;
     int64_t min_bytes; /* lnmod_fwd_min_bytes(desc, 0): no statistics outputs */
     int64_t graph_k;   /* launches per graph replay; 0 = plain launches */
+    int64_t bwd_min_bytes; /* lnmod_bwd_min_bytes(desc): the backward's minimal bytes */
+    int64_t bwd_graph_k;   /* the backward's launches per graph replay (of bwd_min_bytes) */
     const char *model; /* the model the shape stands for (the models set), else NULL */
 } ada_shape;
 
@@ -78,6 +83,9 @@ int64_t ada_graph_k(int64_t bytes);
 int ada_shape_suffix(const ada_shape *s, char *buf, size_t n);
 /* "lnmod_fwd/<variant>/<suffix>". */
 int ada_shape_bench_name(const ada_shape *s, const char *variant, char *buf, size_t n);
+/* The backward's suffix (its own /graph<K>) and "lnmod_bwd/<variant>/<that suffix>". */
+int ada_shape_bwd_suffix(const ada_shape *s, char *buf, size_t n);
+int ada_shape_bwd_bench_name(const ada_shape *s, const char *variant, char *buf, size_t n);
 /* "copy/bytes<N>[/graph<K>]" for the copy ceiling of N bytes moved (read + write). */
 int ada_copy_bench_name(int64_t bytes, char *buf, size_t n);
 

@@ -159,3 +159,46 @@ Test(shapes, json_lists_layout_model_and_frames)
     cr_assert_null(json_object_get(o, "model"));
     json_decref(j);
 }
+
+/* The backward's names and bytes: lnmod_bwd_min_bytes (read x and dy, write dx, 8 B a row of
+ * statistics, each modulation row's scale read and dscale, dshift written) and its own graph
+ * K; the JSON the peers read carries both directions. */
+Test(shapes, backward_names_bytes_and_json)
+{
+    int64_t n = load("quick");
+    cr_assert_eq(n, 3);
+    /* bf16 D1536 rows1560: 1560*1536*(2+2+2) + 8*1560 + 1536*3*4 bytes. */
+    cr_assert_eq(sh[0].bwd_min_bytes, (int64_t)1560 * 1536 * 6 + 8 * 1560 + 1536 * 12);
+    cr_assert_eq(sh[0].bwd_graph_k, 5);
+    cr_assert_eq(sh[0].graph_k, 7);
+    char name[ADA_NAME_MAX];
+    cr_assert_eq(ada_shape_bwd_bench_name(&sh[0], "dtile", name, sizeof name), 0);
+    cr_assert_str_eq(name, "lnmod_bwd/dtile/bf16-f32-bf16/sample/D1536/rows1560/graph5");
+    cr_assert_eq(ada_shape_bwd_bench_name(&sh[1], "naive", name, sizeof name), 0);
+    cr_assert_str_eq(name, "lnmod_bwd/naive/bf16-f32-bf16/sample/D5120/rows32760");
+    /* fp32 x: 4-byte x, dy and dx. */
+    cr_assert_eq(sh[2].bwd_min_bytes, (int64_t)32760 * 3072 * 12 + 8 * 32760 + 3072 * 12);
+    json_t *j = ada_shapes_json(sh, n);
+    json_t *o = json_array_get(j, 0);
+    cr_assert_str_eq(json_string_value(json_object_get(o, "bwd_suffix")), "bf16-f32-bf16/sample/D1536/rows1560/graph5");
+    char copy[ADA_NAME_MAX];
+    cr_assert_eq(ada_copy_bench_name(sh[0].bwd_min_bytes, copy, sizeof copy), 0);
+    cr_assert_str_eq(json_string_value(json_object_get(o, "bwd_copy_name")), copy);
+    cr_assert_eq(json_integer_value(json_object_get(o, "bwd_min_bytes")), sh[0].bwd_min_bytes);
+    cr_assert_eq(json_integer_value(json_object_get(o, "bwd_graph_k")), 5);
+    json_decref(j);
+    /* Every backward name of every set is distinct from every other and from the forward's. */
+    const char *sets[] = {"wan", "sweep", "models", "quick"};
+    for (int k = 0; k < 4; k++) {
+        int64_t m = load(sets[k]);
+        for (int64_t a = 0; a < m; a++) {
+            char x[ADA_NAME_MAX], y[ADA_NAME_MAX];
+            cr_assert_eq(ada_shape_bwd_bench_name(&sh[a], "dtile", x, sizeof x), 0);
+            cr_assert(sh[a].bwd_min_bytes > sh[a].min_bytes);
+            for (int64_t b = 0; b < a; b++) {
+                cr_assert_eq(ada_shape_bwd_bench_name(&sh[b], "dtile", y, sizeof y), 0);
+                cr_assert_str_neq(x, y);
+            }
+        }
+    }
+}
