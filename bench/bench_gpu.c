@@ -43,8 +43,21 @@
 static const char *const shipped_variants[] = {"naive", "row_per_warp", "dtile"};
 enum { N_SHIPPED = 3 };
 
+/* Whether the filter selects a variant benchmark of shape s in direction bwd. */
+static int selects(const ada_shape *s, int bwd, const char *const *variants, int64_t nvariants,
+                   ada_name_match_fn match, void *match_arg)
+{
+    char name[ADA_NAME_MAX];
+    for (int64_t v = 0; v < nvariants; v++)
+        if (!(bwd ? ada_shape_bwd_bench_name : ada_shape_bench_name)(s, variants[v], name, sizeof name) &&
+            match(name, match_arg))
+            return 1;
+    return 0;
+}
+
 /* Prints a skip line for every benchmark the user selected: the names stay visible (and
- * greppable in CI logs) even where nothing runs. Copies first, as they would run first. */
+ * greppable in CI logs) even where nothing runs. Copies first, as they would run first:
+ * those the filter names and those a selected variant benchmark needs as its ceiling. */
 static int64_t print_skips(const char *reason, const ada_shape *shapes, int64_t nshapes,
                            const char *const *variants, int64_t nvariants,
                            ada_name_match_fn match, void *match_arg, ada_note_fn note, void *note_arg)
@@ -56,7 +69,11 @@ static int64_t print_skips(const char *reason, const ada_shape *shapes, int64_t 
         int dup = 0;
         for (int64_t j = 0; j < i; j++) dup |= (j % 2 ? shapes[j / 2].bwd_min_bytes : shapes[j / 2].min_bytes) == b;
         if (dup || ada_copy_bench_name(b, name, sizeof name)) continue;
-        if (match(name, match_arg)) {
+        int needed = match(name, match_arg);
+        for (int64_t j = 0; j < 2 * nshapes && !needed; j++)
+            needed = (j % 2 ? shapes[j / 2].bwd_min_bytes : shapes[j / 2].min_bytes) == b &&
+                     selects(&shapes[j / 2], j % 2, variants, nvariants, match, match_arg);
+        if (needed) {
             ada_note(note, note_arg, "skipped (%s): %s", reason, name);
             count++;
         }

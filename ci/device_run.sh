@@ -10,9 +10,37 @@
 #   MODE bench  bench --set wan (every shape), bench --set wan --with-peers on the shapes of
 #               the speed bar (rows >= 32,760), and the regression check: the slowed build's
 #               dtile against two runs of the normal build (adaload compare)
-# (two calls, each inside the device tool's 10-minute limit)
+#   MODE bench-bwd  the shapes of issue 18's bar (bf16, fp32 modulation, D 1536/3072/5120,
+#               rows 32,760 and 75,600), forward and backward of every variant: per sample with
+#               the PyTorch peers (eager, torch.compile, Wan's table form, Liger where the
+#               carried .whl/liger_kernel-*.whl installs), per token and per frame without;
+#               then `adaload report` of each run into $OUT/report-<n>.md
+# (one call each, inside the device tool's 10-minute limit)
+#   ci/device_run.sh --dry-run MODE   prints the adaload commands of MODE (nothing runs)
 set -uo pipefail
+dry=0
+[ "${1:-}" = --dry-run ] && { dry=1; shift; }
 mode=${1:-quick}
+bar='bf16-f32-bf16/%s/D(1536|3072|5120)/rows(32760|75600)$'
+# shellcheck disable=SC2059
+bwd_sample="^lnmod_(fwd|bwd)/[a-z_]+/$(printf "$bar" sample)"
+# shellcheck disable=SC2059
+bwd_layouts="^lnmod_(fwd|bwd)/[a-z_]+/$(printf "$bar" '(token|frame)')"
+# One adaload step: printed (--dry-run) or run with its exit status said.
+step() {
+  if [ "$dry" = 1 ]; then printf 'adaload'; printf ' %q' "$@"; echo; return 0; fi
+  log "adaload $*"; $ada "$@"; echo "$1 rc=$?"
+}
+if [ "$dry" = 1 ]; then
+  case "$mode" in
+    bench-bwd)
+      step bench --set wan --with-peers --filter "$bwd_sample"
+      step bench --set wan --filter "$bwd_layouts"
+      echo "adaload report <each new run folder> > \$OUT/report-<n>.md" ;;
+    *) echo "--dry-run: only bench-bwd prints its plan" >&2; exit 2 ;;
+  esac
+  exit 0
+fi
 . "$(dirname "$0")/device_env.sh"
 ada=.devbundle/adaload
 before=$(mktemp); find results -name meta.json ! -path "*/.*" 2>/dev/null | sort >"$before"
@@ -43,6 +71,23 @@ case "$mode" in
     $ada compare "$rc_dir/normal" "$rc_dir/slowed" | tee "$rc_dir/compare-slowed.txt"; echo "compare slowed rc=${PIPESTATUS[0]} (want 1)"
     if published=$($ada results publish "$rc_dir"); then rc_dir=${published#"$PWD/"}; echo "results publish rc=0"
     else echo "results publish rc=$? (not published)"; $ada results discard "$rc_dir"; rc_dir=""; fi
+    ;;
+  bench-bwd)
+    whl=$(ls .whl/liger_kernel-*.whl 2>/dev/null | head -1)
+    if [ -n "$whl" ]; then
+      python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site "$whl" \
+        && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+      python3 -c 'import liger_kernel.ops.layer_norm as m; print("liger:", m.__file__)' || echo "liger: does not import"
+    else
+      echo "liger: no .whl/liger_kernel-*.whl carried (its peer is left out)"
+    fi
+    step bench --set wan --with-peers --filter "$bwd_sample"
+    step bench --set wan --filter "$bwd_layouts"
+    n=0
+    find results -name meta.json ! -path "*/.*" | sort | comm -13 "$before" - | xargs -r -n1 dirname |
+      while read -r run; do
+        n=$((n + 1)); $ada report "$run" >"$out/report-$n.md"; echo "report $run rc=$? -> report-$n.md"
+      done
     ;;
 esac
 find results -name meta.json ! -path "*/.*" | sort | comm -13 "$before" - | xargs -r -n1 dirname >"$out/new_runs.txt"

@@ -23,3 +23,8 @@ add_test(NAME bench_quick_gpu
                  sh -c "rm -rf \"$1\" && exec \"$0\" bench --set quick --filter '^(lnmod_fwd|copy)/' --out \"$1\""
                  $<TARGET_FILE:adaload> ${CMAKE_CURRENT_BINARY_DIR}/bench_quick_gpu_run)
 set_tests_properties(bench_quick_gpu PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 900)
+
+# ci/device_run.sh bench-bwd's plan without a GPU: --dry-run's steps, and that their filters
+# select exactly issue 18's bar shapes in both directions with their copy ceilings.
+add_test(NAME device_run_plan COMMAND ${PROJECT_SOURCE_DIR}/ci/test_device_run.sh $<TARGET_FILE:adaload>)
+set_tests_properties(device_run_plan PROPERTIES TIMEOUT 300)

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# ci/test_device_run.sh ADALOAD -- ci/device_run.sh's bench-bwd plan, checked without a GPU:
+# --dry-run prints its two bench steps, and each step's filter, given to this build's
+# adaload here (no GPU: every selected benchmark is listed as skipped, exit 77), selects
+# exactly the bar shapes of issue 18 -- bf16, fp32 modulation, D 1536/3072/5120, rows 32,760
+# and 75,600; per sample in the peers' step, per token and per frame in the other -- in both
+# directions for every variant, each with its copy ceiling, and nothing else.
+set -uo pipefail
+ada=$1
+root=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+plan=$("$root/ci/device_run.sh" --dry-run bench-bwd) || fail "--dry-run exited $?"
+echo "$plan"
+[ "$(grep -c '^adaload bench ' <<<"$plan")" = 2 ] || fail "want 2 bench steps"
+grep -q -- '--with-peers' <<<"$(grep '^adaload bench ' <<<"$plan" | head -1)" || fail "step 1 has no peers"
+"$root/ci/device_run.sh" --dry-run verify >/dev/null 2>&1 && fail "--dry-run of another mode must be refused"
+nvar=$(grep -c . <<<"$("$ada" verify --list 2>/dev/null | grep -E '^(naive|row_per_warp|dtile)\b' || true)")
+[ "$nvar" -gt 0 ] || nvar=3  # a build without kernels names the three shipped variants
+k=0
+while read -r line; do
+  k=$((k + 1))
+  eval "set -- ${line#adaload }"
+  "$ada" "$@" --out "$tmp/run$k" >"$tmp/out$k" 2>&1
+  rc=$?
+  [ "$rc" = 77 ] || { cat "$tmp/out$k"; fail "step $k: exit $rc (want 77: no GPU here)"; }
+  sel=$(sed -n 's/^skipped ([^)]*): //p' "$tmp/out$k")
+  layouts=$([ "$k" = 1 ] && echo sample || echo '(token|frame)')
+  shapes=$([ "$k" = 1 ] && echo 6 || echo 12)
+  for dir in fwd bwd; do
+    got=$(grep -cE "^lnmod_$dir/[a-z_]+/bf16-f32-bf16/$layouts/D(1536|3072|5120)/rows(32760|75600)\$" <<<"$sel")
+    [ "$got" = $((shapes * nvar)) ] || fail "step $k: $got lnmod_$dir benchmarks, want $((shapes * nvar))"
+  done
+  other=$(grep -vE '^(lnmod_(fwd|bwd)/|copy/bytes[0-9]+$)' <<<"$sel" || true)
+  [ -z "$other" ] || fail "step $k selects more: $other"
+  copies=$(grep -c '^copy/' <<<"$sel")
+  [ "$copies" = $((2 * shapes)) ] || fail "step $k: $copies copy ceilings, want $((2 * shapes))"
+  [ -e "$tmp/run$k" ] && fail "step $k left a run folder"
+done < <(grep '^adaload bench ' <<<"$plan")
+echo "device_run bench-bwd plan: ok"
