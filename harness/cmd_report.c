@@ -7,7 +7,13 @@
  * with the median time (us), bandwidth (TB/s, from the minimal bytes), % of the copy
  * bandwidth measured in the same run, and the speed-up over the PyTorch peers of the same
  * shape (peers.json): x torch.compile = t(torch.compile) / t(variant), x eager likewise.
- * A missing peer or counter prints as an em dash. Exit 0, or 2 for a bad folder.
+ * A missing peer or counter prints as an em dash; a peer whose outputs failed the float64
+ * check at that shape ("wrong result", runs/run_bench.h) prints as "wrong result", never as a
+ * ratio. Where the run has lnmod_bwd benchmarks a second table follows: per (shape, variant)
+ * the backward's time, TB/s, % of copy and × each backward peer (eager, torch.compile, Wan's
+ * table form under torch.compile, Liger), then forward + backward (the forward found under
+ * its own /graph<K>) and × the peers' forward + backward; the bytes each keeps for the
+ * backward (saved_bytes); and the backward's bar (issue 18). Exit 0, or 2 for a bad folder.
  *
  * --sweep prints the sweep view instead (runs/run_sweep.h): % of copy against D, a row per
  * D and a column per variant, for one slice <x>-<mod>-<y>/<layout>/rows<R> of the run
@@ -40,7 +46,8 @@ static void usage(FILE *f)
     fprintf(f, "usage: adaload report RUN_FOLDER [--variant V ...]\n"
                "       adaload report --sweep RUN_FOLDER [--shape S] [--variant V ...] [--out FILE.svg]\n"
                "  prints the results table (markdown) of a run folder written by adaload bench:\n"
-               "  shape, variant, us, TB/s, %% of copy, x torch.compile, x eager; with --sweep, %% of\n"
+               "  shape, variant, us, TB/s, %% of copy, x torch.compile, x eager (and the backward's\n"
+               "  table with forward + backward where the run has one); with --sweep, %% of\n"
                "  copy against the hidden size D, one column per variant, and with --out the same as\n"
                "  an SVG plot written to FILE (never into the run folder; no plot without --out)\n");
 }
