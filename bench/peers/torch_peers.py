@@ -38,7 +38,8 @@ CUDA events; before each sample a fill of 2x the L2 size evicts L2 outside the e
 K calls rotate among input sets covering >= 2x L2; 3 warm-up samples per repetition; each
 repetition averages enough samples to reach --min-time seconds; the median of the
 repetitions is the result. A backward call is torch.autograd.grad(y, inputs, dy,
-retain_graph=True) of a forward run once, outside the graph. Graph replay removes Python
+retain_graph=True) of a forward run once, outside the graph. A call that cannot be
+captured in a graph is timed as plain launches where K is 1 (counter cuda_graph 0, else 1). Graph replay removes Python
 and launch overhead, which flatters eager PyTorch: the peers are timed at their best.
 --device cpu (tests only) runs the same flow on the CPU with wall-clock timing.
 
@@ -110,6 +111,7 @@ class Timer:
     def __init__(self, torch, dev, min_time, reps):
         self.torch, self.dev, self.min_time, self.reps = torch, dev, min_time, reps
         self.cuda = dev.type == "cuda"
+        self.last_graphed = False
         if self.cuda:
             props = torch.cuda.get_device_properties(dev)
             self.l2 = int(getattr(props, "L2_cache_size", 0) or (50 << 20))
@@ -135,7 +137,7 @@ class Timer:
             for s in range(iters):
                 self.flush.fill_((s & 0x7F) | 1)  # evicts L2; keeps the GPU busy while we enqueue
                 start.record(self.stream)
-                graphs[s % len(graphs)].replay()
+                graphs[s % len(graphs)]()
                 end.record(self.stream)
                 end.synchronize()
                 total += start.elapsed_time(end) * 1e-3 / k
@@ -144,16 +146,29 @@ class Timer:
     def measure(self, groups, k):
         """groups: lists of k calls each (rotated); per-repetition (seconds per call, iters)."""
         torch = self.torch
-        graphs = []
+        graphs, self.last_graphed = [], self.cuda
         for calls in groups:
             if not self.cuda:
                 graphs.append(lambda calls=calls: [c() for c in calls])
                 continue
             g = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(g, stream=self.stream):
-                for c in calls:
-                    c()
-            graphs.append(g)
+            try:
+                with torch.cuda.graph(g, stream=self.stream):
+                    for c in calls:
+                        c()
+            except Exception as ex:
+                # A call that cannot be captured (a backward that syncs, say) is timed as
+                # plain launches on the same stream, only where one call is one sample
+                # (large shapes), where launch latency is small beside the call.
+                if k != 1:
+                    raise
+                torch.cuda.synchronize()
+                print("torch_peers: not captured (%s): plain launches" % str(ex).splitlines()[0][:200],
+                      file=sys.stderr)
+                self.last_graphed = False
+                graphs = [lambda calls=calls: [c() for c in calls] for calls in groups]
+                break
+            graphs.append(g.replay)
         for _ in range(3):
             self._time(graphs, k, 1)
         probe = self._time(graphs, k, 3)
@@ -183,6 +198,7 @@ class Run:
         self.args, self.torch = args, torch
         self.flt = re.compile(args.filter) if args.filter else None
         self.results, self.notes, self.torch_copy = [], [], {}
+        self.timer = None
 
     def wants(self, name):
         return not self.flt or self.flt.search(name)
@@ -192,8 +208,11 @@ class Run:
         print("torch_peers: %s" % name, file=sys.stderr, flush=True)
         try:
             reps = fn()
+            counters = dict(counters or {})
+            if self.timer is not None:
+                counters["cuda_graph"] = 1.0 if self.timer.last_graphed else 0.0
             self.results.append({"name": name, "reps": reps, "bytes": bytes_, "copy": copy_name,
-                                 "counters": counters or {}})
+                                 "counters": counters})
         except Exception as ex:  # a peer that cannot run is reported, not fatal
             msg = ("%s: %s" % (type(ex).__name__, ex)).splitlines()[0][:300]
             self.results.append({"name": name, "error": msg})
@@ -357,6 +376,7 @@ def main():
     dev = torch.device(args.device)
     timer = Timer(torch, dev, args.min_time, args.repetitions)
     run = Run(args, torch)
+    run.timer = timer
     for sh in shapes:
         one_shape(run, timer, sh, dtypes)
     for n in run.notes:
