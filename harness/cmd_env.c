@@ -34,9 +34,10 @@ int cmd_env(int argc, char **argv)
     if (json_array_size(devs) == 0) {
         printf("cuda            %s\n", json_string_value(json_object_get(cuda, "note")));
     } else {
-        printf("cuda driver     %s (runtime %s)\n",
+        const char *drv = json_string_value(json_object_get(cuda, "driver_version"));
+        printf("cuda driver     %s (runtime %s)%s%s\n",
                json_string_value(json_object_get(cuda, "driver_cuda_version")),
-               json_string_value(json_object_get(cuda, "runtime_version")));
+               json_string_value(json_object_get(cuda, "runtime_version")), drv ? ", driver " : "", drv ? drv : "");
         size_t i;
         json_t *d;
         json_array_foreach(devs, i, d) {
@@ -47,6 +48,10 @@ int cmd_env(int argc, char **argv)
                    (double)json_integer_value(json_object_get(d, "memory_bytes")) / (1 << 30),
                    (double)json_integer_value(json_object_get(d, "l2_bytes")) / (1 << 20),
                    (long long)json_integer_value(json_object_get(d, "max_sm_clock_mhz")));
+            const char *serial = json_string_value(json_object_get(d, "serial"));
+            const char *uuid = json_string_value(json_object_get(d, "uuid"));
+            printf("                %s%s%s\n", uuid ? uuid : "no UUID",
+                   serial ? ", serial " : "", serial ? serial : "");
         }
     }
     json_t *blas = json_object_get(info, "openblas");
