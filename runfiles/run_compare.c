@@ -75,7 +75,8 @@ int ada_compare_runs(const ada_bench_set *a, const ada_bench_set *b, const ada_r
         r->v = ada_history_verdict(prior, np, x->time_ns, x->n, y->time_ns, y->n, o.threshold, o.alpha, &r->ratio,
                                    &r->band, &r->banded, &t);
         r->p = t.p;
-        if ((r->v == ADA_SLOWER || r->v == ADA_FASTER) && c->same_code && c->other_machine) r->v = ADA_DRIFT;
+        /* The code did not change: what moved is the machine or its state, never a regression. */
+        if ((r->v == ADA_SLOWER || r->v == ADA_FASTER) && c->same_code) r->v = ADA_DRIFT;
         c->slower += r->v == ADA_SLOWER;
         c->faster += r->v == ADA_FASTER;
         c->same += r->v == ADA_SAME;

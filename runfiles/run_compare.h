@@ -12,9 +12,11 @@
  * say: a plain Google Benchmark file has neither), and benchmark by benchmark only under the
  * same full name (op, variant, dtypes, layout, D, rows). Per benchmark the verdict is
  * ada_compare_samples' (run_stats.h): slower, faster, same or "too few repetitions" (the
- * repetitions cannot reach p < alpha). When both runs ran the same kernel code and the
- * machines differ (ada_run_same_code, ada_run_fp_differs: run_meta.h), a slower or faster
- * benchmark is "environment drift": the machine changed, not the code. With history (the
+ * repetitions cannot reach p < alpha). When both runs ran the same kernel code
+ * (ada_run_same_code: run_meta.h) a slower or faster benchmark is "environment drift": the
+ * code did not change, the machine did (ada_run_fp_differs says how) or its state did (same
+ * fingerprint: thermals, neighbours, clocks under load); only a change of the code is a
+ * regression. With history (the
  * medians of the set's earlier runs, oldest first), the noise band of ada_history_verdict
  * replaces the fixed threshold.
  */
@@ -43,7 +45,7 @@ typedef struct {
     ada_verdict v;
     const char *error;  /* "in A", "in B", "no repetitions", or NULL */
     double a_ns, b_ns;  /* medians */
-    double ratio, p;    /* B/A (or B/history centre when banded), two-sided p */
+    double ratio, p;    /* B/A, two-sided p */
     double band;        /* the change the rule needed */
     int banded;         /* 1 when the history's noise band decided */
 } ada_cmp_row;

@@ -71,9 +71,9 @@ int ada_run_meta_from_json(const json_t *o, ada_run_meta *m)
     const json_t *b = json_object_get(json_object_get(o, "sysinfo"), "build");
     char build[256] = "";
     if (json_is_object(b))
-        snprintf(build, sizeof build, "slow_variant %d, sanitized %d, %s, sm %s",
+        snprintf(build, sizeof build, "slow_variant %d, sanitized %d, %s, sm %s, nvcc %s",
                  json_is_true(json_object_get(b, "slow_variant_build")), json_is_true(json_object_get(b, "sanitized")),
-                 jstr(b, "build_type"), jstr(b, "cuda_architectures"));
+                 jstr(b, "build_type"), jstr(b, "cuda_architectures"), jstr(b, "nvcc_version"));
     m->build = strdup(build);
     fp_from(o, &m->fp);
     if (!m->git_sha || !m->kernel_hash_v1 || !m->kernel_hash_v2 || !m->command_line || !m->testbed || !m->kind ||

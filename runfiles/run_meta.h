@@ -18,7 +18,7 @@
  * a fact both record differs: UUID, serial, GPU name, driver, clocks, or copy bandwidth by
  * more than ADA_FP_COPY_TOL. Identical code: same kernel hashes (scheme 2 when both have it,
  * else scheme 1) and the same build options that change kernels (slow_variant_build,
- * sanitized, build_type, cuda_architectures; ada_run_same_code).
+ * sanitized, build_type, cuda_architectures, nvcc_version; ada_run_same_code).
  */
 #ifndef ADALOAD_RUN_META_H
 #define ADALOAD_RUN_META_H

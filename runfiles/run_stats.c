@@ -162,9 +162,11 @@ ada_verdict ada_history_verdict(const double *prior, int64_t nprior, const doubl
     double need = ADA_BAND_K * s > ADA_BAND_FLOOR ? ADA_BAND_K * s : ADA_BAND_FLOOR;
     *banded = 1;
     *band = need;
-    *ratio = ada_median(cur, ncur) / c;
-    if (t->p < alpha && *ratio > 1.0 + need) return ADA_SLOWER;
-    if (t->p < alpha && *ratio < 1.0 - need) return ADA_FASTER;
+    /* Out of the band, and a change since the run before: a step is flagged once, not again
+     * on every later run until the history has caught up with it. */
+    double to_c = ada_median(cur, ncur) / c;
+    if (t->p < alpha && to_c > 1.0 + need && *ratio > 1.0 + need) return ADA_SLOWER;
+    if (t->p < alpha && to_c < 1.0 - need && *ratio < 1.0 - need) return ADA_FASTER;
     return ADA_SAME;
 }
 

@@ -22,7 +22,8 @@
  * centre c (their median) and a spread s (1.4826 x the median absolute deviation of
  * median/c - 1, i.e. a robust standard deviation of the relative change). The newest run is
  * "slower" when the Mann-Whitney test against the run just before is significant (p < alpha)
- * AND its median is above c by more than max(ADA_BAND_FLOOR, ADA_BAND_K x s); "faster" the
+ * AND its median is above both c and the run before's by more than max(ADA_BAND_FLOOR,
+ * ADA_BAND_K x s) (a step is flagged once, not again on every later run); "faster" the
  * mirror image. A noisy benchmark (naive at 5-9% from lease to lease) thus needs a larger
  * change than a steady one (dtile within 1%: a 3% slowdown is flagged). With fewer previous
  * runs it falls back to the pair rule (ada_compare_samples, threshold).
@@ -61,9 +62,8 @@ const char *ada_verdict_name(ada_verdict v);
 
 /* The history rule above. prior: the medians of the previous runs of the set, oldest first
  * (only the newest ADA_BAND_RUNS count); prev and cur: the repetition times of the run just
- * before and of the newest. ratio = median(cur) / centre (or / median(prev) for the pair
- * rule); *band = the relative change the rule needed (threshold for the pair rule); *banded
- * = 1 when the band decided. */
+ * before and of the newest. ratio = median(cur) / median(prev); *band = the relative change
+ * the rule needed (threshold for the pair rule); *banded = 1 when the band decided. */
 ada_verdict ada_history_verdict(const double *prior, int64_t nprior, const double *prev, int64_t nprev,
                                 const double *cur, int64_t ncur, double threshold, double alpha, double *ratio,
                                 double *band, int *banded, ada_mwu *t);
