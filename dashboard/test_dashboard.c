@@ -23,7 +23,8 @@ static void bench_run2(const char *run, const char *sha, double dtile_us, double
 {
     char rel[300], text[16384];
     snprintf(rel, sizeof rel, "results/gpu/bench/%s/meta.json", run);
-    snprintf(text, sizeof text, "{\"git_sha\": \"%s\", \"git_dirty\": false, \"kernel_source_hash\": \"k\", \"command_line\": \"adaload bench\"}", sha);
+    /* Each commit its own kernel sources: a slowdown between them is the code's. */
+    snprintf(text, sizeof text, "{\"git_sha\": \"%s\", \"git_dirty\": false, \"kernel_source_hash\": \"k%s\", \"command_line\": \"adaload bench\"}", sha, sha);
     test_tmp_put(rel, text);
     size_t n = (size_t)snprintf(text, sizeof text, "{\"context\": {\"adaload_set\": \"wan\"}, \"benchmarks\": [");
     const char *names[2] = {"lnmod_fwd/dtile/bf16-f32-bf16/sample/D1536/rows32760",
