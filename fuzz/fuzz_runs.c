@@ -2,15 +2,22 @@
  * first byte picks the reader of `report` and `compare` (ada_bench_load_file: Google
  * Benchmark JSON, loaded twice into one set as bench.json + peers.json are, then looked up
  * and turned into the custom files) or the gate's (json_loadb + gate_judge of a verify.json
- * or verify-summary.json, and of gate_summary's compact form of it). Seeds: corpus/runs/
- * (a bench.json, a peers.json and a verify.json, shrunk). */
+ * or verify-summary.json, and of gate_summary's compact form of it; the same object read as
+ * a meta.json, its fingerprint held against itself). A loaded set's names go through the
+ * benchmark-name parser and the set is compared with itself (run_compare.h: nothing may be
+ * slower than itself). Seeds: corpus/runs/ (a bench.json, a peers.json and a verify.json,
+ * shrunk). */
 #include "fuzz_util.h"
 
 #include <jansson.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "gate.h"
 #include "run_bench.h"
+#include "run_compare.h"
+#include "run_meta.h"
+#include "run_name.h"
 
 static const gate_hashes hashes = {.v1 = "2dbd392c11648333a4bd429980a5bf75b54d339a3a55ba6ad9d8afde500ec48c",
                                    .v2 = "ea5f7d805b706d4aa6e91ee5d2210065392b26dbb26306e301aec0911ab3e134"};
@@ -30,6 +37,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 (void)gate_judge(compact, &hashes, &v, msg, sizeof msg);
                 json_decref(compact);
             }
+            ada_run_meta m;
+            if (ada_run_meta_from_json(rec, &m) == ADA_RUNS_OK) {
+                char why[256];
+                if (ada_run_fp_differs(&m.fp, &m.fp, why, sizeof why)) abort(); /* a run's machine is its own */
+                if ((*m.kernel_hash_v1 || *m.kernel_hash_v2) && !ada_run_same_code(&m, &m)) abort();
+                ada_run_meta_free(&m);
+            }
             json_decref(rec);
         }
         return 0;
@@ -43,6 +57,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ada_bench_load_file(path, &s, err, sizeof err) == ADA_RUNS_OK) {
         for (int64_t i = 0; i < s.n; i++)
             if (ada_bench_find(&s, s.r[i].name) != &s.r[i]) abort();
+        for (int64_t i = 0; i < s.n; i++) {
+            ada_bench_name b;
+            if (ada_bench_name_parse(s.r[i].name, &b) == 0 && strcmp(s.r[i].name + strlen(s.r[i].name) - strlen(b.shape), b.shape))
+                abort();
+        }
+        ada_cmp_opts co = {0};
+        ada_cmp c;
+        if (ada_compare_runs(&s, &s, NULL, NULL, &co, &c, err, sizeof err) == 0 && c.slower) abort();
+        ada_cmp_free(&c);
         json_t *a = NULL, *b = NULL;
         if (ada_bench_custom_json(&s, &a, &b) == 0) {
             json_decref(a);
