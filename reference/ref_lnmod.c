@@ -13,6 +13,11 @@
  * run (m(r) never decreases), so the column sums are cblas_dgemv of a ones vector against
  * chunks of at most REF_CHUNK rows: dy itself for dshift, a scratch of dy * xhat for dscale.
  *
+ * The backward at given statistics (ref_lnmod_backward_row / _colsums, the kernels' contract)
+ * takes the forward's fp32 mean and rstd as they are, forms xhat = (x - mean) * rstd from
+ * them, and sums in plain double loops (rows in order), one row or one column block at a
+ * time, so callers can spread rows and modulation rows over threads and compare as they go.
+ *
  * Built with -ffp-contract=off (reference/CMakeLists.txt): no fused multiply-adds change the
  * results between compilers. OpenBLAS runs with one thread (set in every entry point) because
  * callers split rows over their own threads. Scratch memory is malloc'd per call and freed:
@@ -211,5 +216,97 @@ lnmod_status ref_lnmod_backward(const lnmod_desc *d, const void *x, const void *
         }
     }
     free(buf);
+    return LNMOD_OK;
+}
+
+/* ---- the backward at given statistics ------------------------------------------------------ */
+
+lnmod_status ref_lnmod_backward_row(const lnmod_desc *d, int64_t r, const void *x,
+                                    const void *scale, const void *dy, const float *mean,
+                                    const float *rstd, double *dx, double *g, double *xhat,
+                                    ref_bwd_row *info)
+{
+    if (!d || !x || !scale || !dy || !mean || !rstd || !dx || !g || !xhat || !info)
+        return LNMOD_ERR_NULL_POINTER;
+    lnmod_status st = check_desc(d);
+    if (st != LNMOD_OK) return st;
+    if (r < 0 || r >= d->rows) return LNMOD_ERR_SHAPE;
+    const int64_t D = d->D, k = lnmod_mod_index(d, r);
+    const double mu = (double)mean[r], rs = (double)rstd[r];
+    widen(d->mod_dtype, scale, k * d->scale_stride, D, g);    /* scale, for now */
+    widen(d->x_dtype, x, r * D, D, xhat);                    /* x, for now */
+    widen(d->y_dtype, dy, r * D, D, dx);                     /* dy, for now */
+    double sg = 0.0, sgx = 0.0, ag = 0.0, agx = 0.0;
+    for (int64_t i = 0; i < D; i++) {
+        xhat[i] = (xhat[i] - mu) * rs;
+        g[i] = dx[i] * (1.0 + g[i]);
+        const double gx = g[i] * xhat[i];
+        sg += g[i];
+        sgx += gx;
+        ag += fabs(g[i]);
+        agx += fabs(gx);
+    }
+    const double mg = sg / (double)D, mgx = sgx / (double)D;
+    for (int64_t i = 0; i < D; i++) dx[i] = rs * (g[i] - mg - xhat[i] * mgx);
+    *info = (ref_bwd_row){mg, mgx, ag / (double)D, agx / (double)D};
+    return LNMOD_OK;
+}
+
+void ref_mod_row_range(const lnmod_desc *d, int64_t k, int64_t *r0, int64_t *r1)
+{
+    const int64_t S = d->rows_per_sample;
+    switch (d->layout) {
+    case LNMOD_PER_TOKEN: *r0 = k, *r1 = k + 1; break;
+    case LNMOD_PER_FRAME: {
+        const int64_t L = d->frame_len, F = lnmod_frames_per_sample(d), b = k / F, f = k % F;
+        *r0 = b * S + f * L;
+        *r1 = b * S + ((f + 1) * L < S ? (f + 1) * L : S);
+        break;
+    }
+    case LNMOD_PER_SAMPLE:
+    default: *r0 = k * S, *r1 = (k + 1) * S; break;
+    }
+}
+
+/* Columns per widened block of the column sums (stays in L1 with x and dy). */
+#define REF_COLS 512
+
+lnmod_status ref_lnmod_backward_colsums(const lnmod_desc *d, int64_t k, int64_t j0, int64_t j1,
+                                        const void *x, const void *dy, const float *mean,
+                                        const float *rstd, double *dscale, double *dshift,
+                                        double *abs_dscale, double *abs_dshift)
+{
+    if (!d || !x || !dy || !mean || !rstd || !dscale || !dshift) return LNMOD_ERR_NULL_POINTER;
+    lnmod_status st = check_desc(d);
+    if (st != LNMOD_OK) return st;
+    if (k < 0 || k >= lnmod_mod_rows(d) || j0 < 0 || j1 < j0 || j1 > d->D) return LNMOD_ERR_SHAPE;
+    int64_t r0, r1;
+    ref_mod_row_range(d, k, &r0, &r1);
+    double xr[REF_COLS], dr[REF_COLS];
+    for (int64_t c0 = j0; c0 < j1; c0 += REF_COLS) {
+        const int64_t n = j1 - c0 < REF_COLS ? j1 - c0 : REF_COLS;
+        double *s = dscale + (c0 - j0), *h = dshift + (c0 - j0);
+        double *as = abs_dscale ? abs_dscale + (c0 - j0) : NULL;
+        double *ah = abs_dshift ? abs_dshift + (c0 - j0) : NULL;
+        for (int64_t i = 0; i < n; i++) {
+            s[i] = h[i] = 0.0;
+            if (as) as[i] = 0.0;
+            if (ah) ah[i] = 0.0;
+        }
+        for (int64_t r = r0; r < r1; r++) {
+            widen(d->x_dtype, x, r * d->D + c0, n, xr);
+            widen(d->y_dtype, dy, r * d->D + c0, n, dr);
+            const double mu = (double)mean[r], rs = (double)rstd[r];
+            for (int64_t i = 0; i < n; i++) {
+                const double t = dr[i] * ((xr[i] - mu) * rs);
+                s[i] += t;
+                h[i] += dr[i];
+            }
+            if (as)
+                for (int64_t i = 0; i < n; i++) as[i] += fabs(dr[i] * ((xr[i] - mu) * rs));
+            if (ah)
+                for (int64_t i = 0; i < n; i++) ah[i] += fabs(dr[i]);
+        }
+    }
     return LNMOD_OK;
 }

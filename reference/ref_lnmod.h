@@ -52,6 +52,41 @@ lnmod_status ref_lnmod_forward_rows(const lnmod_desc *d, int64_t r0, int64_t r1,
 lnmod_status ref_lnmod_backward(const lnmod_desc *d, const void *x, const void *scale,
                                 const double *dy, double *dx, double *dscale, double *dshift);
 
+/* ---- the backward at given statistics (what the kernels compute) ----------------------
+ * The kernels' backward (lnmod_backward, kernels/lnmod.h) takes the forward's fp32 mean and
+ * rstd as inputs and defines xhat = (x - mean) * rstd from them; these functions compute
+ * exactly that in double, from the storage dtypes (dy in d->y_dtype, x in d->x_dtype, scale
+ * in d->mod_dtype at d->scale_stride), so a comparison measures the backward's own error and
+ * not the rounding of the statistics. x, dy, mean and rstd point at row 0 of the whole
+ * arrays. Safe to call concurrently (no shared mutable state). */
+
+/* Per-row reductions of ref_lnmod_backward_row. */
+typedef struct {
+    double mg, mgx;       /* mean over the row of g and of g * xhat */
+    double abs_g, abs_gx; /* mean over the row of |g| and of |g * xhat| */
+} ref_bwd_row;
+
+/* Row r (0 <= r < rows, else LNMOD_ERR_SHAPE): g[i] = dy*(1 + scale[m(r)]), xhat[i] =
+ * (x - mean[r]) * rstd[r] and dx[i] = rstd[r] * (g - mg - xhat * mgx) for i in [0, D), into
+ * caller arrays of D doubles each (indexed from the row's start); info gets the reductions. */
+lnmod_status ref_lnmod_backward_row(const lnmod_desc *d, int64_t r, const void *x,
+                                    const void *scale, const void *dy, const float *mean,
+                                    const float *rstd, double *dx, double *g, double *xhat,
+                                    ref_bwd_row *info);
+
+/* The token rows [*r0, *r1) whose modulation row is k (0 <= k < lnmod_mod_rows(d)): in every
+ * layout they are one contiguous run. */
+void ref_mod_row_range(const lnmod_desc *d, int64_t k, int64_t *r0, int64_t *r1);
+
+/* Columns [j0, j1) of modulation row k (0 <= j0 <= j1 <= D, else LNMOD_ERR_SHAPE):
+ * dscale[j - j0] = sum over the rows of k of dy * xhat, dshift[j - j0] = sum of dy, and,
+ * when not NULL, abs_dscale / abs_dshift the sums of the absolute values of the same terms
+ * (the magnitude an fp32 accumulation's error scales with). Rows are summed in order. */
+lnmod_status ref_lnmod_backward_colsums(const lnmod_desc *d, int64_t k, int64_t j0, int64_t j1,
+                                        const void *x, const void *dy, const float *mean,
+                                        const float *rstd, double *dscale, double *dshift,
+                                        double *abs_dscale, double *abs_dshift);
+
 /* Element i of an array stored in dtype t, widened exactly to double (NaN for a dtype that
  * is not one of the enum values). */
 double ref_load(lnmod_dtype t, const void *base, int64_t i);
