@@ -221,9 +221,9 @@ static int sanitizers_ran(const json_t *rec, json_int_t scheme, const char *grid
 {
     json_t *san = json_object_get(rec, "sanitizers"), *runs = json_object_get(rec, "sanitizer_runs");
     const char *sgrid = verify_sanitizer_grid(grid);
-    verify_set *sets;
-    int nsets = 0;
-    if (verify_grid_sets(sgrid, &sets, &nsets) == VERIFY_OK) free(sets);
+    verify_case_id *ids;
+    int64_t ncases = 0;
+    if (verify_grid_registry_cases(sgrid, &ids, &ncases) == VERIFY_OK) free(ids);
     for (int t = 0; t < 4; t++) {
         const char *sv = str(san, tools[t]);
         if (!sv || strcmp(sv, "clean"))
@@ -247,7 +247,7 @@ static int sanitizers_ran(const json_t *rec, json_int_t scheme, const char *grid
             all = found;
         }
         if (!all) return snprintf(msg, n, "sanitizer %s did not run over every variant of the registry", tools[t]), 0;
-        json_int_t want = (json_int_t)nsets * nreg;
+        json_int_t want = (json_int_t)ncases;
         if (json_integer_value(json_object_get(d, "cases")) != want || !json_is_integer(json_object_get(d, "cases")))
             return snprintf(msg, n, "sanitizer %s checked %lld cases, grid %s has %lld", tools[t],
                             (long long)json_integer_value(json_object_get(d, "cases")), sgrid, (long long)want), 0;

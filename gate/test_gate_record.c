@@ -25,24 +25,24 @@ int main(int argc, char **argv)
     int scheme = atoi(argv[3]), ok2 = atoi(argv[6]);
     int nreg;
     const char *const *reg = verify_registry_variants(&nreg);
-    verify_set *sets;
-    int nsets;
-    if (verify_grid_sets(argv[5], &sets, &nsets) != VERIFY_OK) return 2;
+    verify_case_id *ids;
+    int64_t nids;
+    if (verify_grid_registry_cases(argv[5], &ids, &nids) != VERIFY_OK) return 2;
     json_t *cases = json_array(), *vs = json_array();
     for (int v = 0; v < nreg; v++) json_array_append_new(vs, json_string(reg[v]));
     long long k = 0;
-    for (int a = 0; a < nsets; a++)
-        for (int v = 0; v < nreg; v++, k++) {
-            lnmod_dtype x, m, y;
-            verify_combo(sets[a].combo, &x, &m, &y);
-            json_array_append_new(cases, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:b}", "variant", reg[v],
-                                                   "x", lnmod_dtype_name(x), "mod", lnmod_dtype_name(m), "y",
-                                                   lnmod_dtype_name(y), "layout",
-                                                   lnmod_layout_name((lnmod_layout)sets[a].layout), "direction", "fwd",
-                                                   "D", (json_int_t)sets[a].D, "rows", (json_int_t)sets[a].rows, "pass",
-                                                   k != 1 || ok2));
-        }
-    free(sets);
+    for (; k < nids; k++) {
+        lnmod_dtype x, m, y;
+        const verify_set *st = &ids[k].set;
+        verify_combo(st->combo, &x, &m, &y);
+        json_array_append_new(cases, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:b}", "variant",
+                                               ids[k].variant, "x", lnmod_dtype_name(x), "mod", lnmod_dtype_name(m),
+                                               "y", lnmod_dtype_name(y), "layout",
+                                               lnmod_layout_name((lnmod_layout)st->layout), "direction",
+                                               verify_direction_name(ids[k].direction), "D", (json_int_t)st->D,
+                                               "rows", (json_int_t)st->rows, "pass", k != 1 || ok2));
+    }
+    free(ids);
     json_t *r = json_pack("{s:s, s:s, s:s, s:{s:s}, s:i, s:s, s:o, s:{s:s, s:s, s:s, s:s}, s:{s:I}, s:b}", "schema",
                           "adaload.verify/1", "kernel_source_hash", argv[2], "backend", argv[4], "gpu", "name",
                           "NVIDIA Test", "seed", 1, "grid", argv[5], "cases", cases, "sanitizers", "memcheck", argv[7],
@@ -51,14 +51,14 @@ int main(int argc, char **argv)
     if (scheme) {
         json_object_set_new(r, "hash_scheme", json_integer(scheme));
         const char *sg = verify_sanitizer_grid(argv[5]);
-        if (verify_grid_sets(sg, &sets, &nsets) != VERIFY_OK) return 2;
-        free(sets);
+        if (verify_grid_registry_cases(sg, &ids, &nids) != VERIFY_OK) return 2;
+        free(ids);
         json_t *runs = json_object();
         for (int t = 0; t < 4; t++)
             json_object_set_new(runs, verify_sanitizer_tools[t],
                                 json_pack("{s:s, s:i, s:s, s:O, s:I}", "verdict", t ? "clean" : argv[7], "exit_code",
                                           t || !strcmp(argv[7], "clean") ? 0 : 1, "grid", sg, "variants", vs, "cases",
-                                          (json_int_t)nsets * nreg));
+                                          (json_int_t)nids));
         json_object_set_new(r, "sanitizer_runs", runs);
     }
     json_decref(vs);

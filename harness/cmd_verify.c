@@ -44,7 +44,7 @@
 #define CMD "verify"
 
 typedef struct {
-    const char *grid, *out;
+    const char *grid, *out, *direction;
     cli_list variants;
     uint64_t seed;
     int seed_given, no_record, sanitizers, cpu_model, list;
@@ -64,6 +64,7 @@ static int parse_opts(int argc, char **argv, vopts *o)
 {
     memset(o, 0, sizeof *o);
     o->grid = "quick";
+    o->direction = "both";
     o->sanitizer_timeout = 420;
     long nc = sysconf(_SC_NPROCESSORS_ONLN);
     o->threads = nc > 0 ? (nc > VERIFY_MAX_THREADS ? VERIFY_MAX_THREADS : nc) : 1;
@@ -77,6 +78,7 @@ static int parse_opts(int argc, char **argv, vopts *o)
         CLI_FLAG("--no-record", &o->no_record, "print only, write nothing"),
         CLI_FLAG("--sanitizers", &o->sanitizers, "after the grid, run the quick grid under compute-sanitizer"),
         CLI_I64("--sanitizer-timeout", &o->sanitizer_timeout, 1, 86400, "S", "seconds allowed per sanitizer run (default 420)"),
+        CLI_STR("--direction", &o->direction, "DIR", "fwd|bwd|both: the forward, the backward or both (default both)"),
         CLI_FLAG("--cpu-model", &o->cpu_model, "check fp32 CPU models instead of the GPU (self-test; see --list)"),
         CLI_FLAG("--list", &o->list, "print the variants and exit"),
         CLI_END};
@@ -85,6 +87,8 @@ static int parse_opts(int argc, char **argv, vopts *o)
     if (r != CLI_OK) return r;
     if (strcmp(o->grid, "quick") && strcmp(o->grid, "full") && strcmp(o->grid, "smoke"))
         return ada_usage_error(CMD, "--grid %s: must be quick, full or smoke", o->grid), CLI_ERROR;
+    if (strcmp(o->direction, "fwd") && strcmp(o->direction, "bwd") && strcmp(o->direction, "both"))
+        return ada_usage_error(CMD, "--direction %s: must be fwd, bwd or both", o->direction), CLI_ERROR;
     if (o->out && o->no_record) return ada_usage_error(CMD, "--out and --no-record exclude each other"), CLI_ERROR;
     if (o->variants.n > VERIFY_MAX_VARIANTS) return ada_usage_error(CMD, "too many --variant"), CLI_ERROR;
     /* Model runs never create folders under results/ on their own: only with an explicit --out. */
@@ -97,13 +101,13 @@ static void list_variants(void)
 #if ADALOAD_HAVE_CUDA
     printf("GPU kernel variants:\n");
     for (const lnmod_variant *v = lnmod_variants; v->name; v++)
-        printf("  %-14s %s\n", v->name, v->description ? v->description : "");
+        printf("  %-14s %-13s %s\n", v->name, v->backward ? "fwd+bwd" : "fwd only", v->description ? v->description : "");
 #else
     printf("GPU kernel variants: none (this build has no CUDA toolkit)\n");
 #endif
     printf("CPU models (--cpu-model, for the verifier's own tests):\n");
     for (int i = 0; verify_models[i].name; i++)
-        printf("  %-14s %s\n", verify_models[i].name, verify_models[i].description);
+        printf("  %-14s %-13s %s\n", verify_models[i].name, "fwd+bwd", verify_models[i].description);
 }
 
 /* The variants to check into c: the named ones (checked), or all of the backend's.
@@ -151,14 +155,18 @@ static uint64_t clock_seed(void)
 
 static void print_summary(const verify_config *c, const verify_totals *t)
 {
-    printf("\n%-14s %8s %8s %8s\n", "variant", "passed", "failed", "not run");
-    for (int v = 0; v < c->nvariants; v++)
-        printf("%-14s %8" PRId64 " %8" PRId64 " %8" PRId64 "\n", c->variants[v], t->v_passed[v], t->v_failed[v],
-               t->v_not_run[v]);
+    printf("\n%-14s %-4s %8s %8s %8s\n", "variant", "dir", "passed", "failed", "not run");
+    for (int di = 0; di < 2; di++)
+        for (int v = 0; v < c->nvariants; v++) {
+            if (t->v_passed[di][v] + t->v_failed[di][v] + t->v_not_run[di][v] == 0) continue;
+            printf("%-14s %-4s %8" PRId64 " %8" PRId64 " %8" PRId64 "\n", c->variants[v], di ? "bwd" : "fwd",
+                   t->v_passed[di][v], t->v_failed[di][v], t->v_not_run[di][v]);
+        }
     printf("total: %" PRId64 " cases, %" PRId64 " passed, %" PRId64 " failed, %" PRId64 " not run (%.1f s)\n",
            t->ncases_done, t->passed, t->failed, t->not_run, t->elapsed);
-    printf("time: inputs %.1f s, reference %.1f s, device %.1f s, comparison %.1f s\n", t->t_inputs, t->t_ref,
-           t->t_device, t->t_compare);
+    printf("time: inputs %.1f s, reference %.1f s, device %.1f s, comparison %.1f s, backward reference and "
+           "comparison %.1f s (%d threads)\n",
+           t->t_inputs, t->t_ref, t->t_device, t->t_compare, t->t_bwd_check, c->threads);
 }
 
 /* The run folder into dir: --out DIR (meta.json written unless present) or a new one.
@@ -343,7 +351,11 @@ int cmd_verify(int argc, char **argv)
         list_variants();
         return ADA_EXIT_OK;
     }
-    verify_config c = {.grid = o.grid, .threads = (int)o.threads, .cpu_model = o.cpu_model,
+    verify_config c = {.grid = o.grid,
+                       .directions = !strcmp(o.direction, "fwd")   ? VERIFY_DIR_FWD
+                                     : !strcmp(o.direction, "bwd") ? VERIFY_DIR_BWD
+                                                                   : VERIFY_DIR_BOTH,
+                       .threads = (int)o.threads, .cpu_model = o.cpu_model,
                        .sanitizer_timeout = o.sanitizer_timeout, .note = ada_note_stdout,
                        .progress = ada_note_stderr, .progress_arg = (void *)CMD};
     int rc = pick_variants(&o, &c);
@@ -367,14 +379,16 @@ int cmd_verify(int argc, char **argv)
         ada_msg(CMD, "out of memory");
         return ADA_EXIT_INTERNAL;
     }
+    int nbwd = 0;
+    for (int v = 0; v < c.nvariants; v++) nbwd += verify_has_backward(c.cpu_model, c.variants[v]);
     char date[32];
     ada_utc_iso(date, sizeof date);
-    printf("adaload verify: grid %s, %d input sets x %d variant(s) = %" PRId64 " cases, seed %" PRIu64
+    printf("adaload verify: grid %s, %d input sets x (%d forward + %d backward) = %" PRId64 " cases, seed %" PRIu64
            " (reproduce with --seed %" PRIu64 "), %d CPU threads, backend %s\n",
-           o.grid, nsets, c.nvariants, (int64_t)nsets * c.nvariants, c.seed, c.seed, c.threads,
-           o.cpu_model ? "cpu-model" : "cuda");
+           o.grid, nsets, (c.directions & VERIFY_DIR_FWD) ? c.nvariants : 0, (c.directions & VERIFY_DIR_BWD) ? nbwd : 0,
+           verify_session_totals(s)->ncases_total, c.seed, c.seed, c.threads, o.cpu_model ? "cpu-model" : "cuda");
     if (strcmp(o.grid, "full") != 0)
-        printf("%-14s %-14s %-6s %6s %7s %10s %10s %10s  %s\n", "variant", "x-mod-y", "layout", "D", "rows",
+        printf("%-14s %-3s %-14s %-6s %6s %7s %10s %10s %10s  %s\n", "variant", "dir", "x-mod-y", "layout", "D", "rows",
                "max_abs", "max_rel", "l2_rel", "verdict");
     fflush(stdout);
     for (int i = 0; i < nsets; i++) verify_session_run_set(s, &sets[i]);

@@ -3,6 +3,7 @@
 #
 #   verify_model_smoke          the whole verifier on the fp32 CPU model: must pass (exit 0)
 #   verify_model_catches_<bug>  the same with a deliberately wrong model: must exit 1
+#   verify_model_catches_bwd_<bug>  a wrong backward: --direction bwd exits 1, fwd 0
 #   verify_gate_usage_errors    bad options exit 2
 #   verify_sanitizer_plumbing   --sanitizers with a fake compute-sanitizer: clean, errors and
 #                               timeout verdicts and logs (harness/test_verify_sanitizers.cmake)
@@ -24,9 +25,17 @@ foreach(bug onepass eps oob lazy)
                    sh $<TARGET_FILE:adaload>)
 endforeach()
 
+# The backward: each planted bug is caught by the backward's checks (--direction bwd exits 1)
+# while its forward, the correct one, passes (--direction fwd exits 0).
+foreach(bug drop gap accum ws)
+  add_test(NAME verify_model_catches_bwd_${bug}
+           COMMAND sh -c "\"$1\" verify --cpu-model --grid smoke --no-record --seed 12345 --threads 2 --variant model_bwd_${bug} --direction bwd >/dev/null; test $? -eq 1 || exit 1; \"$1\" verify --cpu-model --grid smoke --no-record --seed 12345 --threads 2 --variant model_bwd_${bug} --direction fwd >/dev/null"
+                   sh $<TARGET_FILE:adaload>)
+endforeach()
+
 # Bad usage is exit 2, with a one-line message.
 add_test(NAME verify_gate_usage_errors
-         COMMAND sh -c "for a in '--grid huge' '--threads 0' '--seed -1' '--bogus' '--out x --no-record'; do \"$1\" verify $a 2>/dev/null; test $? -eq 2 || exit 1; done; \"$1\" gate --hash nothex 2>/dev/null; test $? -eq 2"
+         COMMAND sh -c "for a in '--grid huge' '--threads 0' '--seed -1' '--bogus' '--out x --no-record' '--direction up'; do \"$1\" verify $a 2>/dev/null; test $? -eq 2 || exit 1; done; \"$1\" gate --hash nothex 2>/dev/null; test $? -eq 2"
                  sh $<TARGET_FILE:adaload>)
 
 # --sanitizers: spawning compute-sanitizer, verdicts, logs, timeout (a fake sanitizer).

@@ -424,6 +424,7 @@ Test(verify_grid, registry_names_are_the_registrys)
     for (const lnmod_variant *v = lnmod_variants; v->name; v++, k++) {
         cr_assert_lt(k, n, "the registry has more variants than were read from its source");
         cr_assert_str_eq(names[k], v->name);
+        cr_assert_eq(verify_registry_has_backward(v->name), v->backward != NULL, "%s: backward read wrong", v->name);
     }
     cr_assert_eq(k, n);
 #endif
@@ -435,7 +436,10 @@ Test(verify_grid, keys_of_the_full_grid)
     char **keys;
     int64_t n;
     cr_assert_eq(verify_grid_keys("full", v, 2, &keys, &n), VERIFY_OK);
-    cr_assert_eq(n, 2 * (14 * 4 * 3 * 9 + 1));
+    /* both directions: every variant of the registry has a backward */
+    cr_assert(verify_registry_has_backward("naive") && verify_registry_has_backward("dtile"));
+    cr_assert(!verify_registry_has_backward("model") && !verify_registry_has_backward(NULL));
+    cr_assert_eq(n, 2 * 2 * (14 * 4 * 3 * 9 + 1));
     for (int64_t i = 1; i < n; i++) cr_assert_lt(strcmp(keys[i - 1], keys[i]), 0, "sorted, no repeats");
     json_t *c = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:i}", "variant", "dtile", "x", "bf16", "mod", "f32", "y",
                           "bf16", "layout", "sample", "D", 4096, "rows", 524800);
@@ -448,6 +452,9 @@ Test(verify_grid, keys_of_the_full_grid)
     json_object_set_new(c, "direction", json_string("bwd"));
     cr_assert_eq(verify_case_key_json(c, k, sizeof k), 0);
     cr_assert_str_eq(k, "dtile bf16-f32-bf16 sample bwd D=4096 rows=524800");
+    found = 0;
+    for (int64_t i = 0; i < n; i++) found += !strcmp(keys[i], k);
+    cr_assert_eq(found, 1, "the rows*D > 2^31 case, backward");
     json_object_del(c, "rows");
     cr_assert_eq(verify_case_key_json(c, k, sizeof k), -1);
     json_decref(c);

@@ -65,8 +65,6 @@ void verify_combo(int k, lnmod_dtype *x, lnmod_dtype *mod, lnmod_dtype *y);
 int verify_ncombos(void);
 /* "x-mod-y" of the set's dtype combination ("bf16-f32-bf16"). */
 void verify_set_dtypes(const verify_set *s, char *buf, size_t n);
-/* The direction of the set's cases, "fwd" or "bwd": each case record carries it. */
-const char *verify_set_direction(const verify_set *s);
 /* The grid the sanitizer runs of a session over grid use ("quick"; "smoke" for smoke). */
 const char *verify_sanitizer_grid(const char *grid);
 
@@ -74,15 +72,16 @@ const char *verify_sanitizer_grid(const char *grid);
  * A case is named by "variant x-mod-y layout direction D=<D> rows=<rows>". The gate passes
  * a record only when the multiset of its case keys equals verify_grid_keys of its grid for
  * the registry's variants: a new kind of case (another direction, another set) shows up
- * here by being in verify_grid_sets and verify_set_direction, and in the case records. */
+ * here by being in verify_grid_cases (the one enumeration), and in the case records. */
 /* The key of one case into buf; -1 when a field is missing or buf is too small. */
 int verify_case_key(const char *variant, const char *dtypes, const char *layout, const char *direction,
                     int64_t D, int64_t rows, char *buf, size_t n);
 /* The key of a case record (verify.json's "cases"); a record without "direction" (made
  * before the backward cases existed) is a forward case. -1 when a field is missing. */
 int verify_case_key_json(const json_t *c, char *buf, size_t n);
-/* The sorted keys of every case grid G runs for variants[0..nvariants): a new malloc'd
- * array of *nkeys strings (one allocation: free(*keys)). */
+/* The sorted keys of every case grid G runs for variants[0..nvariants), both directions (the
+ * backward for the variants verify_registry_has_backward says have one): verify_grid_cases'
+ * list as keys, a new malloc'd array of *nkeys strings (one allocation: free(*keys)). */
 verify_status verify_grid_keys(const char *grid, const char *const *variants, int nvariants, char ***keys,
                                int64_t *nkeys);
 /* The kernel registry's variant names (kernels/lnmod_registry.cu's table, in its order),
@@ -90,9 +89,42 @@ verify_status verify_grid_keys(const char *grid, const char *const *variants, in
  * build is configured (verify/registry_names.cmake; with CUDA, test_verify.c checks them
  * against lnmod_variants). NULL-terminated; *n = how many. */
 const char *const *verify_registry_variants(int *n);
+/* 1 when the registry's entry for variant has a backward (read from the same source); 0 for
+ * a name the registry does not have. */
+int verify_registry_has_backward(const char *variant);
+
+/* Directions of a case: the forward (y, mean, rstd) or the backward (dx, dscale, dshift). */
+#define VERIFY_DIR_FWD 1
+#define VERIFY_DIR_BWD 2
+#define VERIFY_DIR_BOTH 3
+/* "fwd" or "bwd" (one direction bit). */
+const char *verify_direction_name(int dir);
+
+/* 1 when variant has a backward: the kernel registry's entry has one (GPU), or the CPU model
+ * exists (every model has one). */
+int verify_has_backward(int cpu_model, const char *variant);
+
+/* One case of a grid: what the record's case identity says. */
+typedef struct {
+    const char *variant;
+    int direction; /* VERIFY_DIR_FWD or VERIFY_DIR_BWD */
+    verify_set set;
+} verify_case_id;
+
+/* Every case of a grid in the order a session records them: per input set, the forward of
+ * each variant, then the backward of each variant that has one (has_bwd[i]), for the
+ * directions asked (VERIFY_DIR_* bits). *cases is malloc'd (free it). The one enumeration of
+ * the grid: the session runs exactly these, and the gate can expect exactly these. */
+verify_status verify_grid_cases(const char *grid, const char *const *variants, const int *has_bwd,
+                                int nvariants, int directions, verify_case_id **cases, int64_t *n);
+/* verify_grid_cases for the registry's variants (verify_registry_variants) in both
+ * directions: the case set of a record the gate passes (and of its sanitizer runs, over
+ * verify_sanitizer_grid). */
+verify_status verify_grid_registry_cases(const char *grid, verify_case_id **cases, int64_t *n);
 
 typedef struct {
     const char *grid;          /* "smoke", "quick" or "full" */
+    int directions;            /* VERIFY_DIR_* bits; 0 means both */
     uint64_t seed;             /* < 2^63 */
     int threads;               /* CPU threads, 1..VERIFY_MAX_THREADS */
     int cpu_model;             /* CPU models instead of the GPU (verify_model.h) */
@@ -107,15 +139,18 @@ typedef struct {
 
 typedef struct {
     int64_t ncases_total, ncases_done, passed, failed, not_run;
-    int64_t v_passed[VERIFY_MAX_VARIANTS], v_failed[VERIFY_MAX_VARIANTS], v_not_run[VERIFY_MAX_VARIANTS];
+    /* per direction (0 fwd, 1 bwd) and variant */
+    int64_t v_passed[2][VERIFY_MAX_VARIANTS], v_failed[2][VERIFY_MAX_VARIANTS], v_not_run[2][VERIFY_MAX_VARIANTS];
     double elapsed; /* seconds since the session started, at verify_session_finish */
     /* where the time went: inputs, reference, device (copies, poison, kernel), comparison */
     double t_inputs, t_ref, t_device, t_compare;
+    double t_bwd_check; /* the backward's float64 reference and comparison, fused */
 } verify_totals;
 
 typedef struct verify_session verify_session;
 
-/* A session over ncases_total = nsets * nvariants cases; c must outlive it. */
+/* A session over the nsets input sets of c->grid (ncases_total: verify_grid_cases' count);
+ * c must outlive it. */
 verify_status verify_session_new(const verify_config *c, int64_t nsets, verify_session **out);
 /* Draws the set's inputs, computes the reference and checks every variant against it. */
 void verify_session_run_set(verify_session *s, const verify_set *set);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ada_cuda.h"
+#include "verify.h"
 #include "verify_check.h"
 #include "verify_model.h"
 #include "verify_par.h"
@@ -112,6 +113,16 @@ int verify_dev_poison(verify_backend *bk, void *p, size_t bytes)
     return 0;
 }
 
+int verify_dev_fill(verify_backend *bk, void *p, unsigned char byte, size_t bytes)
+{
+#if ADALOAD_HAVE_CUDA
+    if (!bk->model) return cudaMemset(p, byte, bytes) == cudaSuccess ? 0 : -1;
+#endif
+    (void)bk;
+    memset(p, byte, bytes);
+    return 0;
+}
+
 int verify_dev_upload(verify_backend *bk, void *dst, const void *src, size_t bytes)
 {
 #if ADALOAD_HAVE_CUDA
@@ -157,6 +168,91 @@ static void model_range(void *c, int64_t lo, int64_t hi, int tid)
     verify_model_rows(m->which, m->d, lo, hi, m->x, m->scale, m->shift, m->y, m->mean, m->rstd);
 }
 
+#if ADALOAD_HAVE_CUDA
+/* After a launch that returned st: waits for the device; 0 when both went well, else -1 with
+ * err set (and the context marked lost after a sticky error). */
+static int finish_launch(verify_backend *bk, const char *what, lnmod_status st, char *err, size_t errn)
+{
+    if (st != LNMOD_OK) {
+        /* The launch error stays with this case's message; a launch error leaves the
+         * context usable, a sticky one shows up at the synchronization below. */
+        cudaError_t le = cudaGetLastError();
+        snprintf(err, errn, "%s returned %s%s%s", what, lnmod_status_name(st), le != cudaSuccess ? ": " : "",
+                 le != cudaSuccess ? cudaGetErrorString(le) : "");
+    }
+    if (ADA_CUDA_CHECK(cudaDeviceSynchronize(), "kernel failed", err, errn) != cudaSuccess) {
+        /* Clear the error; if the context is still broken (a sticky error such as an
+         * illegal address), the next synchronization fails again and nothing more can run. */
+        (void)cudaGetLastError();
+        if (cudaDeviceSynchronize() != cudaSuccess || cudaGetLastError() != cudaSuccess) {
+            bk->context_lost = 1;
+            snprintf(bk->lost_why, sizeof bk->lost_why, "%s", err);
+        }
+        return -1;
+    }
+    return st == LNMOD_OK ? 0 : -1;
+}
+#endif
+
+int verify_has_backward(int cpu_model, const char *variant)
+{
+    if (cpu_model) return verify_model_find(variant) >= 0;
+#if ADALOAD_HAVE_CUDA
+    const lnmod_variant *v = lnmod_find_variant(variant);
+    return v && v->backward != NULL;
+#else
+    return 0;
+#endif
+}
+
+int verify_backend_bwd_workspace(const verify_backend *bk, const char *variant, const lnmod_desc *d,
+                                 size_t *bytes, char *err, size_t errn)
+{
+    *bytes = 0;
+    if (bk->model) {
+        int which = verify_model_find(variant);
+        if (which < 0) {
+            snprintf(err, errn, "no CPU model '%s'", variant);
+            return -1;
+        }
+        *bytes = (size_t)verify_model_bwd_workspace(which, d);
+        return 0;
+    }
+#if ADALOAD_HAVE_CUDA
+    lnmod_status st = lnmod_backward_workspace(variant, d, bytes);
+    if (st == LNMOD_OK) return 0;
+    snprintf(err, errn, "lnmod_backward_workspace returned %s", lnmod_status_name(st));
+#else
+    (void)d;
+    snprintf(err, errn, "GPU kernels not built");
+#endif
+    return -1;
+}
+
+int verify_backend_run_bwd(verify_backend *bk, const char *variant, const lnmod_desc *d, const void *x,
+                           const void *scale, const void *dy, const float *mean, const float *rstd, void *dx,
+                           void *dscale, void *dshift, void *ws, size_t ws_bytes, char *err, size_t errn)
+{
+    if (bk->model) {
+        int which = verify_model_find(variant);
+        if (which < 0) {
+            snprintf(err, errn, "no CPU model '%s'", variant);
+            return -1;
+        }
+        verify_model_backward(which, d, x, scale, dy, mean, rstd, dx, dscale, dshift, ws, bk->threads);
+        return 0;
+    }
+#if ADALOAD_HAVE_CUDA
+    lnmod_status st = lnmod_backward(variant, d, x, scale, dy, mean, rstd, dx, dscale, dshift, ws, ws_bytes, 0);
+    return finish_launch(bk, "lnmod_backward", st, err, errn);
+#else
+    (void)variant, (void)d, (void)x, (void)scale, (void)dy, (void)mean, (void)rstd, (void)dx, (void)dscale;
+    (void)dshift, (void)ws, (void)ws_bytes;
+    snprintf(err, errn, "GPU kernels not built");
+    return -1;
+#endif
+}
+
 int verify_backend_run(verify_backend *bk, const char *variant, const lnmod_desc *d, const void *x,
                        const void *scale, const void *shift, void *y, float *mean, float *rstd,
                        char *err, size_t errn)
@@ -172,24 +268,7 @@ int verify_backend_run(verify_backend *bk, const char *variant, const lnmod_desc
     }
 #if ADALOAD_HAVE_CUDA
     lnmod_status st = lnmod_forward(variant, d, x, scale, shift, y, mean, rstd, 0);
-    if (st != LNMOD_OK) {
-        /* The launch error stays with this case's message; a launch error leaves the
-         * context usable, a sticky one shows up at the synchronization below. */
-        cudaError_t le = cudaGetLastError();
-        snprintf(err, errn, "lnmod_forward returned %s%s%s", lnmod_status_name(st),
-                 le != cudaSuccess ? ": " : "", le != cudaSuccess ? cudaGetErrorString(le) : "");
-    }
-    if (ADA_CUDA_CHECK(cudaDeviceSynchronize(), "kernel failed", err, errn) != cudaSuccess) {
-        /* Clear the error; if the context is still broken (a sticky error such as an
-         * illegal address), the next synchronization fails again and nothing more can run. */
-        (void)cudaGetLastError();
-        if (cudaDeviceSynchronize() != cudaSuccess || cudaGetLastError() != cudaSuccess) {
-            bk->context_lost = 1;
-            snprintf(bk->lost_why, sizeof bk->lost_why, "%s", err);
-        }
-        return -1;
-    }
-    return st == LNMOD_OK ? 0 : -1;
+    return finish_launch(bk, "lnmod_forward", st, err, errn);
 #else
     (void)variant, (void)d, (void)x, (void)scale, (void)shift, (void)y, (void)mean, (void)rstd;
     snprintf(err, errn, "GPU kernels not built");

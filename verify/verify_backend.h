@@ -44,6 +44,8 @@ void *verify_dev_get(verify_backend *bk, verify_buf *b, size_t bytes);
 void verify_dev_free(verify_backend *bk, verify_buf *b);
 /* 0 on success, -1 on a CUDA error. */
 int verify_dev_poison(verify_backend *bk, void *p, size_t bytes);
+/* Every byte := byte (verify_dev_poison is byte VERIFY_POISON_BYTE). */
+int verify_dev_fill(verify_backend *bk, void *p, unsigned char byte, size_t bytes);
 int verify_dev_upload(verify_backend *bk, void *dst, const void *src, size_t bytes);
 int verify_dev_download(verify_backend *bk, void *dst, const void *src, size_t bytes);
 
@@ -52,6 +54,14 @@ int verify_dev_download(verify_backend *bk, void *dst, const void *src, size_t b
 int verify_backend_run(verify_backend *bk, const char *variant, const lnmod_desc *d, const void *x,
                        const void *scale, const void *shift, void *y, float *mean, float *rstd,
                        char *err, size_t errn);
+
+/* The backward: the workspace bytes of variant for d, and one run of it (waits for it).
+ * 0 on success; otherwise err says why. */
+int verify_backend_bwd_workspace(const verify_backend *bk, const char *variant, const lnmod_desc *d,
+                                 size_t *bytes, char *err, size_t errn);
+int verify_backend_run_bwd(verify_backend *bk, const char *variant, const lnmod_desc *d, const void *x,
+                           const void *scale, const void *dy, const float *mean, const float *rstd, void *dx,
+                           void *dscale, void *dshift, void *ws, size_t ws_bytes, char *err, size_t errn);
 
 /* Free device memory in bytes, or -1 when unknown (model backend: -1). */
 long long verify_backend_free_device_bytes(const verify_backend *bk);

@@ -23,6 +23,56 @@ verify_tol verify_tol_y(lnmod_dtype y_dtype)
 verify_tol verify_tol_mean(void) { return (verify_tol){.atol = 1e-5, .rtol = 1e-5}; }
 verify_tol verify_tol_rstd(void) { return (verify_tol){.atol = 0.0, .rtol = 1e-5}; }
 
+double verify_sum_factor(int64_t n)
+{
+    if (n <= 1) return 0.0;
+    const double p = VERIFY_BWD_LAMBDA * sqrt((double)n);
+    return (double)(n - 1) < p ? (double)(n - 1) : p;
+}
+
+verify_tol verify_tol_round(lnmod_dtype t)
+{
+    switch (t) {
+    /* 1 ULP relative (twice the half ULP a round-to-nearest needs: the same rtol as y's), and
+     * half the smallest subnormal step */
+    case LNMOD_BF16: return (verify_tol){.atol = 0x1p-134, .rtol = 0x1p-7};
+    case LNMOD_F16: return (verify_tol){.atol = 0x1p-25, .rtol = 0x1p-10};
+    case LNMOD_F32:
+    default: return (verify_tol){.atol = 0x1p-150, .rtol = 0x1p-23};
+    }
+}
+
+verify_dx_coef verify_dx_coef_of(const verify_dx_row *r)
+{
+    const double s = verify_sum_factor(r->D);
+    const verify_tol t = verify_tol_round(r->dtype);
+    const double k = r->rstd * VERIFY_U * (1.0 + t.rtol);
+    /* E = rstd*u*(8(|g| + |mg| + |xhat||mgx|) + (s + 4) A_g + |xhat| (s + 7) A_gx) */
+    return (verify_dx_coef){.c0 = k * (8.0 * fabs(r->mg) + (s + 4.0) * r->abs_g) + t.atol,
+                            .c_g = k * 8.0,
+                            .c_x = k * (8.0 * fabs(r->mgx) + (s + 7.0) * r->abs_gx),
+                            .r = t.rtol};
+}
+
+double verify_dx_allow(const verify_dx_row *r, double ref, double g, double xhat)
+{
+    const verify_dx_coef c = verify_dx_coef_of(r);
+    return verify_dx_allow_c(&c, ref, g, xhat);
+}
+
+verify_colsum_coef verify_colsum_coef_of(lnmod_dtype mod_dtype, int64_t n)
+{
+    const verify_tol t = verify_tol_round(mod_dtype);
+    return (verify_colsum_coef){.c_abs = VERIFY_U * (verify_sum_factor(n) + 4.0) * (1.0 + t.rtol), .r = t.rtol,
+                                .a = t.atol};
+}
+
+double verify_colsum_allow(lnmod_dtype mod_dtype, int64_t n, double ref, double abs_sum)
+{
+    const verify_colsum_coef c = verify_colsum_coef_of(mod_dtype, n);
+    return verify_colsum_allow_c(&c, ref, abs_sum);
+}
+
 json_t *verify_tol_json(void)
 {
     json_t *o = json_object();
@@ -39,6 +89,19 @@ json_t *verify_tol_json(void)
     json_object_set_new(o, "mean", json_pack("{s:f, s:f, s:s}", "atol", m.atol, "rtol", m.rtol,
                                               "atol_scale", "row std"));
     json_object_set_new(o, "rstd", json_pack("{s:f, s:f}", "atol", r.atol, "rtol", r.rtol));
+    json_t *rd = json_object();
+    for (int i = 0; i < 3; i++) {
+        verify_tol t = verify_tol_round(dts[i]);
+        json_object_set_new(rd, lnmod_dtype_name(dts[i]), json_pack("{s:f, s:f}", "atol", t.atol, "rtol", t.rtol));
+    }
+    json_object_set_new(
+        o, "backward",
+        json_pack("{s:s, s:s, s:s, s:f, s:f, s:o}", "rule",
+                  "|got - ref| <= E*(1 + rtol) + rtol*|ref| + atol, rtol/atol of the output dtype's rounding",
+                  "dx", "E = rstd*u*(8(|g|+|mg|+|xhat*mgx|) + (sigma(D)+4)*A_g + |xhat|*(sigma(D)+7)*A_gx)",
+                  "dscale_dshift", "E = u*(sigma(n)+4)*sum|term| over the n rows of the modulation row",
+                  "u", VERIFY_U, "lambda", VERIFY_BWD_LAMBDA, "rounding", rd));
+    json_object_set_new(o, "sigma", json_string("sigma(n) = min(n - 1, lambda*sqrt(n))"));
     return o;
 }
 

@@ -29,6 +29,20 @@
  *   rstd    rtol 1e-5   (fp32 variance within ~1e-6 relative; rsqrtf within 2 ULP; the
  *           rstd of a constant row is 1/sqrt(eps), e.g. 1000 for eps = 1e-6)
  *
+ * The backward (dx, dscale, dshift; derivation in README.md, "Correctness"): an fp32 error
+ * bound from the magnitudes of the reference's own terms, in units of u = 2^-24, plus the
+ * output dtype's rounding. With sigma(n) = min(n - 1, lambda*sqrt(n)), lambda = 10, the
+ * error factor of an fp32 sum of n terms (n - 1: any order, worst case; lambda*sqrt(n):
+ * Higham & Mary's probabilistic bound, failing with probability <= 2n exp(-lambda^2/2)):
+ *   dx      E = rstd*u*(8(|g| + |mg| + |xhat*mgx|) + (sigma(D) + 4) A_g
+ *                       + |xhat| (sigma(D) + 7) A_gx)
+ *           (g = dy*(1+scale); mg, mgx the row means of g and g*xhat; A_g, A_gx the row
+ *           means of |g| and |g*xhat|)
+ *   dscale, dshift  E = u*(sigma(n) + 4) * sum|term| over the n rows of the modulation row
+ *   allowance = E*(1 + r) + r*|ref| + a, r = 2^-23 (f32), 2^-10 (f16), 2^-7 (bf16): one ULP
+ *   of the output dtype relative (twice the half ULP of the final rounding, as for y), a half
+ *   its smallest subnormal step.
+ *
  * Statistics per output: max |got-ref|, max |got-ref|/|ref| (over ref != 0),
  * ||got-ref||_2 / ||ref||_2, the worst element (largest error / allowance; > 1 fails), the
  * first few failing elements, the count of non-finite outputs and of failures.
@@ -55,6 +69,43 @@ verify_tol verify_tol_mean(void);
 verify_tol verify_tol_rstd(void);
 /* The table as a JSON object (for the record). */
 json_t *verify_tol_json(void);
+
+/* ---- the backward ---- */
+#define VERIFY_BWD_LAMBDA 10.0
+#define VERIFY_U 0x1p-24
+/* sigma(n) above. */
+double verify_sum_factor(int64_t n);
+/* Relative rounding r and absolute a of an output in dtype t (table above). */
+verify_tol verify_tol_round(lnmod_dtype t);
+/* Row-level inputs of the dx allowance (from ref_lnmod_backward_row). */
+typedef struct {
+    double rstd, mg, mgx, abs_g, abs_gx;
+    int64_t D;
+    lnmod_dtype dtype; /* dx's (x's) dtype */
+} verify_dx_row;
+/* The allowance of one dx element of reference ref, with g and xhat at that element. */
+double verify_dx_allow(const verify_dx_row *r, double ref, double g, double xhat);
+/* The same, factored per row: allowance = c0 + c_g|g| + c_x|xhat| + r|ref| (what the
+ * comparison loops use; verify_dx_allow is this). */
+typedef struct {
+    double c0, c_g, c_x, r;
+} verify_dx_coef;
+verify_dx_coef verify_dx_coef_of(const verify_dx_row *r);
+static inline double verify_dx_allow_c(const verify_dx_coef *c, double ref, double g, double xhat)
+{
+    return c->c0 + c->c_g * (g < 0 ? -g : g) + c->c_x * (xhat < 0 ? -xhat : xhat) + c->r * (ref < 0 ? -ref : ref);
+}
+/* The allowance of one dscale/dshift element: a sum of n terms with sum|term| = abs_sum. */
+double verify_colsum_allow(lnmod_dtype mod_dtype, int64_t n, double ref, double abs_sum);
+/* The same, factored per sum length: allowance = c_abs*abs_sum + r|ref| + a. */
+typedef struct {
+    double c_abs, r, a;
+} verify_colsum_coef;
+verify_colsum_coef verify_colsum_coef_of(lnmod_dtype mod_dtype, int64_t n);
+static inline double verify_colsum_allow_c(const verify_colsum_coef *c, double ref, double abs_sum)
+{
+    return c->c_abs * abs_sum + c->r * (ref < 0 ? -ref : ref) + c->a;
+}
 
 /* 1 when got passes against ref: |got - ref| <= atol + rtol*|ref| (0 for NaN/Inf got, or a
  * non-finite ref). */

@@ -72,12 +72,6 @@ verify_status verify_grid_sets(const char *grid, verify_set **sets, int *nsets)
 
 /* ---- the cases a grid runs, as the gate compares them ---------------------------------- */
 
-const char *verify_set_direction(const verify_set *s)
-{
-    (void)s;
-    return "fwd"; /* every set of today's grids is a forward case */
-}
-
 const char *verify_sanitizer_grid(const char *grid)
 {
     return grid && !strcmp(grid, "smoke") ? "smoke" : "quick";
@@ -120,32 +114,33 @@ verify_status verify_grid_keys(const char *grid, const char *const *variants, in
 {
     *keys = NULL;
     *nkeys = 0;
-    verify_set *sets;
-    int nsets;
-    verify_status st = verify_grid_sets(grid, &sets, &nsets);
+    if (nvariants < 0 || nvariants > VERIFY_MAX_VARIANTS) return VERIFY_ERR_ARG;
+    int has_bwd[VERIFY_MAX_VARIANTS];
+    for (int v = 0; v < nvariants; v++) has_bwd[v] = verify_registry_has_backward(variants[v]);
+    verify_case_id *cases;
+    int64_t n;
+    verify_status st = verify_grid_cases(grid, variants, has_bwd, nvariants, VERIFY_DIR_BOTH, &cases, &n);
     if (st != VERIFY_OK) return st;
     enum { KEYLEN = 128 };
-    int64_t n = (int64_t)nsets * nvariants;
     char **k = malloc((size_t)(n > 0 ? n : 1) * (sizeof *k + KEYLEN));
     if (!k) {
-        free(sets);
+        free(cases);
         return VERIFY_ERR_NOMEM;
     }
     char *text = (char *)(k + (n > 0 ? n : 1));
-    int64_t i = 0;
-    for (int a = 0; a < nsets; a++)
-        for (int v = 0; v < nvariants; v++, i++) {
-            char dt[64];
-            verify_set_dtypes(&sets[a], dt, sizeof dt);
-            k[i] = text + i * KEYLEN;
-            if (verify_case_key(variants[v], dt, lnmod_layout_name((lnmod_layout)sets[a].layout),
-                                verify_set_direction(&sets[a]), sets[a].D, sets[a].rows, k[i], KEYLEN)) {
-                free(sets);
-                free(k);
-                return VERIFY_ERR_ARG;
-            }
+    for (int64_t i = 0; i < n; i++) {
+        char dt[64];
+        verify_set_dtypes(&cases[i].set, dt, sizeof dt);
+        k[i] = text + i * KEYLEN;
+        if (verify_case_key(cases[i].variant, dt, lnmod_layout_name((lnmod_layout)cases[i].set.layout),
+                            verify_direction_name(cases[i].direction), cases[i].set.D, cases[i].set.rows, k[i],
+                            KEYLEN)) {
+            free(cases);
+            free(k);
+            return VERIFY_ERR_ARG;
         }
-    free(sets);
+    }
+    free(cases);
     qsort(k, (size_t)n, sizeof *k, key_cmp);
     *keys = k;
     *nkeys = n;
@@ -160,4 +155,54 @@ const char *const *verify_registry_variants(int *n)
     while (registry_names[k]) k++;
     *n = k;
     return registry_names;
+}
+
+static const int registry_backward[] = {VERIFY_REGISTRY_BACKWARD 0};
+
+int verify_registry_has_backward(const char *variant)
+{
+    for (int k = 0; registry_names[k]; k++)
+        if (variant && !strcmp(registry_names[k], variant)) return registry_backward[k];
+    return 0;
+}
+
+verify_status verify_grid_registry_cases(const char *grid, verify_case_id **cases, int64_t *n)
+{
+    int nreg, has_bwd[VERIFY_MAX_VARIANTS];
+    const char *const *reg = verify_registry_variants(&nreg);
+    if (nreg > VERIFY_MAX_VARIANTS) nreg = VERIFY_MAX_VARIANTS;
+    for (int v = 0; v < nreg; v++) has_bwd[v] = registry_backward[v];
+    return verify_grid_cases(grid, reg, has_bwd, nreg, VERIFY_DIR_BOTH, cases, n);
+}
+
+const char *verify_direction_name(int dir) { return dir == VERIFY_DIR_BWD ? "bwd" : "fwd"; }
+
+verify_status verify_grid_cases(const char *grid, const char *const *variants, const int *has_bwd,
+                                int nvariants, int directions, verify_case_id **cases, int64_t *n)
+{
+    *cases = NULL;
+    *n = 0;
+    if (directions == 0) directions = VERIFY_DIR_BOTH;
+    if (nvariants < 0 || nvariants > VERIFY_MAX_VARIANTS || (directions & ~VERIFY_DIR_BOTH)) return VERIFY_ERR_ARG;
+    verify_set *sets;
+    int nsets;
+    verify_status st = verify_grid_sets(grid, &sets, &nsets);
+    if (st != VERIFY_OK) return st;
+    verify_case_id *k = calloc((size_t)nsets * (size_t)(2 * nvariants) + 1, sizeof *k);
+    if (!k) {
+        free(sets);
+        return VERIFY_ERR_NOMEM;
+    }
+    int64_t m = 0;
+    for (int i = 0; i < nsets; i++) {
+        for (int dir = VERIFY_DIR_FWD; dir <= VERIFY_DIR_BWD; dir <<= 1) {
+            if (!(directions & dir)) continue;
+            for (int v = 0; v < nvariants; v++)
+                if (dir == VERIFY_DIR_FWD || has_bwd[v]) k[m++] = (verify_case_id){variants[v], dir, sets[i]};
+        }
+    }
+    free(sets);
+    *cases = k;
+    *n = m;
+    return VERIFY_OK;
 }

@@ -177,3 +177,13 @@ void verify_fill_mod_rows(const lnmod_desc *d, uint64_t seed, int64_t k0, int64_
         }
     }
 }
+
+void verify_fill_dy_rows(const lnmod_desc *d, uint64_t seed, int64_t r0, int64_t r1, void *dy)
+{
+    const int64_t D = d->D;
+    for (int64_t r = r0; r < r1; r++) {
+        ada_rng rng;
+        ada_rng_seed(&rng, verify_hash(verify_hash(seed, 0x6479), (uint64_t)r));
+        for (int64_t j = 0; j < D; j++) store(d->y_dtype, dy, r * D + j, verify_gauss(&rng));
+    }
+}

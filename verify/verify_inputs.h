@@ -7,6 +7,7 @@
  *   verify_geom g; verify_pick_geometry(layout, rows, D, geom_hash, &d, &g);
  *   verify_fill_x_rows(&d, seed, g.salt, r0, r1, x_host);           // any row split
  *   verify_fill_mod_rows(&d, seed, k0, k1, scale_host, shift_host); // modulation rows
+ *   verify_fill_dy_rows(&d, seed, r0, r1, dy_host);                  // the backward's dy
  *
  * Row kinds (rows >= 3 cycle through N, M, C, N, O, H starting at a per-case salt, so any
  * three consecutive rows hold at least two adversarial ones; rows < 3 are all N):
@@ -82,5 +83,9 @@ void verify_fill_x_rows(const lnmod_desc *d, uint64_t seed, uint64_t salt, int64
  * row up to the next one (NaN). */
 void verify_fill_mod_rows(const lnmod_desc *d, uint64_t seed, int64_t k0, int64_t k1,
                           void *scale, void *shift);
+
+/* The backward's dy, rows [r0, r1) (in d->y_dtype, indexed from row 0): g per element, one
+ * PRNG stream per row (the adversarial rows are x's: they set xhat and rstd). */
+void verify_fill_dy_rows(const lnmod_desc *d, uint64_t seed, int64_t r0, int64_t r1, void *dy);
 
 #endif

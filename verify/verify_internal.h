@@ -48,8 +48,20 @@ typedef struct {
     unsigned char *dx, *dsc, *dsh, *dy, *dm, *dr;
     unsigned char *gy, *gm, *gr;
     char dts[32];   /* "bf16-f32-bf16" */
-    const char *direction; /* verify_set_direction of the set */
 } verify_setw;
+
+/* Poison of the backward's second launch (the first uses VERIFY_POISON_BYTE): a finite
+ * value in every dtype, so a kernel that reads its outputs back gets different numbers. */
+#define VERIFY_POISON2_BYTE 0xA5
+
+/* The backward's buffers (pools reused from set to set): host dy, fp32 statistics, each
+ * variant's downloaded outputs (first launch), the second launch's downloads; the device
+ * buffers of dy, mean, rstd, the three outputs and the workspace. */
+typedef struct {
+    verify_buf hdy, hmean, hrstd, hgx[VERIFY_MAX_VARIANTS], hgsc[VERIFY_MAX_VARIANTS], hgsh[VERIFY_MAX_VARIANTS];
+    verify_buf tgx, tgsc, tgsh, hws;
+    verify_buf ddy, dmean, drstd, dgx, dgsc, dgsh, dws;
+} verify_bwd_pool;
 
 struct verify_session {
     const verify_config *c;
@@ -61,10 +73,20 @@ struct verify_session {
     verify_buf hx, hscale, hshift, hry, hrm, hrr, hgy, hgm, hgr;
     verify_buf dx, dscale, dshift, dy, dm, dr;
     verify_work *w;
+    int directions;                     /* VERIFY_DIR_* bits */
+    int has_bwd[VERIFY_MAX_VARIANTS];   /* the variant has a backward */
+    verify_bwd_pool bp;
 };
 
+/* The backward cases of the prepared set w, for every variant with a backward
+ * (verify_bwd.c); skip: the reason the set cannot run, or NULL. */
+void verify_run_backward(verify_session *s, const verify_setw *w, const char *skip);
+void verify_bwd_pool_free(verify_session *s);
+/* The line of a case that did not produce numbers. */
+void verify_line_of(char *line, size_t n, const char *variant, int dir, const verify_setw *w, const char *tail);
+
 /* The case's identity as JSON (variant, dtypes, layout, shape, strides, offsets, eps). */
-json_t *verify_case_json(const char *variant, const lnmod_desc *d, const verify_geom *g);
+json_t *verify_case_json(const char *variant, int dir, const lnmod_desc *d, const verify_geom *g);
 
 /* Judges the downloaded outputs of one run (guards, y, statistics) into c (numbers, pass)
  * and writes the verdict ("ok" / "FAIL y mean ...") and a failure detail text. Returns
@@ -74,7 +96,7 @@ int verify_judge_outputs(verify_session *s, const verify_setw *w, json_t *c, cha
                          double *l2_rel);
 
 /* Counts the case, adds c to the records and hands the line (and detail) to the note. */
-void verify_record_case(verify_session *s, int vi, json_t *c, int pass, int not_run,
+void verify_record_case(verify_session *s, int vi, int dir, json_t *c, int pass, int not_run,
                         const char *line, const char *detail);
 
 #endif

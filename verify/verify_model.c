@@ -14,7 +14,7 @@
 
 #include "ref_lnmod.h"
 
-enum { M_OK, M_ONEPASS, M_EPS, M_OOB, M_LAZY, M_PIVOT };
+#include "verify_model_internal.h"
 
 const verify_model_info verify_models[] = {
     {"model", "fp32 CPU model of the kernels' algorithm (must pass)"},
@@ -23,6 +23,10 @@ const verify_model_info verify_models[] = {
     {"model_oob", "wrong: writes one element past the end of y"},
     {"model_lazy", "wrong: leaves the last row of y unwritten"},
     {"model_pivot", "fp32 CPU model of dtile's one-pass pivot statistics (must pass)"},
+    {"model_bwd_drop", "wrong backward: column sums skip the last row of each modulation row"},
+    {"model_bwd_gap", "wrong backward: writes past each dscale/dshift row (gap between rows)"},
+    {"model_bwd_accum", "wrong backward: adds into dscale/dshift instead of overwriting"},
+    {"model_bwd_ws", "wrong backward: the finalize's order depends on the workspace's content"},
     {NULL, NULL},
 };
 
@@ -31,18 +35,6 @@ int verify_model_find(const char *name)
     for (int i = 0; verify_models[i].name; i++)
         if (name && !strcmp(verify_models[i].name, name)) return i;
     return -1;
-}
-
-/* Pairwise fp32 sum of v[0..n). */
-static float psum(const float *v, int64_t n)
-{
-    if (n <= 32) {
-        float s = 0.0f;
-        for (int64_t i = 0; i < n; i++) s += v[i];
-        return s;
-    }
-    int64_t h = n / 2;
-    return psum(v, h) + psum(v + h, n - h);
 }
 
 /* dtile's statistics (kernels/lnmod_fwd_dtile.cu, dtile_row) on one row xr[0..D): parts of

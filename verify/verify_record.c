@@ -34,11 +34,22 @@ json_t *verify_record_new(const verify_config *c, const verify_totals *t, json_t
     json_t *vs = json_array();
     for (int v = 0; v < c->nvariants; v++) json_array_append_new(vs, json_string(c->variants[v]));
     json_object_set_new(rec, "variants", vs);
+    /* What the case set is made of (verify_grid_cases): directions and the variants with a
+     * backward. */
+    const int dirs = c->directions ? c->directions : VERIFY_DIR_BOTH;
+    json_t *ds = json_array(), *bv = json_array();
+    for (int dir = VERIFY_DIR_FWD; dir <= VERIFY_DIR_BWD; dir <<= 1)
+        if (dirs & dir) json_array_append_new(ds, json_string(verify_direction_name(dir)));
+    for (int v = 0; v < c->nvariants; v++)
+        if (verify_has_backward(c->cpu_model, c->variants[v])) json_array_append_new(bv, json_string(c->variants[v]));
+    json_object_set_new(rec, "directions", ds);
+    json_object_set_new(rec, "backward_variants", bv);
     json_object_set_new(rec, "tolerances", verify_tol_json());
     json_object_set_new(rec, "elapsed_s", json_real(t->elapsed));
     json_object_set_new(rec, "phase_seconds",
-                        json_pack("{s:f, s:f, s:f, s:f}", "inputs", t->t_inputs, "reference", t->t_ref, "device",
-                                  t->t_device, "comparison", t->t_compare));
+                        json_pack("{s:f, s:f, s:f, s:f, s:f}", "inputs", t->t_inputs, "reference", t->t_ref,
+                                  "device", t->t_device, "comparison", t->t_compare, "backward_check",
+                                  t->t_bwd_check));
     json_object_set_new(rec, "cases", cases);
     json_object_set_new(rec, "sanitizers", verdicts);
     json_object_set_new(rec, "sanitizer_runs", details);

@@ -75,6 +75,8 @@ static void start(const verify_config *c, const char *cs, const char *self, cons
     argv[k++] = "--threads";
     argv[k++] = thr;
     if (c->cpu_model) argv[k++] = "--cpu-model"; /* plumbing tests without a GPU */
+    argv[k++] = "--direction"; /* the same directions as the run itself: both by default */
+    argv[k++] = c->directions == VERIFY_DIR_FWD ? "fwd" : c->directions == VERIFY_DIR_BWD ? "bwd" : "both";
     for (int v = 0; v < c->nvariants; v++) {
         argv[k++] = "--variant";
         argv[k++] = c->variants[v];
@@ -157,9 +159,13 @@ void verify_run_sanitizers(const verify_config *c, const char *self, const char 
     }
     /* What each run is asked to check: the cases of the sanitizer grid for c's variants
      * (the child exits 0 only when every one of them passed and the tool found nothing). */
-    verify_set *sets;
-    int nsets = 0;
-    if (verify_grid_sets(verify_sanitizer_grid(c->grid), &sets, &nsets) == VERIFY_OK) free(sets);
+    int has_bwd[VERIFY_MAX_VARIANTS];
+    for (int v = 0; v < c->nvariants; v++) has_bwd[v] = verify_has_backward(c->cpu_model, c->variants[v]);
+    verify_case_id *ids;
+    int64_t ncases = 0;
+    if (verify_grid_cases(verify_sanitizer_grid(c->grid), c->variants, has_bwd, c->nvariants, c->directions, &ids,
+                          &ncases) == VERIFY_OK)
+        free(ids);
     json_t *vs = json_array();
     for (int v = 0; v < c->nvariants; v++) json_array_append_new(vs, json_string(c->variants[v]));
     san_run r[4];
@@ -176,7 +182,7 @@ void verify_run_sanitizers(const verify_config *c, const char *self, const char 
         json_object_set_new(details, verify_sanitizer_tools[t],
                             json_pack("{s:s, s:i, s:f, s:s, s:s, s:O, s:I}", "verdict", v, "exit_code", code,
                                       "seconds", r[t].secs, "log", name, "grid", verify_sanitizer_grid(c->grid),
-                                      "variants", vs, "cases", (json_int_t)nsets * c->nvariants));
+                                      "variants", vs, "cases", (json_int_t)ncases));
         ada_note(c->note, c->note_arg, "sanitizer %-10s %s", verify_sanitizer_tools[t], v);
     }
     json_decref(vs);

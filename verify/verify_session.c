@@ -47,7 +47,13 @@ verify_status verify_session_new(const verify_config *c, int64_t nsets, verify_s
     s->bk.model = c->cpu_model;
     s->bk.threads = c->threads;
     s->per_case_lines = strcmp(c->grid, "full") != 0;
-    s->t.ncases_total = nsets * c->nvariants;
+    s->directions = c->directions ? c->directions : VERIFY_DIR_BOTH;
+    int64_t per_set = 0;
+    for (int v = 0; v < c->nvariants; v++) {
+        s->has_bwd[v] = verify_has_backward(c->cpu_model, c->variants[v]);
+        per_set += ((s->directions & VERIFY_DIR_FWD) != 0) + ((s->directions & VERIFY_DIR_BWD) && s->has_bwd[v]);
+    }
+    s->t.ncases_total = nsets * per_set;
     s->t0 = ada_now_s();
     *out = s;
     return VERIFY_OK;
@@ -59,6 +65,7 @@ static void free_buffers(verify_session *s)
     for (size_t i = 0; i < sizeof hb / sizeof hb[0]; i++) verify_host_free(hb[i]);
     verify_buf *db[] = {&s->dx, &s->dscale, &s->dshift, &s->dy, &s->dm, &s->dr};
     for (size_t i = 0; i < sizeof db / sizeof db[0]; i++) verify_dev_free(&s->bk, db[i]);
+    verify_bwd_pool_free(s);
 }
 
 void verify_session_free(verify_session *s)
@@ -114,20 +121,21 @@ json_t *verify_session_gpu_json(const verify_session *s)
     return g;
 }
 
-void verify_record_case(verify_session *s, int vi, json_t *c, int pass, int not_run,
+void verify_record_case(verify_session *s, int vi, int dir, json_t *c, int pass, int not_run,
                         const char *line, const char *detail)
 {
+    const int di = dir == VERIFY_DIR_BWD;
     json_array_append_new(s->cases, c);
     s->t.ncases_done++;
     if (not_run) {
         s->t.not_run++;
-        s->t.v_not_run[vi]++;
+        s->t.v_not_run[di][vi]++;
     } else if (pass) {
         s->t.passed++;
-        s->t.v_passed[vi]++;
+        s->t.v_passed[di][vi]++;
     } else {
         s->t.failed++;
-        s->t.v_failed[vi]++;
+        s->t.v_failed[di][vi]++;
     }
     if (s->per_case_lines || !pass) {
         ada_note(s->c->note, s->c->note_arg, "%s", line);
@@ -184,7 +192,6 @@ static int64_t host_mem_available(void)
 static void set_begin(verify_session *s, const verify_set *sp, verify_setw *w)
 {
     memset(w, 0, sizeof *w);
-    w->direction = verify_set_direction(sp);
     lnmod_desc *d = &w->d;
     *d = lnmod_desc_default();
     verify_combo(sp->combo, &d->x_dtype, &d->mod_dtype, &d->y_dtype);
@@ -320,9 +327,10 @@ static const char *set_upload(verify_session *s, verify_setw *w)
     return NULL;
 }
 
-static void line_of(char *line, size_t n, const char *variant, const verify_setw *w, const char *tail)
+void verify_line_of(char *line, size_t n, const char *variant, int dir, const verify_setw *w, const char *tail)
 {
-    snprintf(line, n, "%-14s %-14s %-6s %6" PRId64 " %7" PRId64 " %10s %10s %10s  %s", variant, w->dts,
+    snprintf(line, n, "%-14s %-3s %-14s %-6s %6" PRId64 " %7" PRId64 " %10s %10s %10s  %s", variant,
+             verify_direction_name(dir), w->dts,
              lnmod_layout_name(w->d.layout), w->d.D, w->d.rows, "-", "-", "-", tail);
 }
 
@@ -354,8 +362,7 @@ static int launch(verify_session *s, const char *variant, const verify_setw *w, 
 static void run_variant(verify_session *s, int vi, const verify_setw *w, const char *skip)
 {
     const char *variant = s->c->variants[vi];
-    json_t *c = verify_case_json(variant, &w->d, &w->g);
-    json_object_set_new(c, "direction", json_string(w->direction));
+    json_t *c = verify_case_json(variant, VERIFY_DIR_FWD, &w->d, &w->g);
     char line[1024], detail[2048] = "", skipbuf[256];
     if (!skip && s->bk.context_lost) {
         snprintf(skipbuf, sizeof skipbuf, "not run: CUDA context lost earlier (%.200s)", s->bk.lost_why);
@@ -364,8 +371,8 @@ static void run_variant(verify_session *s, int vi, const verify_setw *w, const c
     if (skip) {
         json_object_set_new(c, "pass", json_false());
         json_object_set_new(c, "not_run", json_string(skip));
-        line_of(line, sizeof line, variant, w, skip);
-        verify_record_case(s, vi, c, 0, 1, line, NULL);
+        verify_line_of(line, sizeof line, variant, VERIFY_DIR_FWD, w, skip);
+        verify_record_case(s, vi, VERIFY_DIR_FWD, c, 0, 1, line, NULL);
         return;
     }
     double tv = ada_now_s();
@@ -378,8 +385,8 @@ static void run_variant(verify_session *s, int vi, const verify_setw *w, const c
         snprintf(tail, sizeof tail, "FAIL: %.400s", err);
         json_object_set_new(c, "pass", json_false());
         json_object_set_new(c, "error", json_string(err));
-        line_of(line, sizeof line, variant, w, tail);
-        verify_record_case(s, vi, c, 0, 0, line, NULL);
+        verify_line_of(line, sizeof line, variant, VERIFY_DIR_FWD, w, tail);
+        verify_record_case(s, vi, VERIFY_DIR_FWD, c, 0, 0, line, NULL);
         return;
     }
     char verdict[128];
@@ -387,22 +394,25 @@ static void run_variant(verify_session *s, int vi, const verify_setw *w, const c
     int pass = verify_judge_outputs(s, w, c, verdict, sizeof verdict, detail, sizeof detail, &max_abs,
                                     &max_rel, &l2);
     s->t.t_compare += ada_now_s() - tc;
-    snprintf(line, sizeof line, "%-14s %-14s %-6s %6" PRId64 " %7" PRId64 " %10.3g %10.3g %10.3g  %s", variant,
+    snprintf(line, sizeof line, "%-14s fwd %-14s %-6s %6" PRId64 " %7" PRId64 " %10.3g %10.3g %10.3g  %s", variant,
              w->dts, lnmod_layout_name(w->d.layout), w->d.D, w->d.rows, max_abs, max_rel, l2, verdict);
-    verify_record_case(s, vi, c, pass, 0, line, detail);
+    verify_record_case(s, vi, VERIFY_DIR_FWD, c, pass, 0, line, detail);
 }
 
 void verify_session_run_set(verify_session *s, const verify_set *sp)
 {
     verify_setw *w = calloc(1, sizeof *w);
     if (!w) {
-        for (int vi = 0; vi < s->c->nvariants; vi++) {
-            json_t *c = json_object();
-            json_object_set_new(c, "variant", json_string(s->c->variants[vi]));
-            json_object_set_new(c, "pass", json_false());
-            json_object_set_new(c, "not_run", json_string("not run: out of host memory"));
-            verify_record_case(s, vi, c, 0, 1, "not run: out of host memory", NULL);
-        }
+        for (int dir = VERIFY_DIR_FWD; dir <= VERIFY_DIR_BWD; dir <<= 1)
+            for (int vi = 0; vi < s->c->nvariants; vi++) {
+                if (!(s->directions & dir) || (dir == VERIFY_DIR_BWD && !s->has_bwd[vi])) continue;
+                json_t *c = json_object();
+                json_object_set_new(c, "variant", json_string(s->c->variants[vi]));
+                json_object_set_new(c, "direction", json_string(verify_direction_name(dir)));
+                json_object_set_new(c, "pass", json_false());
+                json_object_set_new(c, "not_run", json_string("not run: out of host memory"));
+                verify_record_case(s, vi, dir, c, 0, 1, "not run: out of host memory", NULL);
+            }
         return;
     }
     set_begin(s, sp, w);
@@ -410,7 +420,9 @@ void verify_session_run_set(verify_session *s, const verify_set *sp)
     const char *skip = set_skip_reason(s, sp, w, buf, sizeof buf);
     if (!skip) skip = set_inputs(s, w, buf, sizeof buf);
     if (!skip) skip = set_upload(s, w);
-    for (int vi = 0; vi < s->c->nvariants; vi++) run_variant(s, vi, w, skip);
+    if (s->directions & VERIFY_DIR_FWD)
+        for (int vi = 0; vi < s->c->nvariants; vi++) run_variant(s, vi, w, skip);
+    if (s->directions & VERIFY_DIR_BWD) verify_run_backward(s, w, skip);
     if (sp->huge) free_buffers(s); /* give the gigabytes back before anything else runs */
     free(w);
 }
