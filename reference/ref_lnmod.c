@@ -72,7 +72,20 @@ static void widen(lnmod_dtype t, const void *base, int64_t off, int64_t n, doubl
         for (int64_t i = 0; i < n; i++) {
             uint16_t h;
             memcpy(&h, p + (size_t)i * sizeof h, sizeof h);
-            out[i] = (double)(t == LNMOD_F16 ? ref_f16_to_f32(h) : ref_bf16_to_f32(h));
+            if (t == LNMOD_BF16) { /* bf16 is the top half of an fp32 (inline: the hot loop) */
+                const uint32_t u = (uint32_t)h << 16;
+                float f;
+                memcpy(&f, &u, sizeof f);
+                out[i] = (double)f;
+            } else if (((h >> 10) & 0x1Fu) - 1u < 30u) { /* a normal fp16: rebias inline */
+                const uint32_t u = ((uint32_t)(h & 0x8000u) << 16) | ((((h >> 10) & 0x1Fu) + 112u) << 23) |
+                                   ((uint32_t)(h & 0x3FFu) << 13);
+                float f;
+                memcpy(&f, &u, sizeof f);
+                out[i] = (double)f;
+            } else {
+                out[i] = (double)ref_f16_to_f32(h); /* zero, subnormal, Inf, NaN */
+            }
         }
         break;
     }
@@ -297,6 +310,16 @@ lnmod_status ref_lnmod_backward_colsums(const lnmod_desc *d, int64_t k, int64_t 
             widen(d->x_dtype, x, r * d->D + c0, n, xr);
             widen(d->y_dtype, dy, r * d->D + c0, n, dr);
             const double mu = (double)mean[r], rs = (double)rstd[r];
+            if (as && ah) {
+                for (int64_t i = 0; i < n; i++) {
+                    const double t = dr[i] * ((xr[i] - mu) * rs);
+                    s[i] += t;
+                    h[i] += dr[i];
+                    as[i] += fabs(t);
+                    ah[i] += fabs(dr[i]);
+                }
+                continue;
+            }
             for (int64_t i = 0; i < n; i++) {
                 const double t = dr[i] * ((xr[i] - mu) * rs);
                 s[i] += t;
