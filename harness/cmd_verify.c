@@ -167,6 +167,9 @@ static void print_summary(const verify_config *c, const verify_totals *t)
     printf("time: inputs %.1f s, reference %.1f s, device %.1f s, comparison %.1f s, backward reference and "
            "comparison %.1f s (%d threads)\n",
            t->t_inputs, t->t_ref, t->t_device, t->t_compare, t->t_bwd_check, c->threads);
+    printf("host CPU time (all threads): inputs %.1f s, float64 reference and comparison %.1f s (forward %.1f + %.1f, "
+           "backward %.1f)\n",
+           t->c_inputs, t->c_ref + t->c_compare + t->c_bwd_check, t->c_ref, t->c_compare, t->c_bwd_check);
 }
 
 /* The run folder into dir: --out DIR (meta.json written unless present) or a new one.

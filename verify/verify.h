@@ -23,6 +23,13 @@
  * exactly guards + data, so memcheck sees any access beyond the bands. A sticky CUDA error
  * ends the GPU work: the remaining cases are recorded as not run.
  *
+ * The backward of each variant that has one (config.directions, default both; verify_bwd.c):
+ * dy drawn per row, mean and rstd the reference's statistics rounded to fp32, dx/dscale/dshift
+ * and their guard bands and the gaps between strided modulation rows poisoned, two launches
+ * (the second with another poison and a random workspace) that must be bit-identical, every
+ * element within verify_check.h's backward allowances. Each case record says
+ * "direction": "fwd" or "bwd"; verify_grid_cases lists a grid's cases in record order.
+ *
  * Grids: smoke (the verifier's own tests), quick (D 1, 33, 1537, 5120; rows 1, 3, 1560),
  * full (D 1 ... 12288, 14 sizes; rows 1, 3, 1560, 32760; plus one rows*D > 2^31 case per
  * variant: bf16 x/y, fp32 per-sample modulation, D 4096, 524,800 rows). All 9 dtype
@@ -145,6 +152,9 @@ typedef struct {
     /* where the time went: inputs, reference, device (copies, poison, kernel), comparison */
     double t_inputs, t_ref, t_device, t_compare;
     double t_bwd_check; /* the backward's float64 reference and comparison, fused */
+    /* process CPU seconds (every thread) of inputs, reference, comparison and backward check:
+     * the host work, whatever the wall clock of a loaded machine says */
+    double c_inputs, c_ref, c_compare, c_bwd_check;
 } verify_totals;
 
 typedef struct verify_session verify_session;

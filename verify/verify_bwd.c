@@ -139,11 +139,12 @@ static const char *prepare(verify_session *s, bwd_set *b, char *buf, size_t n)
         ok = b->gx[j] && b->gsc[j] && b->gsh[j];
     }
     if (!ok) return "not run: out of host memory";
-    double t0 = ada_now_s();
+    double t0 = ada_now_s(), c0 = verify_cpu_s();
     dy_ctx k = {d, b->seed, b->hdy, b->hmean, b->hrstd, w->rm, w->rr};
     verify_parallel(d->rows, d->D, s->bk.threads, dy_rows, &k);
     double t1 = ada_now_s();
     s->t.t_inputs += t1 - t0;
+    s->t.c_inputs += verify_cpu_s() - c0;
     b->ddy = verify_dev_get(bk, &p->ddy, b->dyb);
     b->dmean = verify_dev_get(bk, &p->dmean, b->sb);
     b->drstd = verify_dev_get(bk, &p->drstd, b->sb);
@@ -530,10 +531,11 @@ void verify_run_backward(verify_session *s, const verify_setw *w, const char *sk
     } else {
         double t0 = ada_now_s();
         for (int j = 0; j < nv; j++) launch_variant(s, b, j);
-        double t1 = ada_now_s();
+        double t1 = ada_now_s(), c1 = verify_cpu_s();
         s->t.t_device += t1 - t0;
         lnmod_status rs = check_all(s, b, out);
         s->t.t_bwd_check += ada_now_s() - t1;
+        s->t.c_bwd_check += verify_cpu_s() - c1;
         char rerr[160];
         snprintf(rerr, sizeof rerr, "verifier: the reference returned %s", lnmod_status_name(rs));
         for (int j = 0; j < nv; j++) record_variant(s, b, j, out[j], rs == LNMOD_OK ? NULL : rerr);

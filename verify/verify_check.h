@@ -40,8 +40,8 @@
  *           means of |g| and |g*xhat|)
  *   dscale, dshift  E = u*(sigma(n) + 4) * sum|term| over the n rows of the modulation row
  *   allowance = E*(1 + r) + r*|ref| + a, r = 2^-23 (f32), 2^-10 (f16), 2^-7 (bf16): one ULP
- *   of the output dtype relative (twice the half ULP of the final rounding, as for y), a half
- *   its smallest subnormal step.
+ *   of the output dtype relative (twice the half ULP of the final rounding, as for y), a its
+ *   subnormal step (one ULP below the normal range).
  *
  * Statistics per output: max |got-ref|, max |got-ref|/|ref| (over ref != 0),
  * ||got-ref||_2 / ||ref||_2, the worst element (largest error / allowance; > 1 fails), the

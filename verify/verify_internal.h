@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -14,6 +15,14 @@
 #include "verify_check.h"
 #include "verify_inputs.h"
 #include "verify_par.h"
+
+/* Process CPU time in seconds (all threads). */
+static inline double verify_cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 #define VERIFY_GUARD 256 /* bytes of poison before and after every device buffer */
 

@@ -276,14 +276,16 @@ static const char *set_inputs(verify_session *s, verify_setw *w, char *buf, size
     k->ry = w->ry;
     k->rm = w->rm;
     k->rr = w->rr;
-    double t0 = ada_now_s();
+    double t0 = ada_now_s(), c0 = verify_cpu_s();
     verify_parallel(d->rows, d->D, s->bk.threads, fill_x_range, k);
     int64_t stride = d->scale_stride > d->shift_stride ? d->scale_stride : d->shift_stride;
     verify_parallel(lnmod_mod_rows(d), d->D + stride, s->bk.threads, fill_mod_range, k);
-    double t1 = ada_now_s();
+    double t1 = ada_now_s(), c1 = verify_cpu_s();
     s->t.t_inputs += t1 - t0;
+    s->t.c_inputs += c1 - c0;
     int used = verify_parallel(d->rows, 3 * d->D, s->bk.threads, ref_range, k);
     s->t.t_ref += ada_now_s() - t1;
+    s->t.c_ref += verify_cpu_s() - c1;
     for (int t = 0; t < used; t++)
         if (k->st[t] != LNMOD_OK) {
             snprintf(buf, n, "not run: the reference returned %s", lnmod_status_name(k->st[t]));
@@ -378,7 +380,7 @@ static void run_variant(verify_session *s, int vi, const verify_setw *w, const c
     double tv = ada_now_s();
     char err[512] = "";
     int ok = launch(s, variant, w, err, sizeof err) == 0;
-    double tc = ada_now_s();
+    double tc = ada_now_s(), cc = verify_cpu_s();
     s->t.t_device += tc - tv;
     if (!ok) {
         char tail[600];
@@ -394,6 +396,7 @@ static void run_variant(verify_session *s, int vi, const verify_setw *w, const c
     int pass = verify_judge_outputs(s, w, c, verdict, sizeof verdict, detail, sizeof detail, &max_abs,
                                     &max_rel, &l2);
     s->t.t_compare += ada_now_s() - tc;
+    s->t.c_compare += verify_cpu_s() - cc;
     snprintf(line, sizeof line, "%-14s fwd %-14s %-6s %6" PRId64 " %7" PRId64 " %10.3g %10.3g %10.3g  %s", variant,
              w->dts, lnmod_layout_name(w->d.layout), w->d.D, w->d.rows, max_abs, max_rel, l2, verdict);
     verify_record_case(s, vi, VERIFY_DIR_FWD, c, pass, 0, line, detail);
