@@ -13,7 +13,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 secs=${1:-30}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz_manifest fuzz_model fuzz_runs fuzz_lnmod_desc)
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz_manifest fuzz_model fuzz_runs fuzz_lnmod_desc fuzz_catalog fuzz_dashboard fuzz_output)
 bdir=$root/build-fuzz
 if ! command -v clang >/dev/null 2>&1; then
   echo "ci/fuzz.sh: clang not found (ci/setup.sh installs it)" >&2

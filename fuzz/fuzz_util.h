@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -26,6 +27,25 @@ static inline int fuzz_file(const uint8_t *data, size_t size, char *path, size_t
     }
     snprintf(path, n, "/proc/self/fd/%d", fd);
     return fd;
+}
+
+/* A scratch folder for the whole fuzzing process (made once, under /dev/shm when it exists):
+ * for targets whose readers take a tree of files. */
+static inline const char *fuzz_scratch(void)
+{
+    static char dir[64];
+    if (!dir[0]) {
+        snprintf(dir, sizeof dir, "%s/adaload-fuzz-XXXXXX", access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
+        if (!mkdtemp(dir)) abort();
+    }
+    return dir;
+}
+
+/* Writes n bytes to path (created or truncated); aborts when it cannot (a harness bug). */
+static inline void fuzz_put(const char *path, const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(data, 1, n, f) != n || fclose(f) != 0) abort();
 }
 
 #endif
