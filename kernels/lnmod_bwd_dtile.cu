@@ -157,6 +157,23 @@ __device__ __forceinline__ void bd_gather(const lnmod_bparams &p, bd_cursor &q,
     }
 }
 
+// (1 + scale) of modulation row g as fp32, this thread's vectors.
+template <typename TM, int VEC, int VPT>
+__device__ __forceinline__ void bd_load_scale(const lnmod_bparams &p, int64_t g, int64_t nv,
+                                              float (&sp)[VPT][VEC])
+{
+    const TM *sc = static_cast<const TM *>(p.scale) + g * p.scale_stride;
+#pragma unroll
+    for (int k = 0; k < VPT; k++) {
+        const int64_t v = threadIdx.x + (int64_t)k * blockDim.x;
+        if (v < nv) {
+            lnmod_load_n<TM, VEC>(sc + v * VEC, sp[k]);
+#pragma unroll
+            for (int e = 0; e < VEC; e++) sp[k][e] = 1.0f + sp[k][e];
+        }
+    }
+}
+
 // K rows per step share one cross-warp exchange (one barrier) and interleave their
 // instruction streams. ncu of version 1 (K = 1) at bf16 D = 1536: 5.8 cycles per issued
 // instruction, 18% occupancy (2 CTAs of 6 warps per SM: registers and the 256 chunks),
@@ -208,16 +225,7 @@ __global__ void __launch_bounds__(BD_MAX_T) bd_kernel(lnmod_bparams p)
         bd_gather<K, TOK>(p, cur, st);
         if (!TOK && st.g[0] != g_loaded) { // (1 + scale) of the step's group, fp32
             g_loaded = st.g[0];
-            const TM *sc = static_cast<const TM *>(p.scale) + st.g[0] * p.scale_stride;
-#pragma unroll
-            for (int k = 0; k < VPT; k++) {
-                const int64_t v = tid + (int64_t)k * T;
-                if (v < nv) {
-                    lnmod_load_n<TM, VEC>(sc + v * VEC, sp[k]);
-#pragma unroll
-                    for (int e = 0; e < VEC; e++) sp[k][e] = 1.0f + sp[k][e];
-                }
-            }
+            bd_load_scale<TM, VEC, VPT>(p, st.g[0], nv, sp);
         }
         lnmod_cp_wait<NS - 2 * K>(); // this step's K stages have landed
         { // refill the previous step's stages (consumed) with the step NS/K - 1 ahead
