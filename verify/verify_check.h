@@ -50,6 +50,7 @@
 #ifndef ADALOAD_VERIFY_CHECK_H
 #define ADALOAD_VERIFY_CHECK_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -93,7 +94,7 @@ typedef struct {
 verify_dx_coef verify_dx_coef_of(const verify_dx_row *r);
 static inline double verify_dx_allow_c(const verify_dx_coef *c, double ref, double g, double xhat)
 {
-    return c->c0 + c->c_g * (g < 0 ? -g : g) + c->c_x * (xhat < 0 ? -xhat : xhat) + c->r * (ref < 0 ? -ref : ref);
+    return c->c0 + c->c_g * fabs(g) + c->c_x * fabs(xhat) + c->r * fabs(ref);
 }
 /* The allowance of one dscale/dshift element: a sum of n terms with sum|term| = abs_sum. */
 double verify_colsum_allow(lnmod_dtype mod_dtype, int64_t n, double ref, double abs_sum);
@@ -104,7 +105,7 @@ typedef struct {
 verify_colsum_coef verify_colsum_coef_of(lnmod_dtype mod_dtype, int64_t n);
 static inline double verify_colsum_allow_c(const verify_colsum_coef *c, double ref, double abs_sum)
 {
-    return c->c_abs * abs_sum + c->r * (ref < 0 ? -ref : ref) + c->a;
+    return c->c_abs * abs_sum + c->r * fabs(ref) + c->a;
 }
 
 /* 1 when got passes against ref: |got - ref| <= atol + rtol*|ref| (0 for NaN/Inf got, or a

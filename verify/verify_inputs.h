@@ -84,8 +84,9 @@ void verify_fill_x_rows(const lnmod_desc *d, uint64_t seed, uint64_t salt, int64
 void verify_fill_mod_rows(const lnmod_desc *d, uint64_t seed, int64_t k0, int64_t k1,
                           void *scale, void *shift);
 
-/* The backward's dy, rows [r0, r1) (in d->y_dtype, indexed from row 0): g per element, one
- * PRNG stream per row (the adversarial rows are x's: they set xhat and rstd). */
+/* The backward's dy, rows [r0, r1) (in d->y_dtype, indexed from row 0): near-normal per
+ * element (Irwin-Hall 4 of 16-bit uniforms, unit variance), one PRNG stream per row (the
+ * adversarial rows are x's: they set xhat and rstd). */
 void verify_fill_dy_rows(const lnmod_desc *d, uint64_t seed, int64_t r0, int64_t r1, void *dy);
 
 #endif
