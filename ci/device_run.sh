@@ -5,8 +5,9 @@
 # $OUT/results.tgz (the device tool brings $OUT back; here, after unpacking, `adaload results
 # check` says whether the index agrees, `adaload results index` rebuilds it). The full
 # per-case verify.json stays out of git (.gitignore): verify-summary.json is the record.
-#   MODE quick  env, verify --grid quick for every variant, bench --set quick
-#   MODE verify env, verify --grid full --sanitizers (the CI gate's record)
+#   MODE quick  env, verify --grid quick for every variant (forward and backward), bench --set quick
+#   MODE verify env, verify --grid full --sanitizers: forward and backward of every variant
+#               (--direction both, the default), sanitizers over both (the CI gate's record)
 #   MODE bench  bench --set wan (every shape), bench --set wan --with-peers on the shapes of
 #               the speed bar (rows >= 32,760), and the regression check: the slowed build's
 #               dtile against two runs of the normal build (adaload compare)
