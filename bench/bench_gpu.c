@@ -7,26 +7,22 @@
  *     bracketed by two CUDA events on a non-default stream; Google Benchmark's manual time.
  *   - Before every sample, outside the events, a cudaMemsetAsync of 2x the L2 size evicts
  *     whatever the last sample left in L2; it also keeps the GPU busy while the host enqueues
- *     the events and the launch, so launch latency never falls between the events. Inside a
- *     graph the K launches rotate among input sets covering >= 2x L2, so no launch reads
- *     what the previous one left in L2 either.
- *   - Three warm-up samples start every repetition; each repetition runs as many samples as
- *     the minimum time asks and reports their mean; >= 9 repetitions give the median.
+ *     the events and the launch, so launch latency never falls between the events. In a graph
+ *     the K launches rotate among input sets covering >= 2x L2 (no launch reads what the
+ *     previous one left in L2).
+ *   - 3 warm-ups a repetition, then the samples the minimum time asks (mean); >= 9 reps: median.
  *   - lnmod_fwd/<variant>/... times lnmod_forward (no statistics outputs); lnmod_bwd/<variant>/...
  *     times lnmod_backward (x, scale, dy, mean, rstd in; dx, and dscale/dshift written into
  *     chunks 1 and 0 of a [B, 6, D] gradient table; its workspace in the same input set) for
- *     every variant that has a backward, each with its own graph K and copy ceiling.
+ *     every variant that has a backward (none while it waits in kernels/pending/), each with its
+ *     own graph K and copy ceiling.
  *   - Counters: bytes_per_second from the shape's minimal bytes (lnmod_fwd_min_bytes: read x
  *     and the modulation rows once, write y; lnmod_bwd_min_bytes for the backward: read x, dy,
  *     8 B a row of statistics and each scale row, write dx, dscale and dshift; saved_bytes:
  *     the 8 B a row the forward keeps for it), pct_copy_bw = 100 * this bandwidth / the median
  *     bandwidth of copy/bytes<N> measured earlier in the same run (N = the same minimal bytes;
- *     the copy moves N/2 bytes, counted as read + write), sm_clock_mhz (NVML, loaded with
- *     dlopen at run time, read after each repetition; without NVML the device's maximum clock
- *     from cudaDeviceGetAttribute, and the context says which), min_bytes.
- *   - Inputs are random values (never zeros) written once before the run; results are not
- *     checked here (`adaload verify` does that).
- */
+ *     the copy moves N/2 bytes, counted as read + write), sm_clock_mhz (bench_clock.c), min_bytes.
+ *   - Inputs: random values (never zeros) written once; `adaload verify` checks results. */
 #include "bench_gpu.h"
 
 #include <math.h>
@@ -37,7 +33,6 @@
 #include "ada_cuda.h"
 #include "bench_shim.h"
 #include "build_info.h"
-
 
 /* The variants the project ships: named in skip lines where the build has none. */
 static const char *const shipped_variants[] = {"naive", "row_per_warp", "dtile"};
@@ -129,6 +124,17 @@ void ada_gpu_bench_free(ada_gpu_bench *g) { (void)g; }
 #include "bench_clock.h"
 #include "bench_data.h"
 #include "lnmod.h"
+
+/* Why variant v cannot run the backward of d (NULL when it can; *ws its workspace bytes). */
+static const char *bwd_support(const lnmod_variant *v, const lnmod_desc *d, size_t *ws)
+{
+#if ADALOAD_KERNEL_BACKWARD
+    if (!v->backward) return "has no backward in this build";
+    return lnmod_backward_workspace(v->name, d, ws) != LNMOD_OK ? "has no backward for this shape" : NULL;
+#else
+    return (void)v, (void)d, (void)ws, "has no backward in this build (kernels/pending/)";
+#endif
+}
 
 /* The copy ceiling of one byte count: bandwidths of the repetitions seen so far, with their
  * iteration counts (Google Benchmark's shorter iteration-count probes are left out). */
@@ -252,11 +258,14 @@ static int launch_set(gpu_case *c, int64_t set, char *msg, size_t n)
     char *shift = base + c->off_c, *scale = shift + chunk;
     lnmod_status st;
     if (c->bwd) {
+#if ADALOAD_KERNEL_BACKWARD
         float *mean = (float *)(base + c->off_s), *rstd = mean + d->rows;
-        char *dshift = base + c->off_e;
-        st = lnmod_backward(c->v->name, d, base + c->off_a, scale, base + c->off_d, mean, rstd,
-                            base + c->off_b, dshift + chunk, dshift, c->ws ? base + c->off_w : NULL,
-                            c->ws, g->stream);
+        char *dsh = base + c->off_e;
+        st = lnmod_backward(c->v->name, d, base + c->off_a, scale, base + c->off_d, mean, rstd, base + c->off_b,
+                            dsh + chunk, dsh, c->ws ? base + c->off_w : NULL, c->ws, g->stream);
+#else
+        st = LNMOD_ERR_UNSUPPORTED; /* not reached: bwd_support skips the backward */
+#endif
     } else {
         st = lnmod_forward(c->v->name, d, base + c->off_a, scale, shift, base + c->off_b, NULL, NULL,
                            g->stream);
@@ -457,10 +466,8 @@ static int64_t add_variants(struct ada_gpu_bench *g, gpu_case *out, const ada_sh
                 size_t ws = 0;
                 const char *why = !c->v ? "no such variant in this build"
                                   : (c->v->supports && !c->v->supports(&shapes[i].desc)) ? "does not support this shape"
-                                  : (bwd && !c->v->backward) ? "has no backward in this build"
-                                  : (bwd && lnmod_backward_workspace(c->v->name, &shapes[i].desc, &ws) != LNMOD_OK)
-                                      ? "has no backward for this shape"
-                                      : NULL;
+                                  : bwd ? bwd_support(c->v, &shapes[i].desc, &ws)
+                                        : NULL;
                 if (why) {
                     ada_note(note, note_arg, "skipped (%s%s%s): %s", c->v ? c->v->name : "", c->v ? " " : "", why,
                              c->name);

@@ -101,7 +101,8 @@ static void list_variants(void)
 #if ADALOAD_HAVE_CUDA
     printf("GPU kernel variants:\n");
     for (const lnmod_variant *v = lnmod_variants; v->name; v++)
-        printf("  %-14s %-13s %s\n", v->name, v->backward ? "fwd+bwd" : "fwd only", v->description ? v->description : "");
+        printf("  %-14s %-13s %s\n", v->name, verify_has_backward(0, v->name) ? "fwd+bwd" : "fwd only",
+               v->description ? v->description : "");
 #else
     printf("GPU kernel variants: none (this build has no CUDA toolkit)\n");
 #endif

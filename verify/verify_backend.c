@@ -197,10 +197,11 @@ static int finish_launch(verify_backend *bk, const char *what, lnmod_status st, 
 int verify_has_backward(int cpu_model, const char *variant)
 {
     if (cpu_model) return verify_model_find(variant) >= 0;
-#if ADALOAD_HAVE_CUDA
+#if ADALOAD_HAVE_CUDA && ADALOAD_KERNEL_BACKWARD
     const lnmod_variant *v = lnmod_find_variant(variant);
     return v && v->backward != NULL;
 #else
+    (void)variant;
     return 0;
 #endif
 }
@@ -218,13 +219,13 @@ int verify_backend_bwd_workspace(const verify_backend *bk, const char *variant, 
         *bytes = (size_t)verify_model_bwd_workspace(which, d);
         return 0;
     }
-#if ADALOAD_HAVE_CUDA
+#if ADALOAD_HAVE_CUDA && ADALOAD_KERNEL_BACKWARD
     lnmod_status st = lnmod_backward_workspace(variant, d, bytes);
     if (st == LNMOD_OK) return 0;
     snprintf(err, errn, "lnmod_backward_workspace returned %s", lnmod_status_name(st));
 #else
     (void)d;
-    snprintf(err, errn, "GPU kernels not built");
+    snprintf(err, errn, "GPU kernels with a backward not built");
 #endif
     return -1;
 }
@@ -242,7 +243,7 @@ int verify_backend_run_bwd(verify_backend *bk, const char *variant, const lnmod_
         verify_model_backward(which, d, x, scale, dy, mean, rstd, dx, dscale, dshift, ws, bk->threads);
         return 0;
     }
-#if ADALOAD_HAVE_CUDA
+#if ADALOAD_HAVE_CUDA && ADALOAD_KERNEL_BACKWARD
     lnmod_status st = lnmod_backward(variant, d, x, scale, dy, mean, rstd, dx, dscale, dshift, ws, ws_bytes, 0);
     return finish_launch(bk, "lnmod_backward", st, err, errn);
 #else
