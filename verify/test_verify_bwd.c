@@ -1,7 +1,7 @@
 /* test_verify_bwd.c -- Criterion tests of the verifier's backward side: the fp32 sum factor
  * and the allowances (a planted one-term error fails, an fp32 evaluation passes), and the
  * grid's one enumeration (verify_grid_cases) against what a session really records, on the
- * CPU models. Run: ctest -R verify_bwd. */
+ * CPU models; the threaded guard/gap/equality checks (verify_span.h). Run: ctest -R verify_bwd. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -12,6 +12,7 @@
 #include "ada_rng.h"
 #include "verify.h"
 #include "verify_check.h"
+#include "verify_span.h"
 
 Test(bwd_tolerance, sum_factor)
 {
@@ -158,4 +159,42 @@ Test(grid_cases, variants_without_backward_and_bad_arguments)
     free(sets);
     cr_assert_eq(verify_grid_cases("huge", variants, has_bwd, 2, VERIFY_DIR_BOTH, &keys, &nk), VERIFY_ERR_ARG);
     cr_assert_eq(verify_grid_cases("quick", variants, has_bwd, 2, 8, &keys, &nk), VERIFY_ERR_ARG);
+}
+
+/* The span checks: poison in the front band, every gap and the rest; data equal bit for bit;
+ * one wrong byte anywhere outside (first gap, a middle gap, the last gap, the bands) or in
+ * the data (first, middle, last row) is found, with 1 thread and with 7, the same answer. */
+Test(bwd_span, finds_every_planted_byte_on_any_thread_count)
+{
+    const verify_span sp = {.bytes = 64 + 40000 * 40 + 8 * 4 + 64, .front = 64, .es = 4, .nrows = 40000, .D = 8,
+                            .stride = 10};
+    unsigned char *a = malloc(sp.bytes), *c = malloc(sp.bytes);
+    cr_assert(a && c);
+    memset(a, 0xFF, sp.bytes);
+    for (int64_t r = 0; r < sp.nrows; r++)
+        for (int64_t i = 0; i < sp.D * 4; i++) a[sp.front + (size_t)(r * sp.stride * 4 + i)] = (unsigned char)(r + i);
+    memcpy(c, a, sp.bytes);
+    const int threads[2] = {1, 7};
+    for (int t = 0; t < 2; t++) {
+        cr_expect(verify_span_outside_ok(&sp, a, 0xFF, threads[t]));
+        cr_expect(verify_span_same(&sp, a, c, threads[t]));
+        cr_expect(!verify_span_outside_ok(&sp, a, 0xA5, threads[t]));
+        const size_t out[5] = {0, sp.front + 8 * 4, sp.front + (size_t)(20000 * 40 + 33), sp.front + (size_t)(39998 * 40 + 39),
+                               sp.bytes - 1};
+        for (int k = 0; k < 5; k++) {
+            a[out[k]] ^= 1;
+            cr_expect(!verify_span_outside_ok(&sp, a, 0xFF, threads[t]), "byte %zu, %d threads", out[k], threads[t]);
+            cr_expect(verify_span_same(&sp, a, c, threads[t]), "gaps are not data");
+            a[out[k]] ^= 1;
+        }
+        const size_t in[3] = {sp.front, sp.front + (size_t)(23777 * 40 + 17), sp.front + (size_t)(39999 * 40 + 31)};
+        for (int k = 0; k < 3; k++) {
+            c[in[k]] ^= 0x80;
+            cr_expect(!verify_span_same(&sp, a, c, threads[t]), "byte %zu, %d threads", in[k], threads[t]);
+            cr_expect(verify_span_outside_ok(&sp, c, 0xFF, threads[t]), "data is not outside");
+            c[in[k]] ^= 0x80;
+        }
+    }
+    free(a);
+    free(c);
 }

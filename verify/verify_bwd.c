@@ -19,6 +19,7 @@
 #include "ref_lnmod.h"
 #include "verify_half.h"
 #include "verify_internal.h"
+#include "verify_span.h"
 
 #define COLS 512 /* columns per block of the column-sum check */
 
@@ -27,6 +28,7 @@ typedef struct {
     int nv, vi[VERIFY_MAX_VARIANTS];
     int64_t nmod, nblk;
     size_t gxb, gscb, gshb, dyb, sb;
+    verify_span span[3]; /* dx, dscale, dshift: guards, gaps, data (verify_span.h) */
     void *hdy;
     float *hmean, *hrstd;
     unsigned char *ddy, *dmean, *drstd, *dgx, *dgsc, *dgsh;
@@ -116,6 +118,10 @@ static const char *prepare(verify_session *s, bwd_set *b, char *buf, size_t n)
     b->gxb = 2 * VERIFY_GUARD + (size_t)(o->x + w->n) * w->xs;
     b->gscb = 2 * VERIFY_GUARD + (size_t)(o->scale + w->nsc) * w->ms;
     b->gshb = 2 * VERIFY_GUARD + (size_t)(o->shift + w->nsh) * w->ms;
+    /* dx as its rows of D (no gaps): the same bytes as one span of n, split for threads */
+    b->span[0] = (verify_span){b->gxb, VERIFY_GUARD + (size_t)o->x * w->xs, w->xs, d->rows, d->D, d->D};
+    b->span[1] = (verify_span){b->gscb, VERIFY_GUARD + (size_t)o->scale * w->ms, w->ms, b->nmod, d->D, d->scale_stride};
+    b->span[2] = (verify_span){b->gshb, VERIFY_GUARD + (size_t)o->shift * w->ms, w->ms, b->nmod, d->D, d->shift_stride};
     if (w->n > ((int64_t)1 << 28)) {
         int64_t need = w->n * (int64_t)(w->ys + (size_t)(b->nv + 1) * w->xs) + ((int64_t)1 << 28);
         int64_t avail = mem_available();
@@ -166,52 +172,21 @@ static const char *prepare(verify_session *s, bwd_set *b, char *buf, size_t n)
 
 /* ---- launches -------------------------------------------------------------------------------- */
 
-/* Every byte of buf outside the data (the front band of `front` bytes, then nrows rows of
- * D elements of es bytes at stride elements, then the rest) holds poison. */
-/* Every byte of p[0, n) is byte (memcmp against a block of it: the gaps of per-token
- * modulation at stride 6D are hundreds of MB). */
-static int all_bytes(const unsigned char *p, size_t n, unsigned char byte)
-{
-    unsigned char blk[4096];
-    memset(blk, byte, sizeof blk);
-    for (size_t i = 0; i < n; i += sizeof blk)
-        if (memcmp(p + i, blk, n - i < sizeof blk ? n - i : sizeof blk) != 0) return 0;
-    return 1;
-}
-
-static int outside_ok(const unsigned char *buf, size_t bytes, size_t front, int64_t nrows, int64_t D,
-                      int64_t stride, size_t es, unsigned char poison)
-{
-    if (!all_bytes(buf, front, poison)) return 0;
-    for (int64_t k = 0; k + 1 < nrows; k++)
-        if (!all_bytes(buf + front + (size_t)(k * stride + D) * es, (size_t)(stride - D) * es, poison)) return 0;
-    const size_t end = front + (size_t)((nrows - 1) * stride + D) * es;
-    return all_bytes(buf + end, bytes - end, poison);
-}
-
-/* The data of two downloads is the same, bit for bit. */
-static int data_same(const unsigned char *a, const unsigned char *c, size_t front, int64_t nrows, int64_t D,
-                     int64_t stride, size_t es)
-{
-    for (int64_t k = 0; k < nrows; k++) {
-        const size_t off = front + (size_t)(k * stride) * es;
-        if (memcmp(a + off, c + off, (size_t)D * es) != 0) return 0;
-    }
-    return 1;
-}
-
 /* Guards and gaps of one launch's three downloads, with the launch's poison. */
 static int all_outside_ok(const bwd_set *b, const unsigned char *gx, const unsigned char *gsc,
                           const unsigned char *gsh, unsigned char poison)
 {
-    const verify_setw *w = b->w;
-    const lnmod_desc *d = &w->d;
-    const verify_offsets *o = &w->g.off;
-    return outside_ok(gx, b->gxb, VERIFY_GUARD + (size_t)o->x * w->xs, 1, w->n, w->n, w->xs, poison) &&
-           outside_ok(gsc, b->gscb, VERIFY_GUARD + (size_t)o->scale * w->ms, b->nmod, d->D, d->scale_stride, w->ms,
-                      poison) &&
-           outside_ok(gsh, b->gshb, VERIFY_GUARD + (size_t)o->shift * w->ms, b->nmod, d->D, d->shift_stride, w->ms,
-                      poison);
+    return verify_span_outside_ok(&b->span[0], gx, poison, b->threads) &&
+           verify_span_outside_ok(&b->span[1], gsc, poison, b->threads) &&
+           verify_span_outside_ok(&b->span[2], gsh, poison, b->threads);
+}
+
+/* The data of two launches' downloads is the same, bit for bit. */
+static int all_same(const bwd_set *b, const unsigned char *gx, const unsigned char *gsc, const unsigned char *gsh)
+{
+    return verify_span_same(&b->span[0], gx, b->tgx, b->threads) &&
+           verify_span_same(&b->span[1], gsc, b->tgsc, b->threads) &&
+           verify_span_same(&b->span[2], gsh, b->tgsh, b->threads);
 }
 
 /* Poison (and the workspace), run, download into gx/gsc/gsh. 0, or -1 with b->err[j]. */
@@ -266,7 +241,6 @@ static void launch_variant(verify_session *s, bwd_set *b, int j)
     verify_backend *bk = &s->bk;
     const verify_setw *w = b->w;
     const lnmod_desc *d = &w->d;
-    const verify_offsets *o = &w->g.off;
     if (bk->context_lost) {
         snprintf(b->err[j], sizeof b->err[j], "CUDA context lost earlier (%.200s)", bk->lost_why);
         return;
@@ -284,11 +258,7 @@ static void launch_variant(verify_session *s, bwd_set *b, int j)
     b->ran[j] = 1;
     b->guard[j] = all_outside_ok(b, b->gx[j], b->gsc[j], b->gsh[j], VERIFY_POISON_BYTE) &&
                   all_outside_ok(b, b->tgx, b->tgsc, b->tgsh, VERIFY_POISON2_BYTE);
-    b->same[j] = data_same(b->gx[j], b->tgx, VERIFY_GUARD + (size_t)o->x * w->xs, 1, w->n, w->n, w->xs) &&
-                 data_same(b->gsc[j], b->tgsc, VERIFY_GUARD + (size_t)o->scale * w->ms, b->nmod, d->D,
-                           d->scale_stride, w->ms) &&
-                 data_same(b->gsh[j], b->tgsh, VERIFY_GUARD + (size_t)o->shift * w->ms, b->nmod, d->D,
-                           d->shift_stride, w->ms);
+    b->same[j] = all_same(b, b->gx[j], b->gsc[j], b->gsh[j]);
 }
 
 /* ---- the reference and the comparison, fused ------------------------------------------------ */
