@@ -16,7 +16,9 @@
  * other output is refused then), and neither replaces its target until both are complete,
  * so a failure leaves every old file as it was. "-" is standard output (the tables then go
  * to stderr). `--policy both` (used by `adaload run`) plans under both policies with the
- * same seed and prints them side by side; it writes no files.
+ * same seed and prints them side by side; it writes no files. --per-rank DIR writes
+ * DIR/rank<r>.jsonl for every rank (only its own entries; plan_write_rank) in the same
+ * transaction; DIR is made when missing (and removed again when nothing was written).
  * Exit: 0 ok, 2 bad usage, bad input or an output that cannot be written (one line naming
  * the option, the file:line: column, or the output), 3 out of memory.
  */
@@ -26,6 +28,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "ada_output.h"
 #include "cli.h"
@@ -45,7 +49,7 @@ static void help(const cli_opt *opts)
 }
 
 typedef struct {
-    const char *manifest, *model, *model_file, *profile, *summary, *plan_out, *gpu, *act;
+    const char *manifest, *model, *model_file, *profile, *summary, *plan_out, *per_rank, *gpu, *act;
     int both, no_baselines;
     int64_t start_step, steps;
     int start_given, steps_given;
@@ -143,8 +147,13 @@ static int finish_args(const raw_opts *w, options *o, plan_config *c)
         return ada_usage_error("plan", "--policy both prints a table only: drop --summary-json/--plan-out"), -1;
     if (o->summary && o->plan_out && !strcmp(o->summary, o->plan_out))
         return ada_usage_error("plan", "--summary-json and --plan-out name the same file"), -1;
-    if ((o->start_given || o->steps_given) && !o->plan_out)
-        return ada_usage_error("plan", "--%s: selects steps of --plan-out, which is missing",
+    if (o->both && o->per_rank)
+        return ada_usage_error("plan", "--policy both prints a table only: drop --per-rank"), -1;
+    if (o->per_rank && c->gpus + 2 > ADA_OUT_MAX_OPEN)
+        return ada_usage_error("plan", "--per-rank: at most %d ranks (--gpus %" PRId64 ")", ADA_OUT_MAX_OPEN - 2,
+                               c->gpus), -1;
+    if ((o->start_given || o->steps_given) && !o->plan_out && !o->per_rank)
+        return ada_usage_error("plan", "--%s: selects steps of --plan-out or --per-rank, which are missing",
                                o->start_given ? "start-step" : "steps"), -1;
     return 0;
 }
@@ -202,6 +211,7 @@ static int parse_args(int argc, char **argv, options *o, plan_config *c)
         CLI_FLAG("--no-baselines", &o->no_baselines, "skip the three baseline plans"),
         CLI_STR("--summary-json", &o->summary, "FILE", "the summary as canonical JSON"),
         CLI_STR("--plan-out", &o->plan_out, "FILE", "the plan: one JSON line per step, sample ids per rank"),
+        CLI_STR("--per-rank", &o->per_rank, "DIR", "DIR/rank<r>.jsonl per rank: only its own part of the plan"),
         {.name = "--start-step", .kind = CLI_KIND_I64, .dst = &o->start_step, .ilo = 0, .ihi = INT64_MAX / 4,
          .given = &o->start_given, .meta = "N", .help = "--plan-out from step N on (exact resume)"},
         {.name = "--steps", .kind = CLI_KIND_I64, .dst = &o->steps, .ilo = 0, .ihi = INT64_MAX / 4,
@@ -225,11 +235,12 @@ static const char *base_name(const char *p)
 /* The outputs as one transaction (common/ada_output.h), opened before the planning: an
  * output that names an input, a folder or the other output is refused before any work.
  * NULL when there are none; *rc set on a failure. */
-static ada_outset *open_outputs(const options *o, ada_out **plan_out, ada_out **summary, int *rc)
+static ada_outset *open_outputs(const options *o, int64_t gpus, ada_out **plan_out, ada_out **summary,
+                                ada_out **ranks, int *rc)
 {
     *plan_out = *summary = NULL;
     *rc = ADA_EXIT_OK;
-    if (!o->plan_out && !o->summary) return NULL;
+    if (!o->plan_out && !o->summary && !o->per_rank) return NULL;
     ada_outset *t = ada_outset_new("plan");
     if (!t) {
         *rc = ADA_EXIT_INTERNAL;
@@ -247,14 +258,36 @@ static ada_outset *open_outputs(const options *o, ada_out **plan_out, ada_out **
         ada_outset_free(t);
         return NULL;
     }
+    for (int64_t i = 0; o->per_rank && i < gpus; i++) {
+        char path[4200], label[64];
+        snprintf(path, sizeof path, "%s/rank%" PRId64 ".jsonl", o->per_rank, i);
+        snprintf(label, sizeof label, "--per-rank (rank %" PRId64 ")", i);
+        if (strlen(o->per_rank) > 4096 || !(ranks[i] = ada_outset_add(t, path, label, err, sizeof err))) {
+            *rc = ada_outset_status(t) == ADA_OUT_ENOMEM ? ADA_EXIT_INTERNAL : ADA_EXIT_USAGE;
+            ada_msg("plan", "%s", strlen(o->per_rank) > 4096 ? "--per-rank: the folder name is too long" : err);
+            ada_outset_free(t);
+            return NULL;
+        }
+    }
     return t;
 }
 
 /* Writes the plan (streamed: a long one reports its progress) and the summary, then
  * commits both: neither replaces its target unless both are complete. Exit code. */
-static int write_outputs(const options *o, ada_outset *t, ada_out *plan_out, ada_out *summary,
+static int write_outputs(const options *o, ada_outset *t, ada_out *plan_out, ada_out *summary, ada_out **ranks,
                          const plan_result *r, const plan_baselines *bl, const plan_manifest *mf)
 {
+    if ((plan_out || o->per_rank) && o->start_step > r->steps)
+        return ada_usage_error("plan", "--start-step %" PRId64 ": the plan has %" PRId64 " steps", o->start_step,
+                               r->steps);
+    for (int64_t i = 0; o->per_rank && i < r->cfg.gpus; i++) {
+        plan_status st = plan_write_rank(r, mf, ada_out_file(ranks[i]), i, o->start_step, o->steps_given ? o->steps : -1);
+        if (st) {
+            ada_msg("plan", "cannot write --per-rank %s (rank %" PRId64 "): %s", o->per_rank, i,
+                    st == PLAN_ERR_NOMEM ? "out of memory" : errno ? strerror(errno) : "I/O error");
+            return exit_of(st);
+        }
+    }
     if (plan_out) {
         if (o->start_step > r->steps)
             return ada_usage_error("plan", "--start-step %" PRId64 ": the plan has %" PRId64 " steps", o->start_step,
@@ -313,7 +346,7 @@ static int load_inputs(options *o, plan_config *cfg, plan_model *model, plan_cos
     plan_status st = plan_model_load(o->model_file, model, &err);
     if (!st && o->profile && !(st = plan_cost_from_profile(o->profile, prof, &err))) cfg->cost = prof;
     cfg->manifest_name = base_name(o->manifest);
-    if (!st) st = plan_manifest_read(o->manifest, model, o->plan_out != NULL, mf, &err);
+    if (!st) st = plan_manifest_read(o->manifest, model, o->plan_out != NULL || o->per_rank != NULL, mf, &err);
     if (st) {
         ada_msg("plan", "%s", err.msg);
         return exit_of(st);
@@ -336,9 +369,24 @@ int cmd_plan(int argc, char **argv)
     plan_manifest *mf = NULL;
     int rc = load_inputs(&o, &cfg, &model, &prof, &mf);
     if (rc) return rc;
-    ada_out *plan_out = NULL, *summary = NULL;
-    ada_outset *t = open_outputs(&o, &plan_out, &summary, &rc);
+    ada_out *plan_out = NULL, *summary = NULL, *ranks[ADA_OUT_MAX_OPEN] = {NULL};
+    int made_dir = 0;
+    if (o.per_rank && !o.both) {
+        struct stat sb;
+        if (stat(o.per_rank, &sb) != 0) {
+            if (mkdir(o.per_rank, 0777) != 0) {
+                plan_manifest_free(mf);
+                return ada_usage_error("plan", "--per-rank %s: cannot create the folder: %s", o.per_rank, strerror(errno));
+            }
+            made_dir = 1;
+        } else if (!S_ISDIR(sb.st_mode)) {
+            plan_manifest_free(mf);
+            return ada_usage_error("plan", "--per-rank %s: not a folder", o.per_rank);
+        }
+    }
+    ada_outset *t = open_outputs(&o, cfg.gpus, &plan_out, &summary, ranks, &rc);
     if (rc) {
+        if (made_dir) rmdir(o.per_rank);
         plan_manifest_free(mf);
         return rc;
     }
@@ -366,7 +414,7 @@ int cmd_plan(int argc, char **argv)
         if (!st) {
             print_warnings(a);
             plan_print_summary(table, a, o.no_baselines ? NULL : &bl);
-            if (t) rc = write_outputs(&o, t, plan_out, summary, a, o.no_baselines ? NULL : &bl, mf);
+            if (t) rc = write_outputs(&o, t, plan_out, summary, ranks, a, o.no_baselines ? NULL : &bl, mf);
         }
     }
     if (st) {
@@ -374,6 +422,7 @@ int cmd_plan(int argc, char **argv)
         rc = exit_of(st);
     }
     ada_outset_free(t); /* removes the temporaries of an uncommitted transaction */
+    if (made_dir && rc) rmdir(o.per_rank); /* a folder made here goes when nothing was written */
     plan_baselines_free(&bl);
     plan_result_free(a);
     plan_result_free(b);

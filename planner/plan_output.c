@@ -349,8 +349,32 @@ static void group_totals(const plan_result *r, int64_t s0, int64_t s1, uint64_t 
         }
 }
 
+/* FNV-1a, 64 bits, of n bytes, continuing from h. */
+static uint64_t fnv64(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *c = p;
+    for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 0x100000001b3ull;
+    return h;
+}
+
+uint64_t plan_identity(const plan_result *r)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    int64_t head[6] = {r->steps, r->cfg.gpus, (int64_t)r->cfg.assign, r->cfg.window, r->nmicro, r->samples_planned};
+    uint64_t se[2] = {r->cfg.seed, r->cfg.epoch};
+    h = fnv64(h, head, sizeof head);
+    h = fnv64(h, se, sizeof se);
+    if (r->slots) h = fnv64(h, r->slots, (size_t)r->steps * (size_t)r->cfg.gpus * sizeof *r->slots);
+    for (int64_t k = 0; k < r->nmicro; k++) {
+        uint64_t m[3] = {r->micro[k].bucket, r->micro[k].count, r->micro[k].start};
+        h = fnv64(h, m, sizeof m);
+    }
+    if (r->order) h = fnv64(h, r->order, (size_t)r->samples_planned * sizeof *r->order);
+    return h;
+}
+
 /* The last line: what the file holds, so a reader can tell a whole file from a cut one. */
-static void end_record(line_buf *b, const plan_result *r, int64_t first, int64_t last)
+static void end_record(line_buf *b, const plan_result *r, int64_t first, int64_t last, int64_t rank)
 {
     char num[64];
     b->n = 0;
@@ -370,12 +394,18 @@ static void end_record(line_buf *b, const plan_result *r, int64_t first, int64_t
     lb_u64(b, r->cfg.seed);
     lb_str(b, ",\"epoch\":");
     lb_u64(b, r->cfg.epoch);
+    if (rank >= 0) {
+        snprintf(num, sizeof num, ",\"rank\":%lld,\"plan_id\":\"%016llx\"", (long long)rank,
+                 (unsigned long long)plan_identity(r));
+        lb_str(b, num);
+    }
     snprintf(num, sizeof num, ",\"samples\":%lld}\n", (long long)r->samples_planned);
     lb_str(b, num);
 }
 
-plan_status plan_write_plan(const plan_result *r, const plan_manifest *mf, FILE *f,
-                            int64_t first, int64_t count)
+/* rank < 0: every rank's entry; else only that rank's, and its end record says so. */
+static plan_status write_steps(const plan_result *r, const plan_manifest *mf, FILE *f, int64_t first,
+                               int64_t count, int64_t rank)
 {
     if (!mf->ids_kept || !r->order || first < 0 || first > r->steps) return PLAN_ERR_USAGE;
     int64_t R = r->cfg.gpus;
@@ -423,9 +453,9 @@ plan_status plan_write_plan(const plan_result *r, const plan_manifest *mf, FILE 
         lb_str(&b, ",\"group_tokens\":");
         lb_u64(&b, gtok);
         lb_str(&b, ",\"ranks\":[");
-        for (int64_t i = 0; i < R; i++) {
+        for (int64_t i = rank < 0 ? 0 : rank; i < (rank < 0 ? R : rank + 1); i++) {
             uint32_t k = r->slots[s * R + i];
-            lb_str(&b, i ? ",{\"rank\":" : "{\"rank\":");
+            lb_str(&b, i > (rank < 0 ? 0 : rank) ? ",{\"rank\":" : "{\"rank\":");
             lb_u64(&b, (uint64_t)i);
             if (k == PLAN_IDLE) {
                 lb_str(&b, ",\"bucket\":null,\"cost\":0,\"tokens\":0,\"ids\":[]}");
@@ -450,11 +480,24 @@ plan_status plan_write_plan(const plan_result *r, const plan_manifest *mf, FILE 
         else if (fwrite(b.p, 1, b.n, f) != b.n) st = PLAN_ERR_WRITE;
     }
     if (st == PLAN_OK) {
-        end_record(&b, r, first, last);
+        end_record(&b, r, first, last, rank);
         if (b.oom) st = PLAN_ERR_NOMEM;
         else if (fwrite(b.p, 1, b.n, f) != b.n) st = PLAN_ERR_WRITE;
     }
     free(b.p);
     if (st == PLAN_OK && ferror(f)) st = PLAN_ERR_WRITE;
     return st;
+}
+
+plan_status plan_write_plan(const plan_result *r, const plan_manifest *mf, FILE *f,
+                            int64_t first, int64_t count)
+{
+    return write_steps(r, mf, f, first, count, -1);
+}
+
+plan_status plan_write_rank(const plan_result *r, const plan_manifest *mf, FILE *f, int64_t rank,
+                            int64_t first, int64_t count)
+{
+    if (rank < 0 || rank >= r->cfg.gpus) return PLAN_ERR_USAGE;
+    return write_steps(r, mf, f, first, count, rank);
 }

@@ -455,6 +455,14 @@ void plan_print_side_by_side(FILE *f, const plan_result *a, const plan_result *b
  * last step is PLAN_ERR_USAGE; PLAN_ERR_WRITE on an I/O error. */
 plan_status plan_write_plan(const plan_result *r, const plan_manifest *mf, FILE *f,
                             int64_t first, int64_t count);
+/* One rank's part of plan_write_plan's output (--per-rank): the same step lines with only
+ * that rank's entry in "ranks" (sync marks and group totals as in the whole plan), and an
+ * end record that adds "rank":r,"plan_id":"<16 hex>" (plan_identity), so that the files of
+ * different plans cannot be mixed unnoticed. rank outside [0, gpus) is PLAN_ERR_USAGE. */
+plan_status plan_write_rank(const plan_result *r, const plan_manifest *mf, FILE *f, int64_t rank,
+                            int64_t first, int64_t count);
+/* A 64-bit identity (FNV-1a) of a plan: its configuration, slots, micro-batches and order. */
+uint64_t plan_identity(const plan_result *r);
 
 #ifdef __cplusplus
 }

@@ -31,6 +31,12 @@ the window's first step instead (the attribute start_step then says where). A fi
 only steps F.. (what `adaload plan --start-step F` writes); start_step must be at least F (such a file
 cannot show a window that began before F).
 Only this rank's entry of each line is decoded (the other ranks' are counted, not parsed).
+A per-rank file (`adaload plan --per-rank DIR` writes DIR/rank<r>.jsonl) holds the same
+lines with only rank r's entry, and its end record adds "rank": r and "plan_id" (the
+identity of the whole plan): it is read in place of the whole plan by rank r only (another
+rank, another world_size or a missing "rank" is refused); the attribute plan_id then holds
+the identity, which ranks may compare to be sure their files come from one plan (None for
+a whole plan file).
 Keys of a line other than those named here are ignored.
 
 Every malformed line is a PlanError naming file:line; a plan made for another number of
@@ -170,17 +176,48 @@ def _decode(line, where):
     return d
 
 
-def _step_lines(path, world_size, rank=None):
+def _check_part(end, where, rank, part):
+    """The end record against the file's kind: a per-rank file (part) names its rank and
+    the whole plan's identity; a whole plan names no rank."""
+    if not part:
+        if "rank" in end:
+            raise PlanError("%s: the end record names rank %r but the lines hold every rank"
+                            % (where, end["rank"]))
+        return
+    if "rank" not in end:
+        raise PlanError("%s: one rank per step line but the end record names no rank "
+                        "(not a file of adaload plan --per-rank)" % where)
+    if end["rank"] != rank or not _int(end["rank"]):
+        raise PlanError("%s: a per-rank file of rank %r, read as rank %d" % (where, end["rank"], rank))
+    if not isinstance(end.get("plan_id"), str):
+        raise PlanError("%s: the per-rank end record has no \"plan_id\"" % where)
+
+
+def _part_rank(e, rank, where):
+    """A per-rank file's entry must be this rank's."""
+    if isinstance(e, dict) and e.get("rank") != rank:
+        raise PlanError("%s: a per-rank file of rank %r, read as rank %d" % (where, e.get("rank"), rank))
+
+
+def _step_lines(path, world_size, rank=None, info=None):
     """Yields (step, head, ranks) per step line, checked: steps consecutive from the first
     line's step, world_size ranks per line. head: dict of sync, window, group_samples,
     group_tokens. ranks: every entry, or with rank given only [entry of that rank]."""
     expect = None
     count = 0
+    part = None  # with rank given: True for a per-rank file (one entry per line)
     for n, line, end in _lines(path):
         where = "%s:%d" % (path, n)
         if end is not None:
             _check_end(end, where, expect - count if expect is not None else None, count,
                        world_size)
+            if rank is not None:
+                _check_part(end, where, rank, bool(part) or (world_size == 1 and "rank" in end))
+                if info is not None:
+                    info["plan_id"] = end.get("plan_id") if "rank" in end else None
+            elif "rank" in end:
+                raise PlanError("%s: a per-rank file (rank %r): read it as that rank"
+                                % (where, end["rank"]))
             if count == 0:
                 raise PlanError("%s: the plan has no steps" % path)
             return
@@ -191,14 +228,18 @@ def _step_lines(path, world_size, rank=None):
                     "window": None if m.group(2) == "null" else int(m.group(2)),
                     "group_samples": int(m.group(4)), "group_tokens": int(m.group(5))}
             nr = line.count('{"rank":', m.end())
-            if nr != world_size:
+            if part is None:
+                part = nr == 1 and world_size > 1
+            if nr != (1 if part else world_size):
                 raise PlanError("%s: the plan has %d ranks per step, world_size is %d (plan with "
                                 "--gpus %d)" % (where, nr, world_size, world_size))
-            at = line.find('{"rank":%d,' % rank, m.end())
+            at = line.find('{"rank":' if part else '{"rank":%d,' % rank, m.end())
             try:
                 e, _ = _DEC.raw_decode(line, at) if at >= 0 else (None, 0)
             except ValueError as x:
                 raise PlanError("%s: not JSON (%s)" % (where, x)) from None
+            if part:
+                _part_rank(e, rank, where)
             _check_entry(e, rank, where)
             ranks = [e]
         else:
@@ -206,14 +247,18 @@ def _step_lines(path, world_size, rank=None):
             step = d["step"]
             if not isinstance(d["ranks"], list):
                 raise PlanError("%s: \"ranks\" is not a list" % where)
-            if len(d["ranks"]) != world_size:
+            if part is None:
+                part = len(d["ranks"]) == 1 and world_size > 1 and rank is not None
+            if len(d["ranks"]) != (1 if part else world_size):
                 raise PlanError("%s: the plan has %d ranks per step, world_size is %d (plan with "
                                 "--gpus %d)" % (where, len(d["ranks"]), world_size, world_size))
             for r, e in enumerate(d["ranks"]):
-                _check_entry(e, r, where)
+                if part:
+                    _part_rank(e, rank, where)
+                _check_entry(e, rank if part else r, where)
             head = {"sync": _check_head(d, where), "window": d.get("window"),
                     "group_samples": d.get("group_samples"), "group_tokens": d.get("group_tokens")}
-            ranks = d["ranks"] if rank is None else [d["ranks"][rank]]
+            ranks = d["ranks"] if rank is None else [d["ranks"][0 if part else rank]]
         if expect is None and _int(step) and step >= 0:
             expect = step
         if step != expect or not _int(step):
@@ -365,11 +410,13 @@ class PlanBatches:
     def _load(self, path, start_step):
         # Only this rank's entries are kept (and decoded): a 10M-sample plan stays small per rank.
         self._mine = []
-        for step, head, (e,) in _step_lines(path, self.world_size, self.rank):
+        info = {}
+        for step, head, (e,) in _step_lines(path, self.world_size, self.rank, info):
             self._mine.append(MicroBatch(step, e["bucket"], float(e["cost"]), list(e["ids"]),
                                          head["sync"], head["group_samples"], head["group_tokens"],
                                          e.get("tokens"), head["window"]))
         self.first_step = self._mine[0].step
+        self.plan_id = info.get("plan_id")
         self.steps = self.first_step + len(self._mine)  # one past the last step
         if start_step < self.first_step:
             raise PlanError("start_step %d: %s starts at step %d" % (start_step, path,
