@@ -134,7 +134,7 @@ add_test(NAME planner_cli_both
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/bad_input_check.cmake)
 add_test(NAME planner_cli_start_without_plan
          COMMAND ${CMAKE_COMMAND} -DADALOAD=${_adaload} -DOUT=${CMAKE_CURRENT_BINARY_DIR}/cli_start -DNO_OUTPUTS=1
-                 "-DREGEX=--start-step: selects steps of --plan-out, which is missing" "-DARGS=--start-step|3"
+                 "-DREGEX=--start-step: selects steps of --plan-out or --per-rank, which are missing" "-DARGS=--start-step|3"
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/bad_input_check.cmake)
 add_test(NAME planner_cli_forced_mem_warns
          COMMAND ${CMAKE_COMMAND} -DADALOAD=${_adaload} -DOUT=${CMAKE_CURRENT_BINARY_DIR}/cli_force -DEXPECT=0
