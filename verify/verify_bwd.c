@@ -90,19 +90,6 @@ static void dy_rows(void *c, int64_t lo, int64_t hi, int tid)
     }
 }
 
-/* Free host memory (MemAvailable) in bytes, or -1. */
-static int64_t mem_available(void)
-{
-    FILE *f = fopen("/proc/meminfo", "r");
-    if (!f) return -1;
-    char line[256];
-    int64_t kb = -1;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "MemAvailable: %" SCNd64 " kB", &kb) == 1) break;
-    fclose(f);
-    return kb < 0 ? -1 : kb * 1024;
-}
-
 /* Host dy and statistics, device inputs and output buffers. NULL, or why not. */
 static const char *prepare(verify_session *s, bwd_set *b, char *buf, size_t n)
 {
@@ -124,7 +111,7 @@ static const char *prepare(verify_session *s, bwd_set *b, char *buf, size_t n)
     b->span[2] = (verify_span){b->gshb, VERIFY_GUARD + (size_t)o->shift * w->ms, w->ms, b->nmod, d->D, d->shift_stride};
     if (w->n > ((int64_t)1 << 28)) {
         int64_t need = w->n * (int64_t)(w->ys + (size_t)(b->nv + 1) * w->xs) + ((int64_t)1 << 28);
-        int64_t avail = mem_available();
+        int64_t avail = verify_host_mem_available();
         if (avail >= 0 && avail < need) {
             snprintf(buf, n, "not run: the backward needs %.1f GB more host memory, %.1f GB available",
                      (double)need / 1e9, (double)avail / 1e9);

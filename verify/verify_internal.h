@@ -89,6 +89,8 @@ struct verify_session {
 
 /* The backward cases of the prepared set w, for every variant with a backward
  * (verify_bwd.c); skip: the reason the set cannot run, or NULL. */
+/* Free host memory in bytes (MemAvailable), or -1 when unknown; sizes a set's buffers. */
+int64_t verify_host_mem_available(void);
 void verify_run_backward(verify_session *s, const verify_setw *w, const char *skip);
 void verify_bwd_pool_free(verify_session *s);
 /* The line of a case that did not produce numbers. */

@@ -174,8 +174,8 @@ static void ref_range(void *c, int64_t lo, int64_t hi, int tid)
 
 /* ---- the phases of one set -------------------------------------------------------------- */
 
-/* Free host memory in bytes (MemAvailable), or -1 when unknown. */
-static int64_t host_mem_available(void)
+/* Free host memory in bytes (MemAvailable), or -1 when unknown (verify_internal.h). */
+int64_t verify_host_mem_available(void)
 {
     FILE *f = fopen("/proc/meminfo", "r");
     if (!f) return -1;
@@ -239,7 +239,7 @@ static const char *set_skip_reason(verify_session *s, const verify_set *sp, cons
     if (!sp->huge) return NULL;
     if (s->bk.model) return "not run: the rows*D > 2^31 case needs the GPU";
     int64_t need_host = w->n * (int64_t)(w->xs + 8 + w->ys + w->ys) + ((int64_t)1 << 28);
-    int64_t avail = host_mem_available();
+    int64_t avail = verify_host_mem_available();
     if (avail >= 0 && avail < need_host) {
         snprintf(buf, n, "not run: needs %.1f GB of host memory, %.1f GB available", (double)need_host / 1e9,
                  (double)avail / 1e9);
