@@ -10,7 +10,21 @@
 #include "ada_output.h"
 #include "ada_spawn.h"
 
-ada_bench_status ada_bench_run_peers(const char *script, const char *out_json, const char *ceiling_json,
+json_t *ada_peers_shapes_json(const ada_shape *shapes, int64_t nshapes, const ada_peer_ceiling *ceil)
+{
+    json_t *js = ada_shapes_json(shapes, nshapes);
+    for (int64_t i = 0; js && ceil && i < nshapes; i++) {
+        json_t *o = json_array_get(js, (size_t)i);
+        if ((ceil[i].fwd > 0 && json_object_set_new(o, "copy_bytes_per_second", json_real(ceil[i].fwd))) ||
+            (ceil[i].bwd > 0 && json_object_set_new(o, "bwd_copy_bytes_per_second", json_real(ceil[i].bwd)))) {
+            json_decref(js);
+            return NULL;
+        }
+    }
+    return js;
+}
+
+ada_bench_status ada_bench_run_peers(const char *script, const char *out_json, const ada_peer_ceiling *ceil,
                                      const ada_shape *shapes,
                                      int64_t nshapes, int reps, double min_time, const char *filter,
                                      ada_note_fn note, void *note_arg, char *msg, size_t msg_n)
@@ -26,7 +40,7 @@ ada_bench_status ada_bench_run_peers(const char *script, const char *out_json, c
         return ADA_BENCH_ERR_IO;
     }
     close(fd);
-    json_t *js = ada_shapes_json(shapes, nshapes);
+    json_t *js = ada_peers_shapes_json(shapes, nshapes, ceil);
     int bad = !js || ada_write_json_atomic(shapes_path, js);
     json_decref(js);
     if (bad) {
@@ -49,10 +63,6 @@ ada_bench_status ada_bench_run_peers(const char *script, const char *out_json, c
     argv[k++] = reps_s;
     argv[k++] = "--min-time";
     argv[k++] = mt_s;
-    if (ceiling_json) {
-        argv[k++] = "--ceiling";
-        argv[k++] = (char *)ceiling_json;
-    }
     if (filter) {
         argv[k++] = "--filter";
         argv[k++] = (char *)filter;

@@ -7,6 +7,7 @@
 
 #include <criterion/criterion.h>
 
+#include "bench_peers.h"
 #include "bench_shapes.h"
 
 static ada_shape sh[ADA_MAX_SHAPES];
@@ -201,4 +202,28 @@ Test(shapes, backward_names_bytes_and_json)
             }
         }
     }
+}
+
+/* The shape list the peers script reads carries our copies' bandwidths (the one ceiling of
+ * issue 17), each beside the copy it belongs to; none where we have none. */
+Test(shapes, peers_list_carries_our_ceilings)
+{
+    int64_t n = load("quick");
+    ada_peer_ceiling c[3] = {{3.9e12, 4.1e12}, {0, 0}, {2.5e12, 0}};
+    json_t *j = ada_peers_shapes_json(sh, n, c);
+    cr_assert_not_null(j);
+    cr_assert_eq((int64_t)json_array_size(j), n);
+    json_t *o = json_array_get(j, 0);
+    cr_expect_float_eq(json_real_value(json_object_get(o, "copy_bytes_per_second")), 3.9e12, 1);
+    cr_expect_float_eq(json_real_value(json_object_get(o, "bwd_copy_bytes_per_second")), 4.1e12, 1);
+    o = json_array_get(j, 1);
+    cr_expect_null(json_object_get(o, "copy_bytes_per_second"));
+    cr_expect_null(json_object_get(o, "bwd_copy_bytes_per_second"));
+    o = json_array_get(j, 2);
+    cr_expect_float_eq(json_real_value(json_object_get(o, "copy_bytes_per_second")), 2.5e12, 1);
+    cr_expect_null(json_object_get(o, "bwd_copy_bytes_per_second"));
+    json_decref(j);
+    j = ada_peers_shapes_json(sh, n, NULL);
+    cr_expect_null(json_object_get(json_array_get(j, 0), "copy_bytes_per_second"));
+    json_decref(j);
 }

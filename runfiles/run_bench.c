@@ -288,6 +288,14 @@ const ada_bench_rec *ada_bench_find(const ada_bench_set *s, const char *name)
     return k ? &s->r[k - 1] : NULL;
 }
 
+double ada_bench_copy_ceiling(const ada_bench_set *s, const char *copy_name)
+{
+    const ada_bench_rec *r = copy_name ? ada_bench_find(s, copy_name) : NULL;
+    if (!r || r->error || r->n == 0 || !r->has_bps) return 0;
+    double bw = ada_median(r->bps, r->n);
+    return isfinite(bw) && bw > 0 ? bw : 0;
+}
+
 static json_t *entry(const char *name, double value, const char *unit, const char *extra)
 {
     json_t *o = json_object();

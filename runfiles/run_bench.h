@@ -69,6 +69,14 @@ int ada_bench_load_file(const char *path, ada_bench_set *s, char *err, size_t er
 void ada_bench_set_free(ada_bench_set *s);
 const ada_bench_rec *ada_bench_find(const ada_bench_set *s, const char *name);
 
+/* The ceiling of every % of copy in a run: the median bytes_per_second of the repetitions of
+ * the copy benchmark copy_name ("copy/bytes<N>[/graph<K>]", adaload's own device-to-device
+ * copy of the same bytes, timed in the same run) in s; 0 when s has no such copy, it
+ * reported an error or it has no bandwidth. Ours (bench/bench_gpu.c) and the PyTorch peers'
+ * pct_copy_bw are both against it: `adaload bench --with-peers` hands these numbers to the
+ * peers script (bench/bench_peers.h), which reads no bench.json itself. */
+double ada_bench_copy_ceiling(const ada_bench_set *s, const char *copy_name);
+
 /* The github-action-benchmark arrays: customSmallerIsBetter (median real time, "us") and
  * customBiggerIsBetter (median bytes_per_second as "GB/s") for every benchmark of s without
  * an error; only finite values. 0, or -1 when out of memory. */

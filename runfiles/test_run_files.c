@@ -1,6 +1,7 @@
 /* test_run_files.c -- Criterion tests of the run-file readers (ada_run_files): the one
  * benchmark-name parser (forward and backward names, peers, graphs, what is not a kernel
- * name), meta.json under both hash names, and the machine fingerprint's verdicts. */
+ * name), meta.json under both hash names, the machine fingerprint's verdicts, and the
+ * copy ceiling that every % of copy of a run (ours and the peers') is against. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -8,8 +9,10 @@
 #include <criterion/criterion.h>
 #include <jansson.h>
 
+#include "run_bench.h"
 #include "run_meta.h"
 #include "run_name.h"
+#include "test_tmpdir.h"
 
 Test(names, forward_backward_peers_graphs)
 {
@@ -100,4 +103,37 @@ Test(meta, fingerprint)
     ada_run_meta_free(&a);
     ada_run_meta_free(&b);
     ada_run_meta_free(&c);
+}
+
+/* The ceiling: the median of our copy's repetitions (3, 6, 4 TB/s: 4, not their mean),
+ * never an aggregate of the file, never a copy that failed, 0 for a copy the run does not have. */
+Test(ceiling, median_of_our_copy)
+{
+    test_tmp_make("ceil");
+    const char *it = "{\"name\": \"%s\", \"run_name\": \"%s\", \"run_type\": \"%s\", \"real_time\": 1, "
+                     "\"time_unit\": \"us\", \"bytes_per_second\": %g%s}";
+    char text[4096];
+    size_t n = (size_t)snprintf(text, sizeof text, "{\"benchmarks\": [");
+    const char *c = "copy/bytes4000000";
+    const double bw[] = {3e12, 6e12, 4e12};
+    for (int i = 0; i < 3; i++) {
+        n += (size_t)snprintf(text + n, sizeof text - n, it, c, c, "iteration", bw[i], "");
+        n += (size_t)snprintf(text + n, sizeof text - n, ",");
+    }
+    n += (size_t)snprintf(text + n, sizeof text - n, it, "copy/bytes4000000_median", c, "aggregate", 9e12, "");
+    n += (size_t)snprintf(text + n, sizeof text - n, ",");
+    n += (size_t)snprintf(text + n, sizeof text - n, it, "copy/bytes8", "copy/bytes8", "iteration", 1e12,
+                          ", \"error_occurred\": true, \"error_message\": \"x\"");
+    snprintf(text + n, sizeof text - n, "]}");
+    test_tmp_put("bench.json", text);
+    char p[128], err[256];
+    snprintf(p, sizeof p, "%s/bench.json", test_tmpdir);
+    ada_bench_set s = {0};
+    cr_assert_eq(ada_bench_load_file(p, &s, err, sizeof err), 0, "%s", err);
+    cr_expect_float_eq(ada_bench_copy_ceiling(&s, c), 4e12, 1);
+    cr_expect_eq(ada_bench_copy_ceiling(&s, "copy/bytes8"), 0);
+    cr_expect_eq(ada_bench_copy_ceiling(&s, "copy/bytes16"), 0);
+    cr_expect_eq(ada_bench_copy_ceiling(&s, NULL), 0);
+    ada_bench_set_free(&s);
+    test_tmp_remove();
 }

@@ -2,11 +2,14 @@
 without PyTorch): one ceiling for every % of copy, and how a wrong peer is written.
 
 One ceiling (issue 17): a peer's pct_copy_bw is against adaload's own copy of the same bytes
-timed in the same run (copy/bytes<N>[/graph<K>] of adaload's bench.json, the median of its
-repetitions' bytes_per_second), exactly the ceiling of ours; without that file (the script
-run on its own) pct_copy_bw is 0, which every reader shows as missing. PyTorch's own
-dst.copy_(src) of the same bytes stays as a labelled extra: copy/torch/bytes<N> and the
-counter pct_torch_copy_bw.
+timed in the same run (copy/bytes<N>[/graph<K>], the median of its repetitions'
+bytes_per_second), exactly the ceiling of ours. No Python reads adaload's bench.json: the C
+side (runfiles/run_bench.h, the one reader of that file) puts those bandwidths into the shape
+list it hands the script, as copy_bytes_per_second and bwd_copy_bytes_per_second beside
+copy_name and bwd_copy_name (ceilings_of). Without them (the script run on its own, on
+`adaload bench --list-shapes`) pct_copy_bw is 0, which every reader shows as missing.
+PyTorch's own dst.copy_(src) of the same bytes stays as a labelled extra: copy/torch/bytes<N>
+and the counter pct_torch_copy_bw; it is never the ceiling.
 
 A peer whose output or gradients are wrong at a shape (peer_ops.judge) is written as an error
 entry whose message starts with "wrong result" (WRONG), never with a time: its speed is not a
@@ -20,20 +23,25 @@ import statistics
 WRONG = "wrong result"
 
 
-def load_ceilings(path):
-    """{copy benchmark name: median bytes_per_second} of a Google Benchmark JSON file."""
-    with open(path) as f:
-        root = json.load(f)
-    bw = {}
-    for b in root.get("benchmarks", []):
-        name = b.get("run_name") or b.get("name") or ""
-        if (b.get("run_type", "iteration") != "iteration" or not name.startswith("copy/")
-                or b.get("error_occurred")):
-            continue
-        v = b.get("bytes_per_second")
-        if isinstance(v, (int, float)) and math.isfinite(v) and v > 0:
-            bw.setdefault(name, []).append(float(v))
-    return {k: statistics.median(v) for k, v in bw.items()}
+def ceilings_of(shapes):
+    """{adaload copy name: bytes/s} from the shape list adaload gave the script: each shape's
+    copy_bytes_per_second (of copy_name) and bwd_copy_bytes_per_second (of bwd_copy_name);
+    only finite positive numbers."""
+    out = {}
+    for sh in shapes:
+        for name_key, bw_key in (("copy_name", "copy_bytes_per_second"),
+                                 ("bwd_copy_name", "bwd_copy_bytes_per_second")):
+            v, name = sh.get(bw_key), sh.get(name_key)
+            if (name and isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+                    and v > 0):
+                out[name] = float(v)
+    return out
+
+
+def assemble(results, shapes, torch_copy):
+    """The peers' benchmark entries of a run: % of copy against adaload's ceilings from the
+    shape list (ceilings_of), torch's copies only as pct_torch_copy_bw."""
+    return benchmarks(results, ceilings_of(shapes), torch_copy)
 
 
 def entry(name, fam, reps, i, t, iters):

@@ -1,8 +1,9 @@
 """torch_peers.py's whole flow on the CPU (--device cpu, wall-clock timing): every peer is
 checked against float64 before it is timed; a peer with a wrong forward or wrong gradients
 is written as "wrong result" with its errors and no time (never a ratio); correct peers carry
-their checked errors; pct_copy_bw is against adaload's copy from --ceiling. Skips (77)
-without PyTorch (CI has none)."""
+their checked errors; pct_copy_bw is against adaload's copy whose bandwidth the shape list
+carries (copy_bytes_per_second, as `adaload bench --with-peers` writes it), never against
+torch's own copy_ timed in the same run. Skips (77) without PyTorch (CI has none)."""
 import json
 import os
 import sys
@@ -28,7 +29,7 @@ def shape(layout, x, D, rows, S, L=None):
             "y_dtype": x, "layout": layout, "D": D, "rows": rows, "rows_per_sample": S,
             "frame_len": L or S, "eps": 1e-6, "min_bytes": 100, "graph_k": 64,
             "bwd_suffix": sfx, "bwd_copy_name": "copy/bytes200/graph64", "bwd_min_bytes": 200,
-            "bwd_graph_k": 64}
+            "bwd_graph_k": 64, "copy_bytes_per_second": 1e3, "bwd_copy_bytes_per_second": 2e3}
 
 
 class Judge(unittest.TestCase):
@@ -63,11 +64,6 @@ class Flow(unittest.TestCase):
         shapes = [shape("sample", "bf16", 64, 32, 32), shape("frame", "f32", 16, 24, 12, L=4)]
         with open(os.path.join(d, "shapes.json"), "w") as f:
             json.dump(shapes, f)
-        with open(os.path.join(d, "bench.json"), "w") as f:  # adaload's copies: the ceiling
-            json.dump({"benchmarks": [
-                {"name": n, "run_name": n, "run_type": "iteration", "real_time": 1,
-                 "time_unit": "us", "bytes_per_second": 1e3} for n in
-                ("copy/bytes100/graph64", "copy/bytes200/graph64")]}, f)
         orig = peer_ops.peers
 
         def planted(torch_, F, sh, eps, ydt, compile_fn, want_liger=True):
@@ -83,7 +79,7 @@ class Flow(unittest.TestCase):
         out = os.path.join(d, "peers.json")
         argv = sys.argv
         sys.argv = ["torch_peers.py", "--shapes", os.path.join(d, "shapes.json"), "--out", out,
-                    "--ceiling", os.path.join(d, "bench.json"), "--device", "cpu", "--no-compile",
+                    "--device", "cpu", "--no-compile",
                     "--repetitions", "2", "--min-time", "0.0005"]
         try:
             self.assertEqual(torch_peers.main(), 0)
@@ -101,8 +97,11 @@ class Flow(unittest.TestCase):
                 self.assertEqual(len(e), 2)
                 self.assertGreater(e[0]["check_rel_err_y"], 0)
                 self.assertLess(e[0]["check_rel_err_y"], peer_ops.tolerance(sh["x_dtype"], sh["y_dtype"]))
-                self.assertGreater(e[0]["pct_copy_bw"], 0)  # against the 1 kB/s ceiling
+                # Against adaload's 1 kB/s copy from the shape list, not torch's copy_.
+                self.assertAlmostEqual(e[0]["pct_copy_bw"], 100 * e[0]["bytes_per_second"] / 1e3)
+                self.assertNotAlmostEqual(e[0]["pct_copy_bw"], e[0]["pct_torch_copy_bw"])
             e = by["lnmod_bwd/torch_eager/" + b_][0]
+            self.assertAlmostEqual(e["pct_copy_bw"], 100 * e["bytes_per_second"] / 2e3)
             self.assertIn("check_rel_err_dscale", e)
             self.assertNotIn("saved_bytes", e)  # measured on CUDA only
             # The planted peer's forward is right (timed), its backward wrong (not timed).

@@ -28,7 +28,8 @@ Every peer is first run on one input set of the shape and checked against a floa
 reference (peer_ops.py: y, and for a backward dx, dscale, dshift and the zero gradient of the
 table's other chunks); a peer that is wrong there is written as "wrong result: <errors>"
 (an error entry, no time), and its backward is not timed. pct_copy_bw is against adaload's
-copy of the same bytes in the same run (--ceiling bench.json; peer_json.py). Each backward
+copy of the same bytes in the same run, whose bandwidth adaload puts into the shape list
+(copy_bytes_per_second; peer_json.py); this script reads no bench.json. Each backward
 entry carries saved_bytes: the device bytes its forward kept alive for the backward, beyond
 the inputs and y (torch.cuda.memory_allocated).
 
@@ -43,11 +44,12 @@ captured in a graph is timed as plain launches where K is 1 (counter cuda_graph 
 and launch overhead, which flatters eager PyTorch: the peers are timed at their best.
 --device cpu (tests only) runs the same flow on the CPU with wall-clock timing.
 
-  python3 torch_peers.py --shapes shapes.json --out peers.json [--ceiling bench.json]
+  python3 torch_peers.py --shapes shapes.json --out peers.json
   python3 torch_peers.py --set wan --adaload build/adaload --out peers.json
 
-The shape list is `adaload bench --list-shapes --set S` (JSON); adaload bench --with-peers
-writes it and runs this script with --ceiling its own bench.json. Needs PyTorch with CUDA.
+The shape list is `adaload bench --list-shapes --set S` (JSON: no ceilings, pct_copy_bw 0);
+adaload bench --with-peers writes it with its own copies' bandwidths of the run and runs this
+script on it. Needs PyTorch with CUDA.
 """
 import argparse
 import datetime
@@ -73,8 +75,6 @@ def parse_args():
     p.add_argument("--adaload", default=None, help="the adaload program (default: build/adaload "
                    "of this source tree, else adaload on PATH)")
     p.add_argument("--out", required=True, help="Google Benchmark JSON to write")
-    p.add_argument("--ceiling", default=None, help="adaload's bench.json of the same run: its "
-                   "copy/bytes<N> medians are the ceiling of pct_copy_bw")
     p.add_argument("--repetitions", type=int, default=9)
     p.add_argument("--min-time", type=float, default=0.01,
                    help="minimum measured seconds per repetition (default 0.01)")
@@ -371,7 +371,7 @@ def main():
     if args.device == "cuda" and not torch.cuda.is_available():
         print("torch_peers.py: no CUDA device", file=sys.stderr)
         return 77
-    ceilings = peer_json.load_ceilings(args.ceiling) if args.ceiling else {}
+    ceilings = peer_json.ceilings_of(shapes)  # adaload's copies, never torch's copy_
     dtypes = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
     dev = torch.device(args.device)
     timer = Timer(torch, dev, args.min_time, args.repetitions)
@@ -382,7 +382,7 @@ def main():
     for n in run.notes:
         print("torch_peers: %s" % n, file=sys.stderr)
     ctx = context(args, torch, dev, ceilings, run.notes)
-    peer_json.write(args.out, ctx, peer_json.benchmarks(run.results, ceilings, run.torch_copy))
+    peer_json.write(args.out, ctx, peer_json.assemble(run.results, shapes, run.torch_copy))
     return 0
 
 
@@ -401,8 +401,9 @@ def context(args, torch, dev, ceilings, notes):
         "peers_timing": "CUDA-graph replay of K calls (time/K) between CUDA events; 2xL2 fill "
                         "before each sample; inputs rotated >= 2xL2; 3 warm-up samples per "
                         "repetition" if dev.type == "cuda" else "wall clock (cpu test mode)",
-        "peers_ceiling": ("pct_copy_bw: adaload's copy of the same bytes in %s" % args.ceiling
-                          if args.ceiling else "pct_copy_bw: none (no --ceiling)") +
+        "peers_ceiling": ("pct_copy_bw: adaload's copy of the same bytes in the same run "
+                          "(%d ceilings from adaload's shape list)" % len(ceilings)
+                          if ceilings else "pct_copy_bw: none (the shape list has no ceilings)") +
                          "; pct_torch_copy_bw: torch's dst.copy_(src), an extra",
         "peers_checked": "every peer against float64 at its shape before timing (peer_ops.py)",
         "peers_notes": "; ".join(notes),
