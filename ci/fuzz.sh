@@ -23,6 +23,9 @@ CC=clang CXX=clang++ cmake -S "$root" -B "$bdir" -DADALOAD_FUZZ=ON -DCMAKE_BUILD
   >"$bdir.configure.log" 2>&1 || { cat "$bdir.configure.log"; exit 1; }
 cmake --build "$bdir" -j "$(nproc)" --target fuzz_all
 mkdir -p "$bdir/artifacts"
+# libFuzzer writes what it finds to -artifact_prefix, and anything else (fork-mode logs, a
+# minimized input) into the folder it runs in: that is build-fuzz/, never the source tree.
+cd "$bdir"
 status=0
 for t in "${targets[@]}"; do
   name=${t#fuzz_}
@@ -39,4 +42,11 @@ for t in "${targets[@]}"; do
     status=1
   fi
 done
+# A target run by hand from the source tree (build-fuzz/fuzz/<target> without
+# -artifact_prefix) leaves crash-<sha1> files where it ran: say so (.gitignore keeps them out
+# of git, ci/layout_check.sh fails on a committed one).
+stray=$(find "$root" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' \
+          -o -name 'oom-*' -o -name 'slow-unit-*' \) 2>/dev/null || true)
+[ -z "$stray" ] || echo "ci/fuzz.sh: libFuzzer artifacts in $root (from a run by hand; reproduce with" \
+                        "build-fuzz/fuzz/<target> FILE, then keep as a named seed or delete):" $stray
 exit $status

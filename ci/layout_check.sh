@@ -6,7 +6,9 @@
 #      goldens, results/ -- is not code);
 #   2. no source file over 600 lines;
 #   3. no function over 150 lines in the libraries and the harness (C/C++/CUDA files whose
-#      function bodies open with '{' and close with '}' in column 0, the project's style).
+#      function bodies open with '{' and close with '}' in column 0, the project's style);
+#   4. no libFuzzer artifact (crash-*, leak-*, timeout-*, oom-*, slow-unit-*) outside a seed
+#      corpus fuzz/corpus/<target>/ (where one is kept under a name that says what it is).
 # Prints every violation and exits 1 if there is one, else prints the table and exits 0.
 set -euo pipefail
 root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -43,6 +45,14 @@ while IFS= read -r f; do
       esac ;;
   esac
 done <<<"$src"
+while IFS= read -r f; do
+  case "$f" in fuzz/corpus/*) continue ;; esac
+  case "${f##*/}" in
+    crash-*|leak-*|timeout-*|oom-*|slow-unit-*)
+      echo "layout: $f is a libFuzzer artifact: reproduce it, keep it as a named seed in fuzz/corpus/<target>/ or delete it"
+      fail=1 ;;
+  esac
+done <<<"$files"
 echo "lines of code per folder (total $total):"
 for k in "${!per[@]}"; do
   awk -v k="$k" -v n="${per[$k]}" -v t="$total" 'BEGIN { printf "  %-12s %6d  %5.1f%%\n", k, n, 100 * n / t }'

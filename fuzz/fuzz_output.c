@@ -5,7 +5,9 @@
  * the writes (fwrites of up to 3 MB, past the stream buffer). Checked after
  * every transaction: fwrite never reports more than it was given; a commit that fails says
  * why and leaves every existing target with its old content and no new one; a commit that
- * succeeds leaves exactly the bytes written; no temporary is ever left. Seeds: corpus/output/. */
+ * succeeds leaves exactly the bytes written; no temporary is ever left. Seeds: corpus/output/
+ * (full_disk_one_3mb_write: one output, a budget of 0 bytes, one 3 MB write past the stream
+ * buffer -- the SEGV of the writer before its cookie stopped returning -1, d3b64f3). */
 #include "fuzz_util.h"
 
 #include <dirent.h>
