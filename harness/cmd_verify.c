@@ -5,8 +5,8 @@
  *                  [--out DIR | --no-record] [--sanitizers] [--sanitizer-timeout S]
  *                  [--cpu-model] [--list]
  *
- * --sanitizers re-runs this program under compute-sanitizer over the quick grid (see
- * verify_run_sanitizers). --cpu-model checks the fp32 CPU models (verify_model.h): a
+ * --sanitizers re-runs this program under compute-sanitizer over the quick grid, the four
+ * tools at once and beside the grid itself (verify_sanitizers_start/_finish). --cpu-model checks the fp32 CPU models (verify_model.h): a
  * self-test of the verifier on machines without a GPU; its records say backend "cpu-model"
  * and never gate. Exit 0 when every case passed (and every sanitizer run was clean), 1 when
  * any failed, 2 on bad usage, 3 out of memory, 77 when there is no GPU.
@@ -76,7 +76,7 @@ static int parse_opts(int argc, char **argv, vopts *o)
         CLI_I64("--threads", &o->threads, 1, VERIFY_MAX_THREADS, "N", "CPU threads for inputs/reference/comparison (default: online CPUs)"),
         CLI_STR("--out", &o->out, "DIR", "write the record into DIR (default a new results/<gpu>/verify/<run>/)"),
         CLI_FLAG("--no-record", &o->no_record, "print only, write nothing"),
-        CLI_FLAG("--sanitizers", &o->sanitizers, "after the grid, run the quick grid under compute-sanitizer"),
+        CLI_FLAG("--sanitizers", &o->sanitizers, "beside the grid, run the quick grid under compute-sanitizer"),
         CLI_I64("--sanitizer-timeout", &o->sanitizer_timeout, 1, 86400, "S", "seconds allowed per sanitizer run (default 420)"),
         CLI_STR("--direction", &o->direction, "DIR", "fwd|bwd|both: the forward, the backward or both (default both)"),
         CLI_FLAG("--cpu-model", &o->cpu_model, "check fp32 CPU models instead of the GPU (self-test; see --list)"),
@@ -165,12 +165,12 @@ static void print_summary(const verify_config *c, const verify_totals *t)
         }
     printf("total: %" PRId64 " cases, %" PRId64 " passed, %" PRId64 " failed, %" PRId64 " not run (%.1f s)\n",
            t->ncases_done, t->passed, t->failed, t->not_run, t->elapsed);
-    printf("time: inputs %.1f s, reference %.1f s, device %.1f s, comparison %.1f s, backward reference and "
+    printf("time: inputs %.1f s, device %.1f s, forward reference and comparison %.1f s, backward reference and "
            "comparison %.1f s (%d threads)\n",
-           t->t_inputs, t->t_ref, t->t_device, t->t_compare, t->t_bwd_check, c->threads);
-    printf("host CPU time (all threads): inputs %.1f s, float64 reference and comparison %.1f s (forward %.1f + %.1f, "
+           t->t_inputs, t->t_device, t->t_fwd_check, t->t_bwd_check, c->threads);
+    printf("host CPU time (all threads): inputs %.1f s, float64 reference and comparison %.1f s (forward %.1f, "
            "backward %.1f)\n",
-           t->c_inputs, t->c_ref + t->c_compare + t->c_bwd_check, t->c_ref, t->c_compare, t->c_bwd_check);
+           t->c_inputs, t->c_fwd_check + t->c_bwd_check, t->c_fwd_check, t->c_bwd_check);
 }
 
 /* The run folder into dir: --out DIR (meta.json written unless present) or a new one.
@@ -202,27 +202,36 @@ static int make_run_folder(const vopts *o, const char *cmdline, char *dir, size_
     return 0;
 }
 
-/* Sanitizer verdicts: run, or "not run: --sanitizers not given". The logs are outputs of
- * the run's transaction t (or, with --no-record, files in a fresh temporary folder).
- * 0, or -1 when a log cannot be written (said why). */
-static int sanitizers(const vopts *o, const verify_config *c, const char *dir, ada_outset *t, json_t *verdicts,
-                      json_t *details)
+/* The run's outputs, opened before the grid so the sanitizer runs go on beside it. */
+typedef struct {
+    char *cmdline;
+    json_t *verdicts, *details;
+    char dir[4400];     /* the run folder, or "" when nothing is written */
+    char staging[4400]; /* under results/: the staging folder of ada_run_new, until published */
+    ada_outset *t;      /* the run's files: one transaction */
+    int io_failed;
+    int san_started;
+    verify_sanitizer_runs *san;
+    char logdir[4400];  /* --no-record: where the sanitizer logs go */
+} vrun;
+
+/* Starts the sanitizer runs (--sanitizers) with their logs as outputs of r->t (or, with
+ * --no-record, files in a fresh temporary folder). 0, or -1 when a log cannot be opened
+ * (said why). */
+static int sanitizers_begin(const vopts *o, const verify_config *c, vrun *r)
 {
-    if (!o->sanitizers) {
-        for (int k = 0; k < 4; k++)
-            json_object_set_new(verdicts, verify_sanitizer_tools[k], json_string("not run: --sanitizers not given"));
-        return 0;
-    }
-    char logdir[4400], paths[4][4600], err[1024];
+    if (!o->sanitizers) return 0;
+    char paths[4][4600], err[1024];
     const char *logs[4];
-    if (!dir[0]) {
-        snprintf(logdir, sizeof logdir, "/tmp/adaload-sanitizers-XXXXXX");
-        if (!mkdtemp(logdir)) snprintf(logdir, sizeof logdir, "/tmp");
+    if (!r->dir[0]) {
+        snprintf(r->logdir, sizeof r->logdir, "/tmp/adaload-sanitizers-XXXXXX");
+        if (!mkdtemp(r->logdir)) snprintf(r->logdir, sizeof r->logdir, "/tmp");
     }
     for (int k = 0; k < 4; k++) {
-        snprintf(paths[k], sizeof paths[k], "%.4400s/sanitizer_%s.log", dir[0] ? dir : logdir, verify_sanitizer_tools[k]);
-        if (dir[0]) {
-            ada_out *out = ada_outset_add(t, paths[k], paths[k], err, sizeof err);
+        snprintf(paths[k], sizeof paths[k], "%.4400s/sanitizer_%s.log", r->dir[0] ? r->dir : r->logdir,
+                 verify_sanitizer_tools[k]);
+        if (r->dir[0]) {
+            ada_out *out = ada_outset_add(r->t, paths[k], paths[k], err, sizeof err);
             if (!out) {
                 ada_msg(CMD, "%s", err);
                 return -1;
@@ -231,9 +240,23 @@ static int sanitizers(const vopts *o, const verify_config *c, const char *dir, a
         }
         logs[k] = paths[k];
     }
-    verify_run_sanitizers(c, NULL, logs, verdicts, details);
-    if (!dir[0]) printf("sanitizer logs: %s\n", logdir);
+    r->san = verify_sanitizers_start(c, NULL, logs);
+    r->san_started = 1;
     return 0;
+}
+
+/* Sanitizer verdicts after the grid: the runs' own, or "not run: --sanitizers not given". */
+static void sanitizers_end(vrun *r)
+{
+    if (!r->san_started) {
+        for (int k = 0; k < 4; k++)
+            json_object_set_new(r->verdicts, verify_sanitizer_tools[k], json_string("not run: --sanitizers not given"));
+        return;
+    }
+    verify_sanitizers_finish(r->san, r->verdicts, r->details);
+    r->san = NULL;
+    r->san_started = 0;
+    if (!r->dir[0]) printf("sanitizer logs: %s\n", r->logdir);
 }
 
 /* One output of t with the canonical text of v; 0, or -1 after saying why. */
@@ -301,46 +324,62 @@ static void print_verdict(const verify_totals *t, int san_errors)
     else printf("verify: all %" PRId64 " cases passed\n", t->passed);
 }
 
-/* After the grid: run folder, sanitizers (their logs go into it), record, verdict. */
-static int finish(const vopts *o, verify_config *c, verify_session *s, int argc, char **argv, const char *date)
+/* Before the grid: run folder, its transaction, the sanitizer runs (their logs go into it).
+ * 0, or ADA_EXIT_INTERNAL when out of memory. An output that cannot be made sets io_failed
+ * (the grid still runs and prints; nothing is written). */
+static int begin(const vopts *o, const verify_config *c, int argc, char **argv, vrun *r)
 {
-    char *cmdline = ada_cmdline_join(argc, argv);
-    json_t *verdicts = json_object(), *details = json_object();
-    if (!cmdline || !verdicts || !details) {
-        free(cmdline);
-        json_decref(verdicts);
-        json_decref(details);
+    memset(r, 0, sizeof *r);
+    r->cmdline = ada_cmdline_join(argc, argv);
+    r->verdicts = json_object();
+    r->details = json_object();
+    if (!r->cmdline || !r->verdicts || !r->details) {
         ada_msg(CMD, "out of memory");
         return ADA_EXIT_INTERNAL;
     }
-    char dir[4400] = "";
-    int io_failed = !o->no_record && make_run_folder(o, cmdline, dir, sizeof dir) != 0;
-    if (io_failed) dir[0] = '\0';
-    char staging[4400]; /* under results/: the staging folder of ada_run_new, until published */
-    snprintf(staging, sizeof staging, "%s", dir[0] && !o->out ? dir : "");
-    ada_outset *t = dir[0] ? ada_outset_new(CMD) : NULL; /* the run's files: one transaction */
-    if (dir[0] && !t) {
+    r->io_failed = !o->no_record && make_run_folder(o, r->cmdline, r->dir, sizeof r->dir) != 0;
+    if (r->io_failed) r->dir[0] = '\0';
+    snprintf(r->staging, sizeof r->staging, "%s", r->dir[0] && !o->out ? r->dir : "");
+    r->t = r->dir[0] ? ada_outset_new(CMD) : NULL;
+    if (r->dir[0] && !r->t) {
         ada_msg(CMD, "out of memory");
-        dir[0] = '\0';
-        io_failed = 1;
+        r->dir[0] = '\0';
+        r->io_failed = 1;
     }
-    if (sanitizers(o, c, dir, t, verdicts, details) != 0) {
-        dir[0] = '\0';
-        io_failed = 1;
+    if (sanitizers_begin(o, c, r) != 0) {
+        r->dir[0] = '\0';
+        r->io_failed = 1;
     }
+    return ADA_EXIT_OK;
+}
+
+static void vrun_free(vrun *r)
+{
+    if (r->san_started) verify_sanitizers_finish(r->san, r->verdicts, r->details); /* never leave children */
+    ada_outset_free(r->t);
+    json_decref(r->verdicts);
+    json_decref(r->details);
+    free(r->cmdline);
+}
+
+/* After the grid: the sanitizer runs' verdicts, the record, the verdict. */
+static int finish(verify_config *c, verify_session *s, vrun *r, const char *date)
+{
+    sanitizers_end(r);
     int san_errors = 0;
-    for (int k = 0; k < 4; k++)
-        if (!strcmp(json_string_value(json_object_get(verdicts, verify_sanitizer_tools[k])) ? json_string_value(json_object_get(verdicts, verify_sanitizer_tools[k])) : "", "errors")) san_errors = 1;
-    if (dir[0] && write_record(c, s, t, dir, date, cmdline, verdicts, details) != 0) io_failed = 1;
-    ada_outset_free(t);
-    if (staging[0] && io_failed) ada_run_discard(staging); /* no run folder without its record */
-    else if (dir[0] && !io_failed && publish(dir, sizeof dir, staging[0] != 0) != 0) io_failed = 1;
-    json_decref(verdicts);
-    json_decref(details);
-    free(cmdline);
+    for (int k = 0; k < 4; k++) {
+        const char *v = json_string_value(json_object_get(r->verdicts, verify_sanitizer_tools[k]));
+        if (v && !strcmp(v, "errors")) san_errors = 1;
+    }
+    if (r->dir[0] && write_record(c, s, r->t, r->dir, date, r->cmdline, r->verdicts, r->details) != 0)
+        r->io_failed = 1;
+    ada_outset_free(r->t);
+    r->t = NULL;
+    if (r->staging[0] && r->io_failed) ada_run_discard(r->staging); /* no run folder without its record */
+    else if (r->dir[0] && !r->io_failed && publish(r->dir, sizeof r->dir, r->staging[0] != 0) != 0) r->io_failed = 1;
     const verify_totals *tot = verify_session_totals(s);
     print_verdict(tot, san_errors);
-    if (io_failed) return ADA_EXIT_USAGE; /* an output that cannot be written */
+    if (r->io_failed) return ADA_EXIT_USAGE; /* an output that cannot be written */
     if (tot->failed > 0 || san_errors) return ADA_EXIT_FAIL;
     return ADA_EXIT_OK;
 }
@@ -395,10 +434,15 @@ int cmd_verify(int argc, char **argv)
         printf("%-14s %-3s %-14s %-6s %6s %7s %10s %10s %10s  %s\n", "variant", "dir", "x-mod-y", "layout", "D", "rows",
                "max_abs", "max_rel", "l2_rel", "verdict");
     fflush(stdout);
-    for (int i = 0; i < nsets; i++) verify_session_run_set(s, &sets[i]);
-    verify_session_finish(s);
-    print_summary(&c, verify_session_totals(s));
-    rc = finish(&o, &c, s, argc, argv, date);
+    vrun r;
+    rc = begin(&o, &c, argc, argv, &r);
+    if (rc == ADA_EXIT_OK) {
+        for (int i = 0; i < nsets; i++) verify_session_run_set(s, &sets[i]);
+        verify_session_finish(s);
+        print_summary(&c, verify_session_totals(s));
+        rc = finish(&c, s, &r, date);
+    }
+    vrun_free(&r);
     verify_session_free(s);
     free(sets);
     return rc;

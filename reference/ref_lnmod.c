@@ -125,21 +125,20 @@ static void load_mod_row(const lnmod_desc *d, const void *scale, const void *shi
     if (sh) widen(d->mod_dtype, shift, k * d->shift_stride, d->D, sh);
 }
 
-lnmod_status ref_lnmod_forward_rows(const lnmod_desc *d, int64_t r0, int64_t r1, const void *x,
-                                    const void *scale, const void *shift, double *y,
-                                    double *mean, double *rstd)
+lnmod_status ref_lnmod_forward_visit(const lnmod_desc *d, int64_t r0, int64_t r1, const void *x,
+                                     const void *scale, const void *shift, ref_row_fn fn, void *arg)
 {
-    if (!d || !x || !scale || !shift || !y) return LNMOD_ERR_NULL_POINTER;
+    if (!d || !x || !scale || !shift || !fn) return LNMOD_ERR_NULL_POINTER;
     lnmod_status st = check_desc(d);
     if (st != LNMOD_OK) return st;
     if (r0 < 0 || r1 < r0 || r1 > d->rows) return LNMOD_ERR_SHAPE;
     if (r0 == r1) return LNMOD_OK;
 
     const int64_t D = d->D;
-    double *buf = alloc_doubles(5 * D);
+    double *buf = alloc_doubles(6 * D);
     if (!buf) return LNMOD_ERR_ALLOC;
     double *ones = buf, *xr = buf + D, *dev = buf + 2 * D, *onep = buf + 3 * D,
-           *sh = buf + 4 * D;
+           *sh = buf + 4 * D, *yr = buf + 5 * D;
     for (int64_t i = 0; i < D; i++) ones[i] = 1.0;
     openblas_set_num_threads(1);
 
@@ -153,16 +152,37 @@ lnmod_status ref_lnmod_forward_rows(const lnmod_desc *d, int64_t r0, int64_t r1,
         widen(d->x_dtype, x, r * D, D, xr);
         double mu, rs;
         row_stats(xr, ones, dev, D, d->eps, &mu, &rs);
-        double *yr = y + r * D;
         for (int64_t i = 0; i < D; i++) {
             const double xhat = dev[i] * rs;
             yr[i] = xhat * onep[i] + sh[i];
         }
-        if (mean) mean[r] = mu;
-        if (rstd) rstd[r] = rs;
+        if (fn(arg, r, yr, mu, rs) != 0) break;
     }
     free(buf);
     return LNMOD_OK;
+}
+
+typedef struct {
+    int64_t D;
+    double *y, *mean, *rstd;
+} store_rows;
+
+static int store_row(void *arg, int64_t r, const double *yr, double mean, double rstd)
+{
+    const store_rows *o = arg;
+    memcpy(o->y + r * o->D, yr, (size_t)o->D * sizeof *yr);
+    if (o->mean) o->mean[r] = mean;
+    if (o->rstd) o->rstd[r] = rstd;
+    return 0;
+}
+
+lnmod_status ref_lnmod_forward_rows(const lnmod_desc *d, int64_t r0, int64_t r1, const void *x,
+                                    const void *scale, const void *shift, double *y,
+                                    double *mean, double *rstd)
+{
+    if (!d || !x || !scale || !shift || !y) return LNMOD_ERR_NULL_POINTER;
+    store_rows o = {d->D, y, mean, rstd};
+    return ref_lnmod_forward_visit(d, r0, r1, x, scale, shift, store_row, &o);
 }
 
 lnmod_status ref_lnmod_forward(const lnmod_desc *d, const void *x, const void *scale,

@@ -46,6 +46,14 @@ lnmod_status ref_lnmod_forward_rows(const lnmod_desc *d, int64_t r0, int64_t r1,
                                     const void *scale, const void *shift, double *y,
                                     double *mean, double *rstd);
 
+/* The same rows without a y array: fn(arg, r, y_row, mean, rstd) is called for each row r
+ * in order, with y_row the row's D doubles (valid during the call only; the values
+ * ref_lnmod_forward_rows stores). A nonzero return from fn stops the visit (still LNMOD_OK).
+ * For callers that judge a row at a time (the verifier), so no rows*D doubles are stored. */
+typedef int (*ref_row_fn)(void *arg, int64_t r, const double *y_row, double mean, double rstd);
+lnmod_status ref_lnmod_forward_visit(const lnmod_desc *d, int64_t r0, int64_t r1, const void *x,
+                                     const void *scale, const void *shift, ref_row_fn fn, void *arg);
+
 /* Backward of the forward above with respect to x, scale and shift, given dy [rows, D]
  * (double). dx: [rows, D]; dscale, dshift: [lnmod_mod_rows(d), D], contiguous (row k holds
  * the gradient of modulation row k). All outputs required. */

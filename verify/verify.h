@@ -149,12 +149,12 @@ typedef struct {
     /* per direction (0 fwd, 1 bwd) and variant */
     int64_t v_passed[2][VERIFY_MAX_VARIANTS], v_failed[2][VERIFY_MAX_VARIANTS], v_not_run[2][VERIFY_MAX_VARIANTS];
     double elapsed; /* seconds since the session started, at verify_session_finish */
-    /* where the time went: inputs, reference, device (copies, poison, kernel), comparison */
-    double t_inputs, t_ref, t_device, t_compare;
-    double t_bwd_check; /* the backward's float64 reference and comparison, fused */
-    /* process CPU seconds (every thread) of inputs, reference, comparison and backward check:
-     * the host work, whatever the wall clock of a loaded machine says */
-    double c_inputs, c_ref, c_compare, c_bwd_check;
+    /* where the time went: inputs, device (copies, poison, kernel), the forward's float64
+     * reference and comparison (fused), the backward's (fused) */
+    double t_inputs, t_device, t_fwd_check, t_bwd_check;
+    /* process CPU seconds (every thread) of the same host phases: the host work, whatever
+     * the wall clock of a loaded machine says */
+    double c_inputs, c_fwd_check, c_bwd_check;
 } verify_totals;
 
 typedef struct verify_session verify_session;
@@ -187,6 +187,13 @@ void verify_session_free(verify_session *s);
  * /usr/local/cuda/bin. Runs longer than c->sanitizer_timeout are killed. */
 void verify_run_sanitizers(const verify_config *c, const char *self, const char *const logs[4],
                            json_t *verdicts, json_t *details);
+/* The same in two steps, so the runs go on beside the caller's own grid: _start launches the
+ * four (or notes why none can run) and returns a handle (NULL only when out of memory);
+ * _finish waits for them (each run's timeout counts from its own start), fills verdicts and
+ * details as above and frees the handle. A handle must be finished exactly once. */
+typedef struct verify_sanitizer_runs verify_sanitizer_runs;
+verify_sanitizer_runs *verify_sanitizers_start(const verify_config *c, const char *self, const char *const logs[4]);
+void verify_sanitizers_finish(verify_sanitizer_runs *h, json_t *verdicts, json_t *details);
 
 /* ---- the record (verify_record.c) ----------------------------------------------------- */
 

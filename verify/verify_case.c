@@ -1,11 +1,14 @@
 /* verify_case.c -- one case of the verifier (verify_internal.h): its identity as JSON, and
- * the judgement of a kernel's downloaded outputs: guard bands untouched, every y element
- * and every statistic within verify_check.h's tolerances. */
+ * the forward's float64 reference fused with the comparison of every variant's downloaded
+ * outputs, and the judgement of one: guard bands untouched, every y element and every
+ * statistic within verify_check.h's tolerances. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "ref_lnmod.h"
 #include "verify_internal.h"
 
 static json_t *jnum(double v) { return isfinite(v) ? json_real(v) : json_null(); }
@@ -33,52 +36,91 @@ json_t *verify_case_json(const char *variant, int dir, const lnmod_desc *d, cons
     return c;
 }
 
-static void cmp_range(void *c, int64_t lo, int64_t hi, int tid)
+/* ---- the forward's reference and comparison, fused ------------------------------------- */
+
+typedef struct {
+    const verify_setw *w;
+    int nv, vi[VERIFY_MAX_VARIANTS]; /* the variants that ran */
+    verify_stats *st;                /* [tid][j][3]: y, mean, rstd */
+    lnmod_status ref_st[VERIFY_MAX_THREADS];
+} fwd_check;
+
+typedef struct {
+    const fwd_check *f;
+    int tid;
+} fwd_row;
+
+/* Row r of the reference (yr, mu, rs): keep the statistics, judge every variant's row. */
+static int check_row(void *arg, int64_t r, const double *yr, double mu, double rs)
 {
-    verify_work *w = c;
-    verify_stats_init(&w->sy[tid]);
-    verify_stats_init(&w->sm[tid]);
-    verify_stats_init(&w->sr[tid]);
-    verify_compare_y_rows(w->d, lo, hi, w->got_y, w->ry, &w->sy[tid]);
-    if (w->got_mean)
-        verify_compare_stats_rows(w->d, lo, hi, w->got_mean, w->got_rstd, w->rm, w->rr, &w->sm[tid],
-                                  &w->sr[tid]);
+    const fwd_row *c = arg;
+    const fwd_check *f = c->f;
+    const verify_setw *w = f->w;
+    const int64_t D = w->d.D;
+    w->rm[r] = mu;
+    w->rr[r] = rs;
+    for (int j = 0; j < f->nv; j++) {
+        const int vi = f->vi[j];
+        verify_stats *st = &f->st[((size_t)c->tid * (size_t)f->nv + (size_t)j) * 3];
+        verify_compare_y_span(&w->d, r * D, D, w->gy[vi] + VERIFY_GUARD + (size_t)w->g.off.y * w->ys, yr, &st[0]);
+        if (w->g.want_stats)
+            verify_compare_stats_rows(&w->d, r, r + 1, (const float *)(w->gm[vi] + VERIFY_GUARD),
+                                      (const float *)(w->gr[vi] + VERIFY_GUARD), w->rm, w->rr, &st[1], &st[2]);
+    }
+    return 0;
+}
+
+static void check_range(void *arg, int64_t lo, int64_t hi, int tid)
+{
+    fwd_check *f = arg;
+    const verify_setw *w = f->w;
+    fwd_row c = {f, tid};
+    f->ref_st[tid] = ref_lnmod_forward_visit(&w->d, lo, hi, w->hx, w->hsc, w->hsh, check_row, &c);
+}
+
+lnmod_status verify_forward_check(verify_session *s, verify_setw *w, verify_stats (*out)[3])
+{
+    const int threads = s->bk.threads < 1 ? 1 : (s->bk.threads > VERIFY_MAX_THREADS ? VERIFY_MAX_THREADS : s->bk.threads);
+    fwd_check *f = calloc(1, sizeof *f);
+    if (!f) return LNMOD_ERR_ALLOC;
+    f->w = w;
+    for (int v = 0; v < s->c->nvariants; v++)
+        if (w->ran[v]) f->vi[f->nv++] = v;
+    f->st = calloc((size_t)threads * (size_t)(f->nv > 0 ? f->nv : 1) * 3, sizeof *f->st);
+    if (!f->st) {
+        free(f);
+        return LNMOD_ERR_ALLOC;
+    }
+    for (size_t i = 0; i < (size_t)threads * (size_t)f->nv * 3; i++) verify_stats_init(&f->st[i]);
+    for (int t = 0; t < threads; t++) f->ref_st[t] = LNMOD_OK;
+    /* per row: the reference (~3 passes over D) and a pass per variant */
+    int used = verify_parallel(w->d.rows, (3 + f->nv) * w->d.D, threads, check_range, f);
+    lnmod_status st = LNMOD_OK;
+    for (int t = 0; t < used; t++)
+        if (f->ref_st[t] != LNMOD_OK) st = f->ref_st[t];
+    for (int j = 0; j < f->nv; j++)
+        for (int o = 0; o < 3; o++) {
+            verify_stats *m = &out[f->vi[j]][o];
+            verify_stats_init(m);
+            for (int t = 0; t < used; t++) verify_stats_merge(m, &f->st[((size_t)t * (size_t)f->nv + (size_t)j) * 3 + (size_t)o]);
+        }
+    free(f->st);
+    free(f);
+    return st;
 }
 
 /* Guard bands: y's front band includes the offset element(s); without stats the whole
  * stats buffers must stay untouched. */
-static int guards_ok(const verify_setw *w)
+static int guards_ok(const verify_setw *w, int vi)
 {
     size_t bad = 0;
+    const unsigned char *gy = w->gy[vi], *gm = w->gm[vi], *gr = w->gr[vi];
     const size_t yfront = VERIFY_GUARD + (size_t)w->g.off.y * w->ys, yend = yfront + (size_t)w->n * w->ys;
-    int ok = verify_guard_ok(w->gy, yfront, &bad) && verify_guard_ok(w->gy + yend, w->ybytes - yend, &bad);
+    int ok = verify_guard_ok(gy, yfront, &bad) && verify_guard_ok(gy + yend, w->ybytes - yend, &bad);
     const size_t sfront = w->g.want_stats ? VERIFY_GUARD : w->sbytes;
     const size_t send = w->g.want_stats ? VERIFY_GUARD + (size_t)w->d.rows * sizeof(float) : w->sbytes;
-    return ok && verify_guard_ok(w->gm, sfront, NULL) && verify_guard_ok(w->gm + send, w->sbytes - send, NULL) &&
-           verify_guard_ok(w->gr, sfront, NULL) && verify_guard_ok(w->gr + send, w->sbytes - send, NULL);
-}
-
-/* Compares y (and the statistics) over threads, merged in thread order. */
-static void compare_outputs(verify_session *s, const verify_setw *w, verify_stats *sy, verify_stats *sm,
-                            verify_stats *sr)
-{
-    verify_work *k = s->w;
-    k->d = &w->d;
-    k->ry = w->ry;
-    k->rm = w->rm;
-    k->rr = w->rr;
-    k->got_y = w->gy + VERIFY_GUARD + (size_t)w->g.off.y * w->ys;
-    k->got_mean = w->g.want_stats ? (const float *)(w->gm + VERIFY_GUARD) : NULL;
-    k->got_rstd = w->g.want_stats ? (const float *)(w->gr + VERIFY_GUARD) : NULL;
-    int used = verify_parallel(w->d.rows, w->d.D, s->bk.threads, cmp_range, k);
-    verify_stats_init(sy);
-    verify_stats_init(sm);
-    verify_stats_init(sr);
-    for (int t = 0; t < used; t++) {
-        verify_stats_merge(sy, &k->sy[t]);
-        verify_stats_merge(sm, &k->sm[t]);
-        verify_stats_merge(sr, &k->sr[t]);
-    }
+    return ok && verify_guard_ok(gm, sfront, NULL) && verify_guard_ok(gm + send, w->sbytes - send, NULL) &&
+           verify_guard_ok(gr, sfront, NULL) && verify_guard_ok(gr + send, w->sbytes - send, NULL);
 }
 
 static void numbers_json(json_t *c, const verify_setw *w, const verify_stats *sy, const verify_stats *sm,
@@ -135,22 +177,17 @@ static void failure_detail(json_t *c, const verify_setw *w, const verify_stats *
         snprintf(detail + k, dn - k, "    guard band written (y or mean/rstd outside their extent)\n");
 }
 
-int verify_judge_outputs(verify_session *s, const verify_setw *w, json_t *c, char *verdict,
-                         size_t vn, char *detail, size_t dn, double *max_abs, double *max_rel,
-                         double *l2_rel)
+int verify_judge_outputs(const verify_setw *w, int vi, const verify_stats st[3], json_t *c, char *verdict,
+                         size_t vn, char *detail, size_t dn)
 {
-    int guard_ok = guards_ok(w);
-    verify_stats sy, sm, sr;
-    compare_outputs(s, w, &sy, &sm, &sr);
-    int pass_y = verify_stats_pass(&sy);
-    int pass_m = !w->g.want_stats || verify_stats_pass(&sm);
-    int pass_r = !w->g.want_stats || verify_stats_pass(&sr);
+    const verify_stats *sy = &st[0], *sm = &st[1], *sr = &st[2];
+    int guard_ok = guards_ok(w, vi);
+    int pass_y = verify_stats_pass(sy);
+    int pass_m = !w->g.want_stats || verify_stats_pass(sm);
+    int pass_r = !w->g.want_stats || verify_stats_pass(sr);
     int pass = pass_y && pass_m && pass_r && guard_ok;
-    numbers_json(c, w, &sy, &sm, &sr, guard_ok);
+    numbers_json(c, w, sy, sm, sr, guard_ok);
     json_object_set_new(c, "pass", json_boolean(pass));
-    *max_abs = sy.max_abs;
-    *max_rel = sy.max_rel;
-    *l2_rel = verify_stats_l2_rel(&sy);
     detail[0] = '\0';
     if (pass) {
         snprintf(verdict, vn, "ok");
@@ -158,6 +195,6 @@ int verify_judge_outputs(verify_session *s, const verify_setw *w, json_t *c, cha
     }
     snprintf(verdict, vn, "FAIL%s%s%s%s", pass_y ? "" : " y", pass_m ? "" : " mean", pass_r ? "" : " rstd",
              guard_ok ? "" : " guard");
-    failure_detail(c, w, &sy, &sm, &sr, pass_y, guard_ok, detail, dn);
+    failure_detail(c, w, sy, sm, sr, pass_y, guard_ok, detail, dn);
     return 0;
 }

@@ -228,12 +228,11 @@ static inline double load_y(lnmod_dtype t, const void *base, int64_t i)
     }
 }
 
-void verify_compare_y_rows(const lnmod_desc *d, int64_t r0, int64_t r1, const void *got_y,
-                           const double *ref_y, verify_stats *s)
+void verify_compare_y_span(const lnmod_desc *d, int64_t i0, int64_t n, const void *got_y, const double *ref,
+                           verify_stats *s)
 {
     const verify_tol t = verify_tol_y(d->y_dtype);
     const lnmod_dtype yt = d->y_dtype;
-    const int64_t i0 = r0 * d->D, i1 = r1 * d->D;
     /* Fast path: an element that passes and breaks none of the running maxima only adds to
      * the sums. Everything else -- a failure (ratio > 1), a new maximum, NaN or Inf (every
      * comparison with NaN is false; max_abs is finite, so err = Inf fails it too) -- takes
@@ -242,17 +241,17 @@ void verify_compare_y_rows(const lnmod_desc *d, int64_t r0, int64_t r1, const vo
     int64_t nfast = 0;
     double lim_abs = s->max_abs, lim_rel = s->max_rel;
     double lim_ratio = s->worst_index < 0 ? 0.0 : (s->worst_ratio < 1.0 ? s->worst_ratio : 1.0);
-    for (int64_t i = i0; i < i1; i++) {
-        const double got = load_y(yt, got_y, i), ref = ref_y[i];
-        const double err = fabs(got - ref), aref = fabs(ref);
+    for (int64_t k = 0; k < n; k++) {
+        const double got = load_y(yt, got_y, i0 + k), rv = ref[k];
+        const double err = fabs(got - rv), aref = fabs(rv);
         if (err <= lim_abs && err <= lim_rel * aref && err <= lim_ratio * (t.atol + t.rtol * aref) &&
             s->worst_index >= 0) {
             sse += err * err;
-            ssr += ref * ref;
+            ssr += rv * rv;
             nfast++;
             continue;
         }
-        verify_stats_add(s, i, got, ref, t.atol, t.rtol);
+        verify_stats_add(s, i0 + k, got, rv, t.atol, t.rtol);
         lim_abs = s->max_abs;
         lim_rel = s->max_rel;
         lim_ratio = s->worst_ratio < 1.0 ? s->worst_ratio : 1.0;
@@ -260,6 +259,13 @@ void verify_compare_y_rows(const lnmod_desc *d, int64_t r0, int64_t r1, const vo
     s->n += nfast;
     s->sum_sq_err += sse;
     s->sum_sq_ref += ssr;
+}
+
+void verify_compare_y_rows(const lnmod_desc *d, int64_t r0, int64_t r1, const void *got_y,
+                           const double *ref_y, verify_stats *s)
+{
+    const int64_t i0 = r0 * d->D, i1 = r1 * d->D;
+    verify_compare_y_span(d, i0, i1 - i0, got_y, ref_y + i0, s);
 }
 
 void verify_compare_stats_rows(const lnmod_desc *d, int64_t r0, int64_t r1,

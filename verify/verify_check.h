@@ -145,6 +145,11 @@ int verify_stats_pass(const verify_stats *s);
  *  worst_ref, first_failures:[{index, got, ref}]}; non-finite numbers become null. */
 json_t *verify_stats_json(const verify_stats *s);
 
+/* Compares the n elements [i0, i0 + n) of y (stored in d->y_dtype, indexed from element 0)
+ * against ref[0..n) (doubles: a row of the reference at a time, say) into s; indices in s
+ * are y's. Equal to verify_stats_add on every element. */
+void verify_compare_y_span(const lnmod_desc *d, int64_t i0, int64_t n, const void *got_y, const double *ref,
+                           verify_stats *s);
 /* Compares rows [r0, r1) of y (stored in d->y_dtype, indexed from row 0) against the
  * reference ref_y (doubles, indexed from row 0) into s. */
 void verify_compare_y_rows(const lnmod_desc *d, int64_t r0, int64_t r1, const void *got_y,

@@ -134,25 +134,25 @@ void verify_fill_x_rows(const lnmod_desc *d, uint64_t seed, uint64_t salt, int64
         const int64_t base = r * D;
         switch (verify_row_kind_of(d->rows, r, salt)) {
         case VROW_LARGE_MEAN:
-            for (int64_t j = 0; j < D; j++) store(t, x, base + j, 1e4 + 1e-2 * verify_gauss(&rng));
+            for (int64_t j = 0; j < D; j++) store(t, x, base + j, 1e4 + 1e-2 * verify_gauss_for(t, &rng));
             break;
         case VROW_CONSTANT: {
-            double c = 2.0 * verify_gauss(&rng);
+            double c = 2.0 * verify_gauss_for(t, &rng);
             for (int64_t j = 0; j < D; j++) store(t, x, base + j, c);
             break;
         }
         case VROW_OUTLIER: {
             int64_t col = (int64_t)ada_rng_below(&rng, (uint64_t)D);
             for (int64_t j = 0; j < D; j++)
-                store(t, x, base + j, (j == col ? 1e3 : 1.0) * verify_gauss(&rng));
+                store(t, x, base + j, (j == col ? 1e3 : 1.0) * verify_gauss_for(t, &rng));
             break;
         }
         case VROW_HUGE:
-            for (int64_t j = 0; j < D; j++) store(t, x, base + j, H * verify_gauss(&rng));
+            for (int64_t j = 0; j < D; j++) store(t, x, base + j, H * verify_gauss_for(t, &rng));
             break;
         case VROW_NORMAL:
         default:
-            for (int64_t j = 0; j < D; j++) store(t, x, base + j, verify_gauss(&rng));
+            for (int64_t j = 0; j < D; j++) store(t, x, base + j, verify_gauss_for(t, &rng));
             break;
         }
     }
@@ -168,8 +168,8 @@ void verify_fill_mod_rows(const lnmod_desc *d, uint64_t seed, int64_t k0, int64_
         ada_rng_seed(&rng, verify_hash(verify_hash(seed, 0x6d6f64), (uint64_t)k));
         const int64_t bs = k * d->scale_stride, bh = k * d->shift_stride;
         for (int64_t j = 0; j < D; j++) {
-            store(t, scale, bs + j, 0.5 * verify_gauss(&rng));
-            store(t, shift, bh + j, verify_gauss(&rng));
+            store(t, scale, bs + j, 0.5 * verify_gauss_for(t, &rng));
+            store(t, shift, bh + j, verify_gauss_for(t, &rng));
         }
         if (k + 1 < nmod) {
             for (int64_t j = bs + D; j < bs + d->scale_stride; j++) store(t, scale, j, NAN);
@@ -184,13 +184,7 @@ void verify_fill_dy_rows(const lnmod_desc *d, uint64_t seed, int64_t r0, int64_t
     for (int64_t r = r0; r < r1; r++) {
         ada_rng rng;
         ada_rng_seed(&rng, verify_hash(verify_hash(seed, 0x6479), (uint64_t)r));
-        /* Irwin-Hall of four 16-bit uniforms from one 64-bit draw (half verify_gauss's PRNG
-         * work; dy needs no finer grid than 2^-16 of its spread: its dtype has <= 24 bits) */
-        for (int64_t j = 0; j < D; j++) {
-            const uint64_t u = ada_rng_u64(&rng);
-            const double s = (double)(u & 0xFFFF) + (double)((u >> 16) & 0xFFFF) + (double)((u >> 32) & 0xFFFF) +
-                             (double)(u >> 48);
-            store(d->y_dtype, dy, r * D + j, (s * 0x1p-16 - 2.0) * 1.7320508075688772);
-        }
+        /* verify_gauss16 whatever dy's dtype: dy needs no finer grid than 2^-16 of its spread */
+        for (int64_t j = 0; j < D; j++) store(d->y_dtype, dy, r * D + j, verify_gauss16(&rng));
     }
 }

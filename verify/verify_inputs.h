@@ -58,6 +58,23 @@ static inline double verify_gauss(ada_rng *r)
     return (s * 0x1p-32 - 2.0) * 1.7320508075688772;
 }
 
+/* The same distribution from one 64-bit draw: four 16-bit uniforms, so a grid of 2^-16 of the
+ * spread. Enough for values stored in fp16/bf16 (<= 11 significant bits) and half the PRNG
+ * work; fp32 inputs keep verify_gauss's finer grid. */
+static inline double verify_gauss16(ada_rng *r)
+{
+    const uint64_t u = ada_rng_u64(r);
+    const double s = (double)(u & 0xFFFF) + (double)((u >> 16) & 0xFFFF) + (double)((u >> 32) & 0xFFFF) +
+                     (double)(u >> 48);
+    return (s * 0x1p-16 - 2.0) * 1.7320508075688772;
+}
+
+/* verify_gauss for fp32 storage, verify_gauss16 for the 16-bit dtypes. */
+static inline double verify_gauss_for(lnmod_dtype t, ada_rng *r)
+{
+    return t == LNMOD_F32 ? verify_gauss(r) : verify_gauss16(r);
+}
+
 verify_row_kind verify_row_kind_of(int64_t rows, int64_t r, uint64_t salt);
 const char *verify_row_kind_name(verify_row_kind k);
 /* H for the huge rows of x_dtype. */

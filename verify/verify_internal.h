@@ -31,19 +31,16 @@ static inline double verify_cpu_s(void)
 #define VERIFY_HUGE_D 4096
 #define VERIFY_HUGE_S 32800
 
-/* Scratch of the parallel phases: one slot per thread. */
+/* Scratch of the parallel input phases. */
 typedef struct {
     const lnmod_desc *d;
     uint64_t seed, salt;
     void *x, *scale, *shift;
-    double *ry, *rm, *rr;
-    lnmod_status st[VERIFY_MAX_THREADS];
-    const void *got_y;
-    const float *got_mean, *got_rstd;
-    verify_stats sy[VERIFY_MAX_THREADS], sm[VERIFY_MAX_THREADS], sr[VERIFY_MAX_THREADS];
 } verify_work;
 
-/* One input set while it runs: descriptor, geometry, sizes and buffers. */
+/* One input set while it runs: descriptor, geometry, sizes and buffers. rm/rr: the float64
+ * reference's statistics (verify_forward_check fills them; the backward's inputs). gy/gm/gr:
+ * variant vi's downloaded forward outputs, when ran[vi]; err[vi]: why it did not run. */
 typedef struct {
     lnmod_desc d;
     verify_geom g;
@@ -53,9 +50,11 @@ typedef struct {
     int64_t nsc, nsh; /* elements of scale and shift */
     size_t ybytes, sbytes;
     void *hx, *hsc, *hsh;
-    double *ry, *rm, *rr;
+    double *rm, *rr;
     unsigned char *dx, *dsc, *dsh, *dy, *dm, *dr;
-    unsigned char *gy, *gm, *gr;
+    unsigned char *gy[VERIFY_MAX_VARIANTS], *gm[VERIFY_MAX_VARIANTS], *gr[VERIFY_MAX_VARIANTS];
+    int ran[VERIFY_MAX_VARIANTS];
+    char err[VERIFY_MAX_VARIANTS][512];
     char dts[32];   /* "bf16-f32-bf16" */
 } verify_setw;
 
@@ -79,7 +78,8 @@ struct verify_session {
     json_t *cases;
     verify_totals t;
     double t0, last_progress;
-    verify_buf hx, hscale, hshift, hry, hrm, hrr, hgy, hgm, hgr;
+    verify_buf hx, hscale, hshift, hrm, hrr;
+    verify_buf hgy[VERIFY_MAX_VARIANTS], hgm[VERIFY_MAX_VARIANTS], hgr[VERIFY_MAX_VARIANTS];
     verify_buf dx, dscale, dshift, dy, dm, dr;
     verify_work *w;
     int directions;                     /* VERIFY_DIR_* bits */
@@ -99,12 +99,19 @@ void verify_line_of(char *line, size_t n, const char *variant, int dir, const ve
 /* The case's identity as JSON (variant, dtypes, layout, shape, strides, offsets, eps). */
 json_t *verify_case_json(const char *variant, int dir, const lnmod_desc *d, const verify_geom *g);
 
-/* Judges the downloaded outputs of one run (guards, y, statistics) into c (numbers, pass)
- * and writes the verdict ("ok" / "FAIL y mean ...") and a failure detail text. Returns
- * 1 when the case passed. */
-int verify_judge_outputs(verify_session *s, const verify_setw *w, json_t *c, char *verdict,
-                         size_t vn, char *detail, size_t dn, double *max_abs, double *max_rel,
-                         double *l2_rel);
+/* The forward's float64 reference over the set's rows, on the session's threads, fused with
+ * the comparison of every forward output downloaded (w->ran[vi]): the statistics into
+ * w->rm / w->rr (always: the backward needs them), and out[vi][0..2] = the y, mean and rstd
+ * statistics of each variant that ran (merged in thread order). No rows*D doubles are
+ * stored, and the reference is computed once per set whatever the number of variants.
+ * Returns the reference's status (LNMOD_ERR_ALLOC for the scratch). */
+lnmod_status verify_forward_check(verify_session *s, verify_setw *w, verify_stats (*out)[3]);
+
+/* Judges variant vi's forward outputs (guards of w->gy/gm/gr[vi]; st: y, mean, rstd from
+ * verify_forward_check) into c (numbers, pass) and writes the verdict ("ok" / "FAIL y mean
+ * ...") and a failure detail text. Returns 1 when the case passed. */
+int verify_judge_outputs(const verify_setw *w, int vi, const verify_stats st[3], json_t *c, char *verdict,
+                         size_t vn, char *detail, size_t dn);
 
 /* Counts the case, adds c to the records and hands the line (and detail) to the note. */
 void verify_record_case(verify_session *s, int vi, int dir, json_t *c, int pass, int not_run,

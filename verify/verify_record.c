@@ -47,12 +47,11 @@ json_t *verify_record_new(const verify_config *c, const verify_totals *t, json_t
     json_object_set_new(rec, "tolerances", verify_tol_json());
     json_object_set_new(rec, "elapsed_s", json_real(t->elapsed));
     json_object_set_new(rec, "phase_seconds",
-                        json_pack("{s:f, s:f, s:f, s:f, s:f}", "inputs", t->t_inputs, "reference", t->t_ref,
-                                  "device", t->t_device, "comparison", t->t_compare, "backward_check",
-                                  t->t_bwd_check));
+                        json_pack("{s:f, s:f, s:f, s:f}", "inputs", t->t_inputs, "device", t->t_device,
+                                  "forward_check", t->t_fwd_check, "backward_check", t->t_bwd_check));
     json_object_set_new(rec, "cpu_seconds",
-                        json_pack("{s:f, s:f, s:f, s:f}", "inputs", t->c_inputs, "reference", t->c_ref,
-                                  "comparison", t->c_compare, "backward_check", t->c_bwd_check));
+                        json_pack("{s:f, s:f, s:f}", "inputs", t->c_inputs, "forward_check", t->c_fwd_check,
+                                  "backward_check", t->c_bwd_check));
     json_object_set_new(rec, "cases", cases);
     json_object_set_new(rec, "sanitizers", verdicts);
     json_object_set_new(rec, "sanitizer_runs", details);

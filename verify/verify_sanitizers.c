@@ -41,7 +41,7 @@ typedef struct {
     pid_t pid;
     int done;   /* 0 running, 1 exited, 2 killed (timeout), -1 never started */
     int status;
-    double secs;
+    double t0, secs; /* started at (ada_now_s), seconds it ran */
     char log[4500];
 } san_run;
 
@@ -88,21 +88,21 @@ static void start(const verify_config *c, const char *cs, const char *self, cons
     posix_spawn_file_actions_addopen(&fa, 1, r->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
     r->pid = -1;
+    r->t0 = ada_now_s();
     if (posix_spawn(&r->pid, cs, &fa, NULL, (char *const *)argv, environ) != 0) r->pid = -1;
     posix_spawn_file_actions_destroy(&fa);
     r->done = r->pid < 0 ? -1 : 0;
     ada_note(c->progress, c->progress_arg, "%s started (log %s)", verify_sanitizer_tools[t], r->log);
 }
 
-/* Waits for the four, killing any past the timeout. */
+/* Waits for the four, killing any past the timeout (counted from its own start). */
 static void wait_all(const verify_config *c, san_run *r)
 {
-    double start = ada_now_s();
     for (;;) {
         int pending = 0;
-        double el = ada_now_s() - start;
         for (int t = 0; t < 4; t++) {
             if (r[t].done) continue;
+            const double el = ada_now_s() - r[t].t0;
             pid_t w = waitpid(r[t].pid, &r[t].status, WNOHANG);
             if (w == r[t].pid) {
                 r[t].done = 1;
@@ -140,19 +140,30 @@ static void verdict_of(const verify_config *c, const san_run *r, const char *cs,
     }
 }
 
-void verify_run_sanitizers(const verify_config *c, const char *self, const char *const logs[4],
-                           json_t *verdicts, json_t *details)
+struct verify_sanitizer_runs {
+    const verify_config *c;
+    char cs[4096];
+    json_t *vs;       /* the variants, for details */
+    int64_t ncases;   /* cases of the sanitizer grid */
+    const char *why;  /* set: nothing was started, every verdict is this */
+    san_run r[4];
+};
+
+verify_sanitizer_runs *verify_sanitizers_start(const verify_config *c, const char *self, const char *const logs[4])
 {
-    char cs[4096], me[4096];
-    if (find_sanitizer(cs, sizeof cs) != 0) {
-        all_verdicts(verdicts, "not run: compute-sanitizer not found");
-        return;
+    verify_sanitizer_runs *h = calloc(1, sizeof *h);
+    if (!h) return NULL;
+    h->c = c;
+    char me[4096];
+    if (find_sanitizer(h->cs, sizeof h->cs) != 0) {
+        h->why = "not run: compute-sanitizer not found";
+        return h;
     }
     if (!self) {
         ssize_t sl = readlink("/proc/self/exe", me, sizeof me - 1);
         if (sl <= 0) {
-            all_verdicts(verdicts, "not run: cannot find this program's path");
-            return;
+            h->why = "not run: cannot find this program's path";
+            return h;
         }
         me[sl] = '\0';
         self = me;
@@ -162,28 +173,47 @@ void verify_run_sanitizers(const verify_config *c, const char *self, const char 
     int has_bwd[VERIFY_MAX_VARIANTS];
     for (int v = 0; v < c->nvariants; v++) has_bwd[v] = verify_has_backward(c->cpu_model, c->variants[v]);
     verify_case_id *ids;
-    int64_t ncases = 0;
     if (verify_grid_cases(verify_sanitizer_grid(c->grid), c->variants, has_bwd, c->nvariants, c->directions, &ids,
-                          &ncases) == VERIFY_OK)
+                          &h->ncases) == VERIFY_OK)
         free(ids);
-    json_t *vs = json_array();
-    for (int v = 0; v < c->nvariants; v++) json_array_append_new(vs, json_string(c->variants[v]));
-    san_run r[4];
-    memset(r, 0, sizeof r);
-    for (int t = 0; t < 4; t++) start(c, cs, self, logs[t], t, &r[t]);
-    wait_all(c, r);
+    h->vs = json_array();
+    for (int v = 0; v < c->nvariants; v++) json_array_append_new(h->vs, json_string(c->variants[v]));
+    for (int t = 0; t < 4; t++) start(c, h->cs, self, logs[t], t, &h->r[t]);
+    return h;
+}
+
+void verify_sanitizers_finish(verify_sanitizer_runs *h, json_t *verdicts, json_t *details)
+{
+    if (!h) {
+        all_verdicts(verdicts, "not run: out of memory");
+        return;
+    }
+    if (h->why) {
+        all_verdicts(verdicts, h->why);
+        free(h);
+        return;
+    }
+    const verify_config *c = h->c;
+    wait_all(c, h->r);
     for (int t = 0; t < 4; t++) {
         char v[256];
         int code;
-        verdict_of(c, &r[t], cs, v, sizeof v, &code);
+        verdict_of(c, &h->r[t], h->cs, v, sizeof v, &code);
         json_object_set_new(verdicts, verify_sanitizer_tools[t], json_string(v));
         char name[64];
         snprintf(name, sizeof name, "sanitizer_%s.log", verify_sanitizer_tools[t]);
         json_object_set_new(details, verify_sanitizer_tools[t],
                             json_pack("{s:s, s:i, s:f, s:s, s:s, s:O, s:I}", "verdict", v, "exit_code", code,
-                                      "seconds", r[t].secs, "log", name, "grid", verify_sanitizer_grid(c->grid),
-                                      "variants", vs, "cases", (json_int_t)ncases));
+                                      "seconds", h->r[t].secs, "log", name, "grid", verify_sanitizer_grid(c->grid),
+                                      "variants", h->vs, "cases", (json_int_t)h->ncases));
         ada_note(c->note, c->note_arg, "sanitizer %-10s %s", verify_sanitizer_tools[t], v);
     }
-    json_decref(vs);
+    json_decref(h->vs);
+    free(h);
+}
+
+void verify_run_sanitizers(const verify_config *c, const char *self, const char *const logs[4],
+                           json_t *verdicts, json_t *details)
+{
+    verify_sanitizers_finish(verify_sanitizers_start(c, self, logs), verdicts, details);
 }

@@ -24,8 +24,10 @@ static void progress(verify_session *s, int force)
     if (!force && e - s->last_progress < 5.0) return;
     s->last_progress = e;
     ada_note(s->c->progress, s->c->progress_arg,
-             "case %" PRId64 "/%" PRId64 ", %.0f s elapsed, %" PRId64 " failed", s->t.ncases_done,
-             s->t.ncases_total, e, s->t.failed);
+             "case %" PRId64 "/%" PRId64 ", %.0f s elapsed, %" PRId64 " failed (inputs %.0f, device %.0f, "
+             "fwd check %.0f, bwd check %.0f s)",
+             s->t.ncases_done, s->t.ncases_total, e, s->t.failed, s->t.t_inputs, s->t.t_device, s->t.t_fwd_check,
+             s->t.t_bwd_check);
 }
 
 verify_status verify_session_new(const verify_config *c, int64_t nsets, verify_session **out)
@@ -61,8 +63,13 @@ verify_status verify_session_new(const verify_config *c, int64_t nsets, verify_s
 
 static void free_buffers(verify_session *s)
 {
-    verify_buf *hb[] = {&s->hx, &s->hscale, &s->hshift, &s->hry, &s->hrm, &s->hrr, &s->hgy, &s->hgm, &s->hgr};
+    verify_buf *hb[] = {&s->hx, &s->hscale, &s->hshift, &s->hrm, &s->hrr};
     for (size_t i = 0; i < sizeof hb / sizeof hb[0]; i++) verify_host_free(hb[i]);
+    for (int v = 0; v < VERIFY_MAX_VARIANTS; v++) {
+        verify_host_free(&s->hgy[v]);
+        verify_host_free(&s->hgm[v]);
+        verify_host_free(&s->hgr[v]);
+    }
     verify_buf *db[] = {&s->dx, &s->dscale, &s->dshift, &s->dy, &s->dm, &s->dr};
     for (size_t i = 0; i < sizeof db / sizeof db[0]; i++) verify_dev_free(&s->bk, db[i]);
     verify_bwd_pool_free(s);
@@ -166,12 +173,6 @@ static void fill_mod_range(void *c, int64_t lo, int64_t hi, int tid)
     verify_fill_mod_rows(w->d, w->seed, lo, hi, w->scale, w->shift);
 }
 
-static void ref_range(void *c, int64_t lo, int64_t hi, int tid)
-{
-    verify_work *w = c;
-    w->st[tid] = ref_lnmod_forward_rows(w->d, lo, hi, w->x, w->scale, w->shift, w->ry, w->rm, w->rr);
-}
-
 /* ---- the phases of one set -------------------------------------------------------------- */
 
 /* Free host memory in bytes (MemAvailable), or -1 when unknown (verify_internal.h). */
@@ -238,7 +239,7 @@ static const char *set_skip_reason(verify_session *s, const verify_set *sp, cons
     }
     if (!sp->huge) return NULL;
     if (s->bk.model) return "not run: the rows*D > 2^31 case needs the GPU";
-    int64_t need_host = w->n * (int64_t)(w->xs + 8 + w->ys + w->ys) + ((int64_t)1 << 28);
+    int64_t need_host = w->n * (int64_t)(w->xs + (size_t)s->c->nvariants * w->ys) + ((int64_t)1 << 28);
     int64_t avail = verify_host_mem_available();
     if (avail >= 0 && avail < need_host) {
         snprintf(buf, n, "not run: needs %.1f GB of host memory, %.1f GB available", (double)need_host / 1e9,
@@ -255,17 +256,16 @@ static const char *set_skip_reason(verify_session *s, const verify_set *sp, cons
     return NULL;
 }
 
-/* Host inputs and the reference. */
-static const char *set_inputs(verify_session *s, verify_setw *w, char *buf, size_t n)
+/* Host inputs (the reference runs with the comparison: verify_forward_check). */
+static const char *set_inputs(verify_session *s, verify_setw *w)
 {
     const lnmod_desc *d = &w->d;
     w->hx = verify_host_get_xfer(&s->bk, &s->hx, (size_t)w->n * w->xs);
     w->hsc = verify_host_get_xfer(&s->bk, &s->hscale, (size_t)w->nsc * w->ms);
     w->hsh = verify_host_get_xfer(&s->bk, &s->hshift, (size_t)w->nsh * w->ms);
-    w->ry = verify_host_get(&s->hry, (size_t)w->n * sizeof(double));
     w->rm = verify_host_get(&s->hrm, (size_t)d->rows * sizeof(double));
     w->rr = verify_host_get(&s->hrr, (size_t)d->rows * sizeof(double));
-    if (!w->hx || !w->hsc || !w->hsh || !w->ry || !w->rm || !w->rr) return "not run: out of host memory";
+    if (!w->hx || !w->hsc || !w->hsh || !w->rm || !w->rr) return "not run: out of host memory";
     verify_work *k = s->w;
     k->d = d;
     k->seed = verify_hash(s->c->seed, w->gh);
@@ -273,24 +273,12 @@ static const char *set_inputs(verify_session *s, verify_setw *w, char *buf, size
     k->x = w->hx;
     k->scale = w->hsc;
     k->shift = w->hsh;
-    k->ry = w->ry;
-    k->rm = w->rm;
-    k->rr = w->rr;
     double t0 = ada_now_s(), c0 = verify_cpu_s();
     verify_parallel(d->rows, d->D, s->bk.threads, fill_x_range, k);
     int64_t stride = d->scale_stride > d->shift_stride ? d->scale_stride : d->shift_stride;
     verify_parallel(lnmod_mod_rows(d), d->D + stride, s->bk.threads, fill_mod_range, k);
-    double t1 = ada_now_s(), c1 = verify_cpu_s();
-    s->t.t_inputs += t1 - t0;
-    s->t.c_inputs += c1 - c0;
-    int used = verify_parallel(d->rows, 3 * d->D, s->bk.threads, ref_range, k);
-    s->t.t_ref += ada_now_s() - t1;
-    s->t.c_ref += verify_cpu_s() - c1;
-    for (int t = 0; t < used; t++)
-        if (k->st[t] != LNMOD_OK) {
-            snprintf(buf, n, "not run: the reference returned %s", lnmod_status_name(k->st[t]));
-            return buf;
-        }
+    s->t.t_inputs += ada_now_s() - t0;
+    s->t.c_inputs += verify_cpu_s() - c0;
     return NULL;
 }
 
@@ -321,12 +309,7 @@ static const char *set_upload(verify_session *s, verify_setw *w)
         why = "not run: copying the inputs to the device failed";
     }
     s->t.t_device += ada_now_s() - t0;
-    if (why) return why;
-    w->gy = verify_host_get_xfer(bk, &s->hgy, w->ybytes);
-    w->gm = verify_host_get(&s->hgm, w->sbytes);
-    w->gr = verify_host_get(&s->hgr, w->sbytes);
-    if (!w->gy || !w->gm || !w->gr) return "not run: out of host memory";
-    return NULL;
+    return why;
 }
 
 void verify_line_of(char *line, size_t n, const char *variant, int dir, const verify_setw *w, const char *tail)
@@ -336,11 +319,20 @@ void verify_line_of(char *line, size_t n, const char *variant, int dir, const ve
              lnmod_layout_name(w->d.layout), w->d.D, w->d.rows, "-", "-", "-", tail);
 }
 
-/* Poison, launch, download: 0, or -1 with err set. */
-static int launch(verify_session *s, const char *variant, const verify_setw *w, char *err, size_t en)
+/* Poison, launch, download into variant vi's host buffers: 0, or -1 with w->err[vi] set. */
+static int launch(verify_session *s, int vi, verify_setw *w)
 {
     verify_backend *bk = &s->bk;
     const verify_offsets *o = &w->g.off;
+    char *err = w->err[vi];
+    const size_t en = sizeof w->err[vi];
+    w->gy[vi] = verify_host_get_xfer(bk, &s->hgy[vi], w->ybytes);
+    w->gm[vi] = verify_host_get(&s->hgm[vi], w->sbytes);
+    w->gr[vi] = verify_host_get(&s->hgr[vi], w->sbytes);
+    if (!w->gy[vi] || !w->gm[vi] || !w->gr[vi]) {
+        snprintf(err, en, "out of host memory for the outputs");
+        return -1;
+    }
     if (verify_dev_poison(bk, w->dy, w->ybytes) || verify_dev_poison(bk, w->dm, w->sbytes) ||
         verify_dev_poison(bk, w->dr, w->sbytes)) {
         snprintf(err, en, "poisoning the outputs failed");
@@ -348,58 +340,87 @@ static int launch(verify_session *s, const char *variant, const verify_setw *w, 
     }
     float *pm = w->g.want_stats ? (float *)(w->dm + VERIFY_GUARD) : NULL;
     float *pr = w->g.want_stats ? (float *)(w->dr + VERIFY_GUARD) : NULL;
-    if (verify_backend_run(bk, variant, &w->d, w->dx + VERIFY_GUARD + o->x * w->xs,
+    if (verify_backend_run(bk, s->c->variants[vi], &w->d, w->dx + VERIFY_GUARD + o->x * w->xs,
                            w->dsc + VERIFY_GUARD + o->scale * w->ms, w->dsh + VERIFY_GUARD + o->shift * w->ms,
                            w->dy + VERIFY_GUARD + o->y * w->ys, pm, pr, err, en))
         return -1;
-    if (verify_dev_download(bk, w->gy, w->dy, w->ybytes) || verify_dev_download(bk, w->gm, w->dm, w->sbytes) ||
-        verify_dev_download(bk, w->gr, w->dr, w->sbytes)) {
+    if (verify_dev_download(bk, w->gy[vi], w->dy, w->ybytes) || verify_dev_download(bk, w->gm[vi], w->dm, w->sbytes) ||
+        verify_dev_download(bk, w->gr[vi], w->dr, w->sbytes)) {
         snprintf(err, en, "copying the outputs back failed");
         return -1;
     }
     return 0;
 }
 
-/* One variant on the prepared set (skip: the reason it cannot run, or NULL). */
-static void run_variant(verify_session *s, int vi, const verify_setw *w, const char *skip)
+/* A forward case that produced no numbers: not run (skip) or failed with w->err[vi]. */
+static void record_no_numbers(verify_session *s, int vi, const verify_setw *w, const char *skip, const char *err)
 {
     const char *variant = s->c->variants[vi];
     json_t *c = verify_case_json(variant, VERIFY_DIR_FWD, &w->d, &w->g);
-    char line[1024], detail[2048] = "", skipbuf[256];
-    if (!skip && s->bk.context_lost) {
-        snprintf(skipbuf, sizeof skipbuf, "not run: CUDA context lost earlier (%.200s)", s->bk.lost_why);
-        skip = skipbuf;
-    }
+    char line[1024], tail[600];
+    json_object_set_new(c, "pass", json_false());
     if (skip) {
-        json_object_set_new(c, "pass", json_false());
         json_object_set_new(c, "not_run", json_string(skip));
         verify_line_of(line, sizeof line, variant, VERIFY_DIR_FWD, w, skip);
-        verify_record_case(s, vi, VERIFY_DIR_FWD, c, 0, 1, line, NULL);
-        return;
-    }
-    double tv = ada_now_s();
-    char err[512] = "";
-    int ok = launch(s, variant, w, err, sizeof err) == 0;
-    double tc = ada_now_s(), cc = verify_cpu_s();
-    s->t.t_device += tc - tv;
-    if (!ok) {
-        char tail[600];
+    } else {
         snprintf(tail, sizeof tail, "FAIL: %.400s", err);
-        json_object_set_new(c, "pass", json_false());
         json_object_set_new(c, "error", json_string(err));
         verify_line_of(line, sizeof line, variant, VERIFY_DIR_FWD, w, tail);
-        verify_record_case(s, vi, VERIFY_DIR_FWD, c, 0, 0, line, NULL);
-        return;
     }
-    char verdict[128];
-    double max_abs, max_rel, l2;
-    int pass = verify_judge_outputs(s, w, c, verdict, sizeof verdict, detail, sizeof detail, &max_abs,
-                                    &max_rel, &l2);
-    s->t.t_compare += ada_now_s() - tc;
-    s->t.c_compare += verify_cpu_s() - cc;
+    verify_record_case(s, vi, VERIFY_DIR_FWD, c, 0, skip != NULL, line, NULL);
+}
+
+/* The judged forward case of variant vi (its statistics st from verify_forward_check). */
+static void record_forward(verify_session *s, int vi, const verify_setw *w, const verify_stats st[3])
+{
+    const char *variant = s->c->variants[vi];
+    json_t *c = verify_case_json(variant, VERIFY_DIR_FWD, &w->d, &w->g);
+    char line[1024], detail[2048] = "", verdict[128];
+    int pass = verify_judge_outputs(w, vi, st, c, verdict, sizeof verdict, detail, sizeof detail);
     snprintf(line, sizeof line, "%-14s fwd %-14s %-6s %6" PRId64 " %7" PRId64 " %10.3g %10.3g %10.3g  %s", variant,
-             w->dts, lnmod_layout_name(w->d.layout), w->d.D, w->d.rows, max_abs, max_rel, l2, verdict);
+             w->dts, lnmod_layout_name(w->d.layout), w->d.D, w->d.rows, st[0].max_abs, st[0].max_rel,
+             verify_stats_l2_rel(&st[0]), verdict);
     verify_record_case(s, vi, VERIFY_DIR_FWD, c, pass, 0, line, detail);
+}
+
+/* The forward cases of the prepared set: every variant launched and downloaded, then one
+ * fused reference-and-comparison pass (which also leaves the statistics for the backward),
+ * then one record per variant. Returns the reason the backward cannot run, or NULL. */
+static const char *run_forward(verify_session *s, verify_setw *w, int fwd, char *buf, size_t n)
+{
+    const int nv = s->c->nvariants;
+    double tv = ada_now_s();
+    for (int vi = 0; vi < nv && fwd; vi++) {
+        if (s->bk.context_lost) {
+            snprintf(w->err[vi], sizeof w->err[vi], "CUDA context lost earlier (%.200s)", s->bk.lost_why);
+            continue;
+        }
+        w->ran[vi] = launch(s, vi, w) == 0;
+    }
+    double tc = ada_now_s(), cc = verify_cpu_s();
+    s->t.t_device += tc - tv;
+    verify_stats (*st)[3] = calloc((size_t)nv, sizeof *st);
+    lnmod_status rs = st ? verify_forward_check(s, w, st) : LNMOD_ERR_ALLOC;
+    s->t.t_fwd_check += ada_now_s() - tc;
+    s->t.c_fwd_check += verify_cpu_s() - cc;
+    const char *bwd_skip = NULL;
+    if (rs != LNMOD_OK) {
+        snprintf(buf, n, "not run: the float64 reference returned %s", lnmod_status_name(rs));
+        bwd_skip = buf;
+    }
+    for (int vi = 0; vi < nv && fwd; vi++) {
+        if (rs != LNMOD_OK) {
+            char e[200];
+            snprintf(e, sizeof e, "verifier: the reference returned %s", lnmod_status_name(rs));
+            record_no_numbers(s, vi, w, NULL, e);
+        } else if (!w->ran[vi]) {
+            record_no_numbers(s, vi, w, NULL, w->err[vi]);
+        } else {
+            record_forward(s, vi, w, st[vi]);
+        }
+    }
+    free(st);
+    return bwd_skip;
 }
 
 void verify_session_run_set(verify_session *s, const verify_set *sp)
@@ -419,12 +440,16 @@ void verify_session_run_set(verify_session *s, const verify_set *sp)
         return;
     }
     set_begin(s, sp, w);
-    char buf[256];
+    char buf[256], rbuf[256];
     const char *skip = set_skip_reason(s, sp, w, buf, sizeof buf);
-    if (!skip) skip = set_inputs(s, w, buf, sizeof buf);
+    if (!skip) skip = set_inputs(s, w);
     if (!skip) skip = set_upload(s, w);
-    if (s->directions & VERIFY_DIR_FWD)
-        for (int vi = 0; vi < s->c->nvariants; vi++) run_variant(s, vi, w, skip);
+    const int fwd = (s->directions & VERIFY_DIR_FWD) != 0;
+    if (skip) {
+        for (int vi = 0; vi < s->c->nvariants && fwd; vi++) record_no_numbers(s, vi, w, skip, NULL);
+    } else {
+        skip = run_forward(s, w, fwd, rbuf, sizeof rbuf);
+    }
     if (s->directions & VERIFY_DIR_BWD) verify_run_backward(s, w, skip);
     if (sp->huge) free_buffers(s); /* give the gigabytes back before anything else runs */
     free(w);
