@@ -81,19 +81,6 @@ int64_t ada_graph_k(int64_t bytes)
     return k;
 }
 
-#if !ADALOAD_KERNEL_BACKWARD
-/* While the backward kernels wait in kernels/pending/, kernels/lnmod_desc.c has no
- * lnmod_bwd_min_bytes; until the patch is applied it is counted here with the same terms:
- * read x and dy, write dx, 8 B a row of statistics, and per modulation row read scale and
- * write dscale and dshift. (Removed when the patch lands: lnmod_desc.c owns it then.) */
-static int64_t lnmod_bwd_min_bytes(const lnmod_desc *d)
-{
-    const int64_t n = d->rows * d->D;
-    return n * (int64_t)(2 * lnmod_dtype_size(d->x_dtype) + lnmod_dtype_size(d->y_dtype)) + 8 * d->rows +
-           lnmod_mod_rows(d) * d->D * 3 * (int64_t)lnmod_dtype_size(d->mod_dtype);
-}
-#endif
-
 ada_shape ada_shape_make(int64_t D, int64_t rows, lnmod_dtype x, lnmod_dtype mod, lnmod_dtype y)
 {
     ada_shape s;

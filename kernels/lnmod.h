@@ -1,4 +1,4 @@
-/* lnmod.h -- C API of the LayerNorm-Modulate forward CUDA kernels.
+/* lnmod.h -- C API of the LayerNorm-Modulate forward and backward CUDA kernels.
  *
  * Any C program can call it: the kernels live in liblnmod_cuda (CUDA C), this header needs
  * only cuda_runtime_api.h. Pick a variant by name from the registry (`adaload verify --list`
@@ -9,6 +9,12 @@
  *   lnmod_status st = lnmod_forward("dtile", &d, x, scale, shift, y, mean, rstd, stream);
  *
  * mean and rstd (fp32, [rows]) are optional outputs for a later backward: pass NULL to skip.
+ * The backward takes x, the forward's scale, the gradient dy of y and the forward's mean and
+ * rstd, and writes dx, dscale and dshift (see lnmod_backward below):
+ *
+ *   size_t ws; lnmod_backward_workspace("dtile", &d, &ws);   // device bytes, may be 0
+ *   st = lnmod_backward("dtile", &d, x, scale, dy, mean, rstd, dx, dscale, dshift, wsp, ws, stream);
+ *
  * Every call validates the descriptor and pointers on the host before touching the GPU and
  * returns a status; it never aborts. A launch error is reported as LNMOD_ERR_CUDA (the
  * launch is asynchronous: errors of the running kernel surface at the next synchronization).
@@ -28,6 +34,13 @@ typedef lnmod_status (*lnmod_launch_fn)(const lnmod_desc *d, const void *x, cons
                                         const void *shift, void *y, float *mean, float *rstd,
                                         cudaStream_t stream);
 
+/* The backward of one variant (called only after lnmod_backward's checks). */
+typedef lnmod_status (*lnmod_bwd_launch_fn)(const lnmod_desc *d, const void *x,
+                                            const void *scale, const void *dy,
+                                            const float *mean, const float *rstd, void *dx,
+                                            void *dscale, void *dshift, void *workspace,
+                                            size_t workspace_bytes, cudaStream_t stream);
+
 typedef struct {
     const char *name;        /* stable: benchmark history is keyed by it */
     const char *description; /* one line */
@@ -37,6 +50,11 @@ typedef struct {
     /* Bytes this variant really moves through device memory (>= lnmod_fwd_min_bytes),
      * counting its re-reads; for the kernel notes. */
     int64_t (*bytes_moved)(const lnmod_desc *d, int want_stats);
+    /* The backward: its launch, the device workspace it needs (a function of the descriptor
+     * alone), and the bytes it really moves (>= lnmod_bwd_min_bytes). */
+    lnmod_bwd_launch_fn backward;
+    int64_t (*bwd_workspace)(const lnmod_desc *d);
+    int64_t (*bwd_bytes_moved)(const lnmod_desc *d);
 } lnmod_variant;
 
 /* The registry: a table ended by an entry whose name is NULL. */
@@ -49,6 +67,30 @@ const lnmod_variant *lnmod_find_variant(const char *name);
 lnmod_status lnmod_forward(const char *variant, const lnmod_desc *d, const void *x,
                            const void *scale, const void *shift, void *y, float *mean,
                            float *rstd, cudaStream_t stream);
+
+/* Device workspace bytes lnmod_backward needs for (variant, d); 0 when it needs none. The
+ * size depends on the descriptor only (never on the device), as does every split of the
+ * column sums: the results are bit-identical run to run and on any GPU of one architecture. */
+lnmod_status lnmod_backward_workspace(const char *variant, const lnmod_desc *d, size_t *bytes);
+
+/* The backward of y = LN(x)*(1 + scale) + shift, with xhat = (x - mean)*rstd, g = dy*(1+scale):
+ *   dx[r,d]     = rstd_r * (g - mean_d(g) - xhat * mean_d(g*xhat))
+ *   dscale[m,d] = sum over the rows r with m(r) = m of dy[r,d]*xhat[r,d]
+ *   dshift[m,d] = sum over the same rows of dy[r,d]
+ * dy has y's dtype, dx x's dtype, dscale/dshift the modulation dtype, written with the
+ * descriptor's scale_stride / shift_stride (so straight into the gradient of Wan's [B,6,D]
+ * modulation); every element of them is overwritten, never accumulated into. Accumulation in
+ * fp32, one rounding at the end. mean and rstd ([rows] fp32, as the forward wrote them) are
+ * required. workspace: device memory of at least lnmod_backward_workspace bytes, 16-byte
+ * aligned (NULL when that is 0), its content on entry is ignored; it is in use until the
+ * work on stream is done. dscale and dshift must not overlap each other, x, dy or dx.
+ * Errors: the descriptor's, LNMOD_ERR_NULL_POINTER (x, scale, dy, mean, rstd, dx, dscale,
+ * dshift, or a workspace that is needed), LNMOD_ERR_WORKSPACE (too small or misaligned),
+ * LNMOD_ERR_UNKNOWN_VARIANT, LNMOD_ERR_UNSUPPORTED, LNMOD_ERR_CUDA. */
+lnmod_status lnmod_backward(const char *variant, const lnmod_desc *d, const void *x,
+                            const void *scale, const void *dy, const float *mean,
+                            const float *rstd, void *dx, void *dscale, void *dshift,
+                            void *workspace, size_t workspace_bytes, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

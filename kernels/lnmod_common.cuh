@@ -70,8 +70,10 @@ static inline lnmod_kparams lnmod_make_params(const lnmod_desc *d, const void *x
     return p;
 }
 
-// m(r): the modulation row of token row r (same map as lnmod_mod_index in lnmod_desc.h).
-__host__ __device__ __forceinline__ int64_t lnmod_mod_row(const lnmod_kparams &p, int64_t r)
+// m(r): the modulation row of token row r (same map as lnmod_mod_index in lnmod_desc.h), for
+// the forward's and the backward's parameters alike.
+template <typename P>
+__host__ __device__ __forceinline__ int64_t lnmod_mod_row(const P &p, int64_t r)
 {
     if (p.layout == LNMOD_PER_TOKEN) return r;
     if (p.layout == LNMOD_PER_FRAME) return (r / p.S) * p.F + (r % p.S) / p.L;

@@ -102,6 +102,9 @@ static const char *const status_text[LNMOD_STATUS_COUNT][2] = {
                              "no CUDA device (or the GPU kernels were not built)"},
     [LNMOD_ERR_CUDA] = {"LNMOD_ERR_CUDA", "a CUDA call or kernel launch failed"},
     [LNMOD_ERR_ALLOC] = {"LNMOD_ERR_ALLOC", "out of host memory"},
+    [LNMOD_ERR_WORKSPACE] = {"LNMOD_ERR_WORKSPACE",
+                             "the backward's workspace is smaller than "
+                             "lnmod_backward_workspace says, or not 16-byte aligned"},
 };
 
 const char *lnmod_strerror(lnmod_status st)
@@ -166,21 +169,49 @@ int lnmod_layout_parse(const char *s, lnmod_layout *out)
     return 0;
 }
 
+/* Byte counts as a sum of terms count*size, saturating at INT64_MAX: a descriptor that
+ * lnmod_desc_validate accepts may have rows*D near 2^61, where 8 bytes an element overflow. */
+typedef struct {
+    int64_t total;
+} byte_sum;
+
+static void add_terms(byte_sum *s, int64_t count, int64_t size)
+{
+    int64_t t;
+    if (s->total == INT64_MAX || mul_add_ok(count, size, 0, &t) || t > INT64_MAX - s->total)
+        s->total = INT64_MAX;
+    else
+        s->total += t;
+}
+
+static int64_t dsz(lnmod_dtype t) { return (int64_t)lnmod_dtype_size(t); }
+
 int64_t lnmod_fwd_min_bytes(const lnmod_desc *d, int want_stats)
 {
-    int64_t n = d->rows * d->D;
-    int64_t b = n * (int64_t)(lnmod_dtype_size(d->x_dtype) + lnmod_dtype_size(d->y_dtype));
-    b += 2 * lnmod_mod_rows(d) * d->D * (int64_t)lnmod_dtype_size(d->mod_dtype);
-    if (want_stats) b += 8 * d->rows;
-    return b;
+    byte_sum s = {0};
+    const int64_t n = d->rows * d->D; /* fits: validated */
+    add_terms(&s, n, dsz(d->x_dtype) + dsz(d->y_dtype));
+    add_terms(&s, lnmod_mod_rows(d) * d->D, 2 * dsz(d->mod_dtype));
+    if (want_stats) add_terms(&s, d->rows, 8);
+    return s.total;
 }
 
 int64_t lnmod_fwd_reread_bytes(const lnmod_desc *d, int want_stats)
 {
+    byte_sum s = {0};
     const int64_t n = d->rows * d->D;
-    int64_t b = n * (3 * (int64_t)lnmod_dtype_size(d->x_dtype) +
-                     (int64_t)lnmod_dtype_size(d->y_dtype));
-    b += 2 * n * (int64_t)lnmod_dtype_size(d->mod_dtype);
-    if (want_stats) b += 8 * d->rows;
-    return b;
+    add_terms(&s, n, 3 * dsz(d->x_dtype) + dsz(d->y_dtype));
+    add_terms(&s, n, 2 * dsz(d->mod_dtype));
+    if (want_stats) add_terms(&s, d->rows, 8);
+    return s.total;
+}
+
+int64_t lnmod_bwd_min_bytes(const lnmod_desc *d)
+{
+    byte_sum s = {0};
+    const int64_t n = d->rows * d->D;
+    add_terms(&s, n, 2 * dsz(d->x_dtype) + dsz(d->y_dtype));
+    add_terms(&s, d->rows, 8);
+    add_terms(&s, lnmod_mod_rows(d) * d->D, 3 * dsz(d->mod_dtype));
+    return s.total;
 }

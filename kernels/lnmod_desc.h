@@ -48,6 +48,7 @@ typedef enum {
     LNMOD_ERR_NO_DEVICE,         /* no CUDA device, or the GPU parts were not built */
     LNMOD_ERR_CUDA,              /* a CUDA runtime call or a launch failed */
     LNMOD_ERR_ALLOC,             /* host memory allocation failed */
+    LNMOD_ERR_WORKSPACE,         /* the backward's workspace is too small or not 16-byte aligned */
     LNMOD_STATUS_COUNT
 } lnmod_status;
 
@@ -124,6 +125,15 @@ int64_t lnmod_fwd_min_bytes(const lnmod_desc *d, int want_stats);
  * and reads the modulation row again for every row (naive, row_per_warp, dtile's generic
  * path), plus 8 bytes per row for mean and rstd when want_stats is non-zero. */
 int64_t lnmod_fwd_reread_bytes(const lnmod_desc *d, int want_stats);
+
+/* The fewest bytes any backward must move: read x and dy, write dx (each rows*D elements),
+ * read mean and rstd (8 bytes per row), read each distinct modulation row of scale and write
+ * that of dscale and dshift once. */
+int64_t lnmod_bwd_min_bytes(const lnmod_desc *d);
+
+/* The three byte counts above saturate at INT64_MAX instead of overflowing: a descriptor
+ * that lnmod_desc_validate accepts may have rows*D up to 2^61, where 8 bytes an element do
+ * not fit in int64_t. */
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,9 @@
 /* test_lnmod_desc.c -- Criterion tests of the LayerNorm-Modulate descriptor (lnmod_desc.h):
  * one test per status lnmod_desc_validate can return, the modulation index map m(r) of every
- * layout against hand-written tables, lnmod_fwd_min_bytes for Wan shapes worked out by
- * hand, dtype/layout names and parsing, and the status strings. CPU only.
+ * layout against hand-written tables, lnmod_fwd_min_bytes, lnmod_fwd_reread_bytes and
+ * lnmod_bwd_min_bytes for Wan shapes worked out by hand and their saturation at INT64_MAX on
+ * the largest descriptors validate accepts, dtype/layout names and parsing, and the status
+ * strings. CPU only.
  *
  *   ctest --test-dir build -R lnmod_desc      or      build/kernels/test_lnmod_desc --verbose
  */
@@ -267,6 +269,65 @@ Test(min_bytes, reread_wan_case)
     d.rows = 32760;
     cr_assert_eq(lnmod_fwd_reread_bytes(&d, 0), INT64_C(2683699200));
     cr_assert_eq(lnmod_fwd_reread_bytes(&d, 1), INT64_C(2683961280));
+}
+
+/* The backward's fewest bytes, Wan 14B one sample as above: x and dy read, dx written
+ * (3 * 2 B = 6 B per element: 32,760 * 5120 * 6 = 1,006,387,200), mean and rstd read
+ * (8 B per row: 262,080), scale read and dscale, dshift written once per modulation column
+ * (3 * 4 B = 12 B: 5120 * 12 = 61,440); total 1,006,710,720 B. Per-token fp32 modulation
+ * (Wan 2.2 5B, 27,280 x 3072, bf16 x/dy/dx): 27,280 * 3072 * 6 = 502,824,960, + 8 * 27,280 =
+ * 218,240, + 27,280 * 3072 * 12 = 1,005,649,920: 1,508,693,120 B. */
+Test(min_bytes, bwd_wan_cases)
+{
+    lnmod_desc d = wan14b();
+    d.rows = 32760;
+    cr_assert_eq(lnmod_bwd_min_bytes(&d), INT64_C(1006710720));
+    lnmod_desc t = lnmod_desc_default();
+    t.layout = LNMOD_PER_TOKEN;
+    t.rows = 27280;
+    t.D = 3072;
+    t.scale_stride = t.shift_stride = 6 * 3072;
+    cr_assert_eq(lnmod_bwd_min_bytes(&t), INT64_C(1508693120));
+}
+
+/* Descriptors that lnmod_desc_validate accepts go up to rows*D = 2^61 (4 bytes an element
+ * must fit): the byte counts saturate at INT64_MAX there instead of overflowing, and stay
+ * exact just below. The old code computed rows*D*(x + y bytes) in int64 and wrapped to
+ * negative numbers (signed overflow). */
+Test(min_bytes, saturate_instead_of_overflowing)
+{
+    /* rows*D = 2^59, bf16 x/y, fp32 per-sample modulation (one sample): exact forward and
+     * backward counts; the re-read count (16 B an element = 2^63) saturates. */
+    lnmod_desc d = lnmod_desc_default();
+    d.D = INT64_C(1) << 19;
+    d.rows = d.rows_per_sample = INT64_C(1) << 40;
+    d.scale_stride = d.shift_stride = d.D;
+    cr_assert_eq(lnmod_desc_validate(&d), LNMOD_OK);
+    cr_assert_eq(lnmod_fwd_min_bytes(&d, 0), (INT64_C(1) << 61) + 8 * d.D);
+    cr_assert_eq(lnmod_fwd_min_bytes(&d, 1), (INT64_C(1) << 61) + 8 * d.D + 8 * d.rows);
+    cr_assert_eq(lnmod_bwd_min_bytes(&d), INT64_C(6) * (INT64_C(1) << 59) + 8 * d.rows + 12 * d.D);
+    cr_assert_eq(lnmod_fwd_reread_bytes(&d, 0), INT64_MAX);
+    cr_assert_eq(lnmod_fwd_reread_bytes(&d, 1), INT64_MAX);
+    /* rows*D = 2^60 in fp32: 8 B an element is 2^63 -- every count saturates. */
+    d.x_dtype = d.y_dtype = LNMOD_F32;
+    d.rows = d.rows_per_sample = INT64_C(1) << 41;
+    cr_assert_eq(lnmod_desc_validate(&d), LNMOD_OK);
+    cr_assert_eq(lnmod_fwd_min_bytes(&d, 0), INT64_MAX);
+    cr_assert_eq(lnmod_fwd_min_bytes(&d, 1), INT64_MAX);
+    cr_assert_eq(lnmod_fwd_reread_bytes(&d, 1), INT64_MAX);
+    cr_assert_eq(lnmod_bwd_min_bytes(&d), INT64_MAX);
+    /* rows*D = 2^60, per-token fp32 modulation at stride D (its end, 2^62 bytes, is about the
+     * most validate accepts): the modulation alone is 2^60 * 12 B. */
+    lnmod_desc t = lnmod_desc_default();
+    t.layout = LNMOD_PER_TOKEN;
+    t.x_dtype = t.y_dtype = LNMOD_BF16;
+    t.D = INT64_C(1) << 20;
+    t.rows = INT64_C(1) << 40;
+    t.scale_stride = t.shift_stride = t.D;
+    cr_assert_eq(lnmod_desc_validate(&t), LNMOD_OK);
+    cr_assert_eq(lnmod_fwd_min_bytes(&t, 1), INT64_MAX);
+    cr_assert_eq(lnmod_fwd_reread_bytes(&t, 0), INT64_MAX);
+    cr_assert_eq(lnmod_bwd_min_bytes(&t), INT64_MAX);
 }
 
 Test(names, dtype)
