@@ -7,8 +7,11 @@
 #      the planner: plan summaries of the default manifest under both policies (simulated
 #      metrics) and bench --no-gpu --filter ^cpu/planner/ (CPU speed), one run folder
 #      results/<gpu>/planner/<run>/, indexed once complete;
-#   4. compare the new wan run with the previous wan run of the same testbed (the newest
-#      before this job in results/index.jsonl), and adaload results check;
+#   4. judge the new wan run against its history: `adaload compare --history` (the one
+#      regression rule, runfiles/run_history.h, which the dashboard applies too): against the
+#      newest earlier wan run of the testbed with the same repetitions, each benchmark outside
+#      its own noise band over the earlier runs of that run's kernel code; unchanged kernels
+#      on another lease are environment drift, not a regression; then adaload results check;
 #   5. the dashboard into SITE (see README, "Publishing the dashboard").
 # Every step runs even when an earlier one failed, so the dashboard always shows the night.
 #
@@ -20,8 +23,8 @@
 #     --dry-run    print the plan (the commands, in order) and run nothing
 #     --only planner  run the planner step alone (it needs no GPU: tests and reruns), with
 #                  --results DIR  its results folder (default <repo>/results)
-# Exit: 0 all passed; 1 a check failed (verification, the gate, the index) or a benchmark is
-# slower than the night before (`adaload compare`), even if another step could not run;
+# Exit: 0 all passed; 1 a check failed (verification, the gate, the index) or a benchmark
+# regressed (`adaload compare --history`), even if another step could not run;
 # 2 bad usage; 3 a step could not run (a build or program error); 77 no GPU here (nothing
 # was written). Made for cron or a CI
 # scheduler: no prompts, one log on stdout, a lock so two nights never overlap, e.g.
@@ -42,7 +45,7 @@ while [ $# -gt 0 ]; do
     --no-setup) setup=0 ;;
     --no-build) dobuild=0 ;;
     --dry-run) dry=1 ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
     *) echo "ci/nightly.sh: unknown argument '$1' (ci/nightly.sh --help)" >&2; exit 2 ;;
   esac
   shift
@@ -54,8 +57,8 @@ failed=0 broken=0
 
 log() { echo "== $(date -u +%FT%TZ) $*"; }
 # step NAME CMD...: runs (or, with --dry-run, prints) one step; exit 1 counts as a failed
-# check, 4 (compare: too few repetitions to judge) as neither, anything else but 0 as a step
-# that could not run.
+# check, 4 (compare: too few repetitions, or no earlier run like tonight's, to judge) as
+# neither, anything else but 0 as a step that could not run.
 step() {
   local name=$1; shift
   if [ $dry -eq 1 ]; then echo "would run ($name): $*"; return 0; fi
@@ -65,7 +68,7 @@ step() {
   case $rc in
     0) log "$name: ok" ;;
     1) log "$name: FAILED (a check failed)"; failed=1 ;;
-    4) log "$name: undecided (too few repetitions to judge; adaload compare --help)" ;;
+    4) log "$name: undecided (too few repetitions or no earlier run like it to judge; adaload compare --help)" ;;
     *) log "$name: could not run (exit $rc)"; broken=1 ;;
   esac
   return $rc
@@ -121,7 +124,7 @@ else
   fi
 fi
 
-# The previous wan run of this testbed, from the index, before tonight's runs exist.
+# The newest wan run of this testbed before tonight's (from the index): tonight's must differ.
 prev=""
 if [ $dry -eq 0 ]; then
   prev=$("$ada" results list --kind bench --testbed "$tb" --json |
@@ -135,17 +138,16 @@ step bench-sweep "$ada" bench --set sweep
 planner_step
 
 if [ $dry -eq 1 ]; then
-  echo "would run (compare): $ada compare results/$tb/bench/<previous wan run> results/$tb/bench/<tonight's wan run>"
+  echo "would run (compare): $ada compare --history results/$tb/bench/<tonight's wan run>"
 else
   new=$("$ada" results list --kind bench --testbed "$tb" --json |
         grep '"measured":"set wan,' | tail -n 1 | sed 's/.*"path":"\([^"]*\)".*/\1/')
-  if [ -z "$prev" ]; then
-    log "compare: no earlier wan run of $tb to compare with"
-  elif [ -z "$new" ] || [ "$new" = "$prev" ]; then
+  if [ -z "$new" ] || [ "$new" = "$prev" ]; then
     log "compare: tonight's wan run is missing (see bench-wan above)"
     broken=1
   else
-    step compare "$ada" compare "$root/results/$prev" "$root/results/$new"
+    # Exit 4 (nothing like it before, or too few repetitions) is logged as undecided.
+    step compare "$ada" compare --history "$root/results/$new"
   fi
 fi
 step index "$ada" results check

@@ -19,7 +19,7 @@ if(MODE STREQUAL "plan")
   endif()
   set(at -1)
   foreach(s "[(]verify[)]: .*verify --grid full --sanitizers" "[(]gate[)]: " "[(]bench-wan[)]: .*--set wan --with-peers"
-            "[(]bench-sweep[)]: .*--set sweep" "[(]planner[)]: .*--kind planner" "[(]compare[)]: .* compare "
+            "[(]bench-sweep[)]: .*--set sweep" "[(]planner[)]: .*--kind planner" "[(]compare[)]: .* compare --history "
             "[(]index[)]: .*results check" "[(]dashboard[)]: .*dashboard --out ")
     string(REGEX MATCH "would run ${s}" m "${out}")
     if(NOT m)

@@ -1,6 +1,6 @@
 /* dashboard.c -- the data of the results site (see dashboard.h for what each part holds).
  * Runs come from the catalog; timings from bench_json.h (the same reader as `adaload
- * compare`), verdicts from run_stats.h, gate status from gate.h.
+ * compare`), verdicts from run_history.h (the one regression rule), gate status from gate.h.
  */
 #include "dashboard.h"
 
@@ -14,6 +14,7 @@
 
 #include "run_bench.h"
 #include "run_compare.h"
+#include "run_history.h"
 #include "run_meta.h"
 #include "run_name.h"
 #include "catalog.h"
@@ -77,65 +78,12 @@ static int add_series(json_t *series, json_t *names, json_t *shapes, const ada_b
     return 0;
 }
 
-/* What is remembered of one set's runs on a testbed: the newest run (compared with the
- * next one of the same set) and every earlier median (the history's noise band). */
-typedef struct {
-    char *set;
-    ada_bench_set prev;
-    ada_run_meta meta;
-    int has_meta;
-    int64_t index;
-    json_t *history; /* name -> [median ns per earlier run of the set, oldest first] */
-} set_state;
-
 typedef struct {
     json_t *tb;             /* the testbed object */
     json_t *names, *shapes; /* the data's name and shape tables */
-    set_state *sets;
-    int64_t nsets, nbench;
+    ada_history *hist;      /* the testbed's bench runs so far (run_history.h) */
+    int64_t nbench;
 } tb_state;
-
-static void tb_state_free(tb_state *st)
-{
-    for (int64_t k = 0; k < st->nsets; k++) {
-        free(st->sets[k].set);
-        ada_bench_set_free(&st->sets[k].prev);
-        ada_run_meta_free(&st->sets[k].meta);
-        json_decref(st->sets[k].history);
-    }
-    free(st->sets);
-}
-
-static set_state *set_of(tb_state *st, const char *set)
-{
-    for (int64_t k = 0; k < st->nsets; k++)
-        if (!strcmp(st->sets[k].set, set)) return &st->sets[k];
-    set_state *n = realloc(st->sets, (size_t)(st->nsets + 1) * sizeof *n);
-    if (!n) return NULL;
-    st->sets = n;
-    set_state *x = &n[st->nsets];
-    memset(x, 0, sizeof *x);
-    x->set = strdup(set);
-    x->history = json_object();
-    x->index = -1;
-    if (!x->set || !x->history) return NULL;
-    st->nsets++;
-    return x;
-}
-
-/* The run's medians join the set's history (the newest ADA_BAND_RUNS kept). */
-static int remember(json_t *history, const ada_bench_set *s)
-{
-    for (int64_t k = 0; k < s->n; k++) {
-        const ada_bench_rec *b = &s->r[k];
-        if (b->error || b->n == 0) continue;
-        json_t *arr = json_object_get(history, b->name);
-        if (!arr && (!(arr = json_array()) || json_object_set_new(history, b->name, arr))) return -1;
-        if (json_array_append_new(arr, json_real(ada_median(b->time_ns, b->n)))) return -1;
-        while (json_array_size(arr) > ADA_BAND_RUNS) json_array_remove(arr, 0);
-    }
-    return 0;
-}
 
 static json_t *row_json(const ada_cmp_row *r, int64_t ia, int64_t ib)
 {
@@ -144,34 +92,34 @@ static json_t *row_json(const ada_cmp_row *r, int64_t ia, int64_t ib)
                      r->p, "band", r->band, "banded", r->banded);
 }
 
-/* The run against the previous run of its set, by `adaload compare`'s rule (run_compare.h)
- * with the set's history as noise band: regressions and drift go to their own lists. */
-static int compare_with_prev(tb_state *st, set_state *ss, const ada_bench_set *s, const ada_run_meta *m, int has_meta,
-                             int64_t i, const dash_opts *o)
+/* Run i against its history by the one regression rule (run_history.h, what `adaload
+ * compare --history` and the nightly apply): regressions and drift go to their own lists. */
+static int judge_run(tb_state *st, const ada_bench_set *s, const ada_run_meta *m, int64_t i, const dash_opts *o)
 {
-    ada_cmp_opts co = {.threshold = o->threshold, .alpha = o->alpha, .skip_peers = 1, .history = ss->history};
-    ada_cmp c;
+    ada_cmp_opts co = {.threshold = o->threshold, .alpha = o->alpha, .skip_peers = 1};
+    ada_hist_verdict v;
     char err[256];
-    int both = has_meta && ss->has_meta;
-    if (ada_compare_runs(&ss->prev, s, both ? &ss->meta : NULL, both ? m : NULL, &co, &c, err, sizeof err)) {
-        ada_cmp_free(&c);
+    if (ada_history_judge(st->hist, s, m, &co, &v, err, sizeof err)) {
+        ada_hist_verdict_free(&v);
         return strstr(err, "out of memory") ? -1 : 0; /* not alike (another testbed's run): no comparison */
     }
+    if (!v.judged) return 0; /* the first run of its set and repetitions */
+    const ada_cmp *c = &v.cmp;
     json_t *regs = json_object_get(st->tb, "regressions"), *drift = json_object_get(st->tb, "drift");
     int rc = 0;
-    for (int64_t k = 0; k < c.n && !rc; k++) {
-        const ada_cmp_row *r = &c.row[k];
+    for (int64_t k = 0; k < c->n && !rc; k++) {
+        const ada_cmp_row *r = &c->row[k];
         json_t *into = r->v == ADA_SLOWER ? regs : r->v == ADA_DRIFT ? drift : NULL;
-        json_t *x = into ? row_json(r, ss->index, i) : NULL;
+        json_t *x = into ? row_json(r, v.baseline_id, i) : NULL;
         if (into && (!x || json_array_append_new(into, x))) rc = -1;
     }
-    json_t *cj = json_pack("{s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:b, s:s}", "run", (json_int_t)i, "prev",
-                           (json_int_t)ss->index, "set", ss->set, "slower", (json_int_t)c.slower, "faster",
-                           (json_int_t)c.faster, "same", (json_int_t)c.same, "too_few", (json_int_t)c.too_few,
-                           "drift", (json_int_t)c.drift, "other_machine", c.same_code && c.other_machine, "machine",
-                           c.machine);
+    json_t *cj = json_pack("{s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:s}", "run", (json_int_t)i, "prev",
+                           (json_int_t)v.baseline_id, "set", s->set ? s->set : "", "slower", (json_int_t)c->slower,
+                           "faster", (json_int_t)c->faster, "same", (json_int_t)c->same, "too_few",
+                           (json_int_t)c->too_few, "drift", (json_int_t)c->drift, "band_runs", (json_int_t)v.band_runs,
+                           "other_machine", c->same_code && c->other_machine, "machine", c->machine);
     if (!rc && (!cj || json_array_append_new(json_object_get(st->tb, "compares"), cj))) rc = -1;
-    ada_cmp_free(&c);
+    ada_hist_verdict_free(&v);
     return rc;
 }
 
@@ -199,24 +147,16 @@ static dash_status add_bench(const char *results, const cat_run *r, tb_state *st
              !json_object_set_new(head, "with_peers", json_boolean(stat(pj, &sb) == 0)) &&
              !json_array_append_new(json_object_get(st->tb, "bench_runs"), head);
     ok = ok && add_series(json_object_get(st->tb, "series"), st->names, st->shapes, &s, i) == 0;
-    set_state *ss = ok ? set_of(st, set) : NULL;
-    ok = ss != NULL;
-    if (ok && ss->index >= 0) ok = compare_with_prev(st, ss, &s, &m, has_meta, i, o) == 0;
-    if (ok) ok = remember(ss->history, &s) == 0;
+    ok = ok && judge_run(st, &s, has_meta ? &m : NULL, i, o) == 0;
     if (ok) {
         json_object_set_new(st->tb, "latest", json_integer(i));
         if (!strcmp(set, "sweep")) json_object_set_new(st->tb, "sweep", json_integer(i));
-        ada_bench_set_free(&ss->prev);
-        ada_run_meta_free(&ss->meta);
-        ss->prev = s;
-        ss->meta = m;
-        ss->has_meta = has_meta;
-        ss->index = i;
-    } else {
-        ada_bench_set_free(&s);
-        if (has_meta) ada_run_meta_free(&m);
     }
-    return ok ? DASH_OK : dash__fail(DASH_NOMEM, err, en, "out of memory");
+    /* The run joins the history (which takes s and m). */
+    if (ok) return ada_history_add(st->hist, &s, has_meta ? &m : NULL, i, r->path) ? dash__fail(DASH_NOMEM, err, en, "out of memory") : DASH_OK;
+    ada_bench_set_free(&s);
+    if (has_meta) ada_run_meta_free(&m);
+    return dash__fail(DASH_NOMEM, err, en, "out of memory");
 }
 
 static dash_status add_verify(const char *results, const cat_run *r, tb_state *st, const dash_opts *o,
@@ -341,8 +281,9 @@ dash_status dash_collect(const char *results, const dash_opts *oin, json_t **dat
     if (!names) s = dash__fail(DASH_NOMEM, err, en, "out of memory");
     for (int64_t k = 0; k < nn && s == DASH_OK; k++) {
         tb_state st = {.tb = new_testbed(names[k]), .names = json_object_get(d, "names"),
-                       .shapes = json_object_get(d, "shapes")};
-        if (!st.tb || json_array_append_new(json_object_get(d, "testbeds"), st.tb)) {
+                       .shapes = json_object_get(d, "shapes"), .hist = ada_history_new()};
+        if (!st.tb || !st.hist || json_array_append_new(json_object_get(d, "testbeds"), st.tb)) {
+            ada_history_free(st.hist);
             s = dash__fail(DASH_NOMEM, err, en, "out of memory");
             break;
         }
@@ -356,7 +297,7 @@ dash_status dash_collect(const char *results, const dash_opts *oin, json_t **dat
             if (s == DASH_OK && !strcmp(r->kind, "bench"))
                 s = dash__add_planner(results, r, json_object_get(st.tb, "planner"), err, en);
         }
-        tb_state_free(&st);
+        ada_history_free(st.hist);
     }
     free(names);
     cat_free(&c);

@@ -19,12 +19,13 @@
  * - series: per benchmark name, [run index, median us, median % of copy or null,
  *   repetitions] for each bench run that has it (the PyTorch peers' names too: the page
  *   draws them as reference lines);
- * - compares: for each bench run and the previous run of the SAME set (never a wan run
- *   against a sweep run), `adaload compare`'s verdicts (run_compare.h: the same code;
- *   threshold 5%, alpha 0.05) over the benchmarks both have, except the peers', with the set,
- *   the counts (slower, faster, same, too few repetitions, drift) and the machine verdict;
- *   each benchmark with ADA_BAND_MIN or more earlier runs of the set is judged against its own
- *   noise band (run_stats.h) instead of the fixed threshold;
+ * - compares: for each bench run with an earlier run like it, the verdict of the one
+ *   regression rule (run_history.h, what `adaload compare --history` and the nightly apply;
+ *   threshold 5%, alpha 0.05): against the previous run of the same set and repetition count
+ *   (never a wan run against a sweep run, nor 3 repetitions against 9; prev is its index),
+ *   each benchmark but the peers' outside its own noise band over the earlier runs of that
+ *   run's kernel code (band_runs of them; 0: fewer than ADA_BAND_MIN, the pair rule), with the
+ *   set, the counts (slower, faster, same, too few repetitions, drift) and the machine verdict;
  * - regressions: every benchmark a comparison calls slower, with both medians, the ratio, p
  *   and the change the rule needed; drift: likewise every benchmark that moved with the
  *   machine, not the code (same kernel code, other machine: environment drift);

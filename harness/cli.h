@@ -4,7 +4,7 @@
  * Exit codes of every subcommand (CTest reads 77 as "skipped"):
  *   0 ok, 1 a check failed, 2 bad usage or bad input or an output that cannot be written,
  *   3 an internal or resource failure (out of memory, a CUDA error), 4 undecided (compare:
- *   too few repetitions to judge), 77 nothing can run here.
+ *   too few repetitions to judge; --history: no earlier run like it), 77 nothing can run here.
  * A subcommand is `int cmd_NAME(int argc, char **argv)` with argv[0] = "NAME"; it returns
  * one of these codes and never calls exit(). Options are parsed by cli_opts.h.
  */

@@ -1,10 +1,12 @@
 # tests_bench.cmake -- tests of `adaload bench`, `compare` and `report` (included by tests.cmake).
 #   test_compare     the compare subcommand on synthetic JSON files (its statistics:
-#                    bench/test_bench_stats.c)
+#                    runfiles/test_run_stats.c)
+#   test_compare_history  compare --history (the nightly's verdict) on synthetic results trees
 #   bench_cli        the quick set through the real program (GPU parts skipped by name
 #                    without a device), run-folder contents, usage errors, report
 #   bench_quick_gpu  (label gpu) the quick set's GPU benchmarks only: exit 77 without a device
 ada_test(test_compare test_compare.c adaload_cli)
+ada_test(test_compare_history test_compare_history.c adaload_cli)
 
 add_executable(test_bench_cli test_bench_cli.c)
 target_compile_options(test_bench_cli PRIVATE ${ADALOAD_C_WARNINGS})

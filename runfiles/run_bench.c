@@ -288,6 +288,16 @@ const ada_bench_rec *ada_bench_find(const ada_bench_set *s, const char *name)
     return k ? &s->r[k - 1] : NULL;
 }
 
+int64_t ada_bench_repetitions(const ada_bench_set *s)
+{
+    const char *r = s->repetitions;
+    if (r && *r && strspn(r, "0123456789") == strlen(r) && strlen(r) < 10) return strtoll(r, NULL, 10);
+    int64_t most = 0;
+    for (int64_t i = 0; i < s->n; i++)
+        if (!s->r[i].error && s->r[i].n > most) most = s->r[i].n;
+    return most;
+}
+
 double ada_bench_copy_ceiling(const ada_bench_set *s, const char *copy_name)
 {
     const ada_bench_rec *r = copy_name ? ada_bench_find(s, copy_name) : NULL;

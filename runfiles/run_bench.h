@@ -69,6 +69,11 @@ int ada_bench_load_file(const char *path, ada_bench_set *s, char *err, size_t er
 void ada_bench_set_free(ada_bench_set *s);
 const ada_bench_rec *ada_bench_find(const ada_bench_set *s, const char *name);
 
+/* The run's repetitions per benchmark: bench.json's adaload_repetitions when it says, else
+ * the most repetitions any benchmark without an error has (a plain Google Benchmark file);
+ * 0 when unknown. */
+int64_t ada_bench_repetitions(const ada_bench_set *s);
+
 /* The ceiling of every % of copy in a run: the median bytes_per_second of the repetitions of
  * the copy benchmark copy_name ("copy/bytes<N>[/graph<K>]", adaload's own device-to-device
  * copy of the same bytes, timed in the same run) in s; 0 when s has no such copy, it

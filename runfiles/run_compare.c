@@ -26,6 +26,22 @@ static int64_t history_of(const json_t *h, const char *name, double *out, int64_
     return n;
 }
 
+int ada_runs_alike(const ada_bench_set *a, const ada_run_meta *ma, const ada_bench_set *b, const ada_run_meta *mb,
+                   char *why, size_t n)
+{
+    size_t w = 0;
+    why[0] = '\0';
+#define ADD(...) (w += (size_t)snprintf(why + (w < n ? w : n - 1), w < n ? n - w : 1, __VA_ARGS__))
+    if (ma && mb && *ma->testbed && *mb->testbed && strcmp(ma->testbed, mb->testbed))
+        ADD("testbed %s against testbed %s", ma->testbed, mb->testbed);
+    if (a->set && b->set && strcmp(a->set, b->set)) ADD("%sset %s against set %s", w ? "; " : "", a->set, b->set);
+    int64_t ra = ada_bench_repetitions(a), rb = ada_bench_repetitions(b);
+    if (ra > 0 && rb > 0 && ra != rb)
+        ADD("%s%lld repetitions against %lld", w ? "; " : "", (long long)ra, (long long)rb);
+#undef ADD
+    return w == 0;
+}
+
 int ada_compare_runs(const ada_bench_set *a, const ada_bench_set *b, const ada_run_meta *ma, const ada_run_meta *mb,
                      const ada_cmp_opts *oin, ada_cmp *c, char *err, size_t en)
 {
@@ -33,12 +49,11 @@ int ada_compare_runs(const ada_bench_set *a, const ada_bench_set *b, const ada_r
     ada_cmp_opts o = *oin;
     if (o.threshold <= 0) o.threshold = 0.05;
     if (o.alpha <= 0) o.alpha = 0.05;
-    if (ma && mb && *ma->testbed && *mb->testbed && strcmp(ma->testbed, mb->testbed))
-        return snprintf(err, en, "testbed %s against testbed %s: runs of different testbeds are not compared",
-                        ma->testbed, mb->testbed),
+    char why[400];
+    if (!ada_runs_alike(a, ma, b, mb, why, sizeof why))
+        return snprintf(err, en, "%s: not comparable (only runs of the same testbed, set and repetition count are "
+                                 "compared)", why),
                -1;
-    if (a->set && b->set && strcmp(a->set, b->set))
-        return snprintf(err, en, "set %s against set %s: only runs of the same set are compared", a->set, b->set), -1;
     if (ma && mb) {
         ada_run_fp fa = ma->fp, fb = mb->fp;
         if (!(fa.copy_gbps > 0)) ada_run_fp_copy(&fa, a); /* runs older than the field */

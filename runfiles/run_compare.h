@@ -8,9 +8,10 @@
  *   for (i < c.n) c.row[i].name, ada_verdict_name(c.row[i].v) ...
  *   ada_cmp_free(&c);
  *
- * Like with like: two runs are compared only when their testbed and set agree (when both
- * say: a plain Google Benchmark file has neither), and benchmark by benchmark only under the
- * same full name (op, variant, dtypes, layout, D, rows). Per benchmark the verdict is
+ * Like with like (ada_runs_alike): two runs are compared only when their testbed, set and
+ * repetition count agree (each where both say: a plain Google Benchmark file has no testbed
+ * or set; its repetitions are counted), and benchmark by benchmark only under the same full
+ * name (op, variant, dtypes, layout, D, rows). Per benchmark the verdict is
  * ada_compare_samples' (run_stats.h): slower, faster, same or "too few repetitions" (the
  * repetitions cannot reach p < alpha). When both runs ran the same kernel code
  * (ada_run_same_code: run_meta.h) a slower or faster benchmark is "environment drift": the
@@ -18,7 +19,8 @@
  * fingerprint: thermals, neighbours, clocks under load); only a change of the code is a
  * regression. With history (the
  * medians of the set's earlier runs, oldest first), the noise band of ada_history_verdict
- * replaces the fixed threshold.
+ * replaces the fixed threshold; which earlier runs make that history is run_history.h's rule
+ * (the one `adaload compare --history`, the nightly and the dashboard use).
  */
 #ifndef ADALOAD_RUN_COMPARE_H
 #define ADALOAD_RUN_COMPARE_H
@@ -59,8 +61,13 @@ typedef struct {
     char machine[256];  /* how (or "same machine ...") */
 } ada_cmp;
 
-/* 0, or -1 when the runs are not alike (why in err: testbed or set differ) or memory ran
- * out (err says so). ma, mb may be NULL (no meta.json: no drift can be told). */
+/* 1 when runs a and b are alike (ma, mb may be NULL); else 0 with why ("set quick against
+ * set wan", "3 repetitions against 9", ...: every difference, "; "-separated). */
+int ada_runs_alike(const ada_bench_set *a, const ada_run_meta *ma, const ada_bench_set *b, const ada_run_meta *mb,
+                   char *why, size_t n);
+
+/* 0, or -1 when the runs are not alike (why in err: testbed, set or repetitions differ) or
+ * memory ran out (err says so). ma, mb may be NULL (no meta.json: no drift can be told). */
 int ada_compare_runs(const ada_bench_set *a, const ada_bench_set *b, const ada_run_meta *ma, const ada_run_meta *mb,
                      const ada_cmp_opts *o, ada_cmp *out, char *err, size_t en);
 void ada_cmp_free(ada_cmp *c);

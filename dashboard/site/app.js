@@ -240,7 +240,7 @@
   function verdictTable(rows, runs, cls, extra) {
     var t = el('table', { 'class': cls + 's' });
     var h = el('tr');
-    ['run', 'previous run of the set', 'benchmark', 'before (us)', 'after (us)', 'ratio', 'needed', 'p'].concat(extra ? [extra] : [])
+    ['run', 'previous run like it', 'benchmark', 'before (us)', 'after (us)', 'ratio', 'needed', 'p'].concat(extra ? [extra] : [])
       .forEach(function (x) { h.appendChild(el('th', null, x)); });
     t.appendChild(h);
     rows.forEach(function (r) {
@@ -257,10 +257,10 @@
   }
 
   function regressionsSection(sec, tb) {
-    sec.appendChild(el('h3', { id: 'regressions-' + tb.name }, 'Regressions against the previous run of the same set'));
-    sec.appendChild(el('p', { 'class': 'note' }, '`adaload compare` of each bench run with the previous run of its own set (Mann-Whitney U over the repetitions, p < ' +
-      D.alpha + '); a benchmark with ' + 3 + ' or more earlier runs of the set must leave its own run-to-run noise band (4 robust standard deviations, at least 2%), one with fewer the fixed threshold ' +
-      D.threshold + '. Same kernel code on another machine (GPU, driver, clocks, copy bandwidth) is environment drift, listed apart. The PyTorch peers are not judged.'));
+    sec.appendChild(el('h3', { id: 'regressions-' + tb.name }, 'Regressions against the history'));
+    sec.appendChild(el('p', { 'class': 'note' }, '`adaload compare --history` of each bench run: against the previous run of its own set and repetition count (Mann-Whitney U over the repetitions, p < ' +
+      D.alpha + '); a benchmark with ' + 3 + ' or more earlier runs of that run\'s kernel code must leave its own run-to-run noise band over them (4 robust standard deviations, at least 2%), one with fewer the fixed threshold ' +
+      D.threshold + '. The same kernel code on another machine (GPU, driver, clocks, copy bandwidth) or in another state is environment drift, listed apart. The PyTorch peers are not judged.'));
     var runs = tb.bench_runs;
     if (!tb.regressions.length) sec.appendChild(el('p', { 'class': 'ok', id: 'no-regressions-' + tb.name }, 'No regression flagged.'));
     else {
@@ -280,13 +280,14 @@
       d.appendChild(el('summary', null, 'every comparison (' + tb.compares.length + ')'));
       var ct = el('table');
       var hh = el('tr');
-      ['run', 'previous run', 'set', 'slower', 'faster', 'same', 'too few repetitions', 'drift', 'machine'].forEach(function (x) { hh.appendChild(el('th', null, x)); });
+      ['run', 'previous run like it', 'set', 'band runs', 'slower', 'faster', 'same', 'too few repetitions', 'drift', 'machine'].forEach(function (x) { hh.appendChild(el('th', null, x)); });
       ct.appendChild(hh);
       tb.compares.forEach(function (c) {
         var tr = el('tr', c.slower ? { 'class': 'compare-slower' } : null);
         tr.appendChild(el('td', null, runs[c.run].run));
         tr.appendChild(el('td', null, runs[c.prev].run));
         tr.appendChild(el('td', null, c.set));
+        tr.appendChild(el('td', { 'class': 'num' }, c.band_runs ? String(c.band_runs) : 'pair rule'));
         [c.slower, c.faster, c.same, c.too_few, c.drift].forEach(function (x) { tr.appendChild(el('td', { 'class': 'num' }, String(x))); });
         tr.appendChild(el('td', null, c.machine));
         ct.appendChild(tr);
