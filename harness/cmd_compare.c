@@ -140,8 +140,9 @@ static int load_meta(const char *dir, ada_run_meta *m)
 {
     char mp[PATH_MAX + 16], err[512];
     struct stat st;
-    snprintf(mp, sizeof mp, "%s/meta.json", dir);
     memset(m, 0, sizeof *m);
+    const int k = snprintf(mp, sizeof mp, "%s/meta.json", dir);
+    if (k < 0 || (size_t)k >= sizeof mp) return 0; /* a path too long for the system has no meta.json */
     return stat(mp, &st) == 0 && ada_run_meta_load(mp, m, err, sizeof err) == ADA_RUNS_OK;
 }
 
