@@ -6,8 +6,9 @@
 # check` says whether the index agrees, `adaload results index` rebuilds it). The full
 # per-case verify.json stays out of git (.gitignore): verify-summary.json is the record.
 #   MODE quick  env, verify --grid quick for every variant (forward and backward), bench --set quick
-#   MODE verify env, verify --grid full --sanitizers: forward and backward of every variant
-#               (--direction both, the default), sanitizers over both (the CI gate's record)
+#   MODE verify env, verify --grid smoke (stops here when it fails), then verify --grid full
+#               --sanitizers: forward and backward of every variant (--direction both, the
+#               default), the sanitizers over both beside the grid (the CI gate's record)
 #   MODE bench  the forward: bench --set wan (every shape), bench --set wan --with-peers on the shapes of
 #               the speed bar (rows >= 32,760), and the regression check: the slowed build's
 #               dtile against two runs of the normal build (adaload compare)
@@ -56,7 +57,13 @@ case "$mode" in
     log bench quick;  $ada bench --set quick --with-peers; echo "bench rc=$?"
     ;;
   verify)
-    log verify full;  $ada verify --grid full --sanitizers; echo "verify rc=$?"
+    # The smoke grid first (seconds): a build that fails it would only burn the call's 10 minutes.
+    log verify smoke; $ada verify --grid smoke --no-record | tail -3; src=${PIPESTATUS[0]}; echo "verify smoke rc=$src"
+    if [ "$src" = 0 ]; then
+      log verify full;  $ada verify --grid full --sanitizers; echo "verify rc=$?"
+    else
+      echo "verify full: not run (the smoke grid failed)"
+    fi
     ;;
   bench)
     # The forward only (the backward has MODE bench-bwd): one call stays inside 10 minutes.

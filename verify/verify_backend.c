@@ -13,6 +13,7 @@
 
 #if ADALOAD_HAVE_CUDA
 #include "lnmod.h"
+#include "verify_span_cuda.h"
 #endif
 
 void *verify_host_get(verify_buf *b, size_t bytes)
@@ -140,6 +141,27 @@ int verify_dev_download(verify_backend *bk, void *dst, const void *src, size_t b
 #endif
     (void)bk;
     memcpy(dst, src, bytes);
+    return 0;
+}
+
+int verify_dev_span_check(verify_backend *bk, const verify_span *sp, const unsigned char *buf,
+                          const unsigned char *ref, unsigned char poison, void *dcount, int *outside_ok, int *same)
+{
+#if ADALOAD_HAVE_CUDA
+    if (!bk->model) {
+        unsigned long long bad[2];
+        if (verify_cuda_span_check(sp, buf, ref, poison, (unsigned long long *)dcount, bad) != 0) {
+            (void)cudaGetLastError();
+            return -1;
+        }
+        *outside_ok = bad[0] == 0;
+        *same = bad[1] == 0;
+        return 0;
+    }
+#endif
+    (void)dcount;
+    *outside_ok = verify_span_outside_ok(sp, buf, poison, bk->threads);
+    *same = ref ? verify_span_same(sp, buf, ref, bk->threads) : 1;
     return 0;
 }
 

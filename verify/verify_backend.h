@@ -18,6 +18,7 @@
 #include <stddef.h>
 
 #include "lnmod_desc.h"
+#include "verify_span.h"
 
 typedef struct {
     int model;          /* 1: CPU models, memory is host memory */
@@ -48,6 +49,14 @@ int verify_dev_poison(verify_backend *bk, void *p, size_t bytes);
 int verify_dev_fill(verify_backend *bk, void *p, unsigned char byte, size_t bytes);
 int verify_dev_upload(verify_backend *bk, void *dst, const void *src, size_t bytes);
 int verify_dev_download(verify_backend *bk, void *dst, const void *src, size_t bytes);
+
+/* The checks of verify_span.h where the buffer lives: on the GPU (verify_span_cuda.h; only
+ * two counters cross the bus) or, on the model backend, over bk->threads on the host.
+ * outside_ok: the front band, every gap and the rest hold poison; same: the rows equal ref's
+ * bit for bit (1 when ref is NULL). dcount: 16 bytes of device memory the GPU check may use
+ * (unused by the model). 0, or -1 on a CUDA error. */
+int verify_dev_span_check(verify_backend *bk, const verify_span *sp, const unsigned char *buf,
+                          const unsigned char *ref, unsigned char poison, void *dcount, int *outside_ok, int *same);
 
 /* Runs variant (a kernel name, or a CPU model name on the model backend) and waits for it.
  * 0 on success; otherwise err says why. */

@@ -4,8 +4,11 @@
  * backward's own error. Each variant with a backward runs twice:
  *   1. outputs (dx, dscale, dshift with their guard bands and the gaps between strided
  *      modulation rows) poisoned with 0xFF (NaN), workspace poisoned too; downloaded;
- *   2. outputs poisoned with VERIFY_POISON2_BYTE, workspace filled with random bytes; the
- *      guards and gaps must hold the new poison and the data must equal launch 1 bit for bit.
+ *   2. into a second set of device outputs, poisoned with VERIFY_POISON2_BYTE, workspace
+ *      filled with random bytes; the guards and gaps must hold the new poison and the data
+ *      must equal launch 1's bit for bit. Both launches' guards, gaps and this equality are
+ *      checked where the buffers are (verify_dev_span_check: on the GPU, nothing more crosses
+ *      the bus than launch 1's download).
  * Then one pass over threads computes the reference (ref_lnmod_backward_row per token row,
  * ref_lnmod_backward_colsums per modulation row and block of columns) and compares every
  * variant's launch-1 outputs with it (verify_check.h's backward allowances), so the float64
@@ -31,9 +34,9 @@ typedef struct {
     verify_span span[3]; /* dx, dscale, dshift: guards, gaps, data (verify_span.h) */
     void *hdy;
     float *hmean, *hrstd;
-    unsigned char *ddy, *dmean, *drstd, *dgx, *dgsc, *dgsh;
+    unsigned char *ddy, *dmean, *drstd, *dgx, *dgsc, *dgsh; /* launch 1's outputs */
+    unsigned char *dgx2, *dgsc2, *dgsh2, *dcnt;             /* launch 2's; the check's counters */
     unsigned char *gx[VERIFY_MAX_VARIANTS], *gsc[VERIFY_MAX_VARIANTS], *gsh[VERIFY_MAX_VARIANTS];
-    unsigned char *tgx, *tgsc, *tgsh;
     size_t ws[VERIFY_MAX_VARIANTS];
     int ran[VERIFY_MAX_VARIANTS], guard[VERIFY_MAX_VARIANTS], same[VERIFY_MAX_VARIANTS];
     char err[VERIFY_MAX_VARIANTS][512];
@@ -48,14 +51,15 @@ static verify_stats *stat_of(bwd_set *b, int tid, int j, int o) { return &b->st[
 void verify_bwd_pool_free(verify_session *s)
 {
     verify_bwd_pool *p = &s->bp;
-    verify_buf *hb[] = {&p->hdy, &p->hmean, &p->hrstd, &p->tgx, &p->tgsc, &p->tgsh, &p->hws};
+    verify_buf *hb[] = {&p->hdy, &p->hmean, &p->hrstd, &p->hws};
     for (size_t i = 0; i < sizeof hb / sizeof hb[0]; i++) verify_host_free(hb[i]);
     for (int v = 0; v < VERIFY_MAX_VARIANTS; v++) {
         verify_host_free(&p->hgx[v]);
         verify_host_free(&p->hgsc[v]);
         verify_host_free(&p->hgsh[v]);
     }
-    verify_buf *db[] = {&p->ddy, &p->dmean, &p->drstd, &p->dgx, &p->dgsc, &p->dgsh, &p->dws};
+    verify_buf *db[] = {&p->ddy, &p->dmean, &p->drstd, &p->dgx, &p->dgsc, &p->dgsh,
+                        &p->dgx2, &p->dgsc2, &p->dgsh2, &p->dcnt, &p->dws};
     for (size_t i = 0; i < sizeof db / sizeof db[0]; i++) verify_dev_free(&s->bk, db[i]);
 }
 
@@ -110,7 +114,7 @@ static const char *prepare(verify_session *s, bwd_set *b, char *buf, size_t n)
     b->span[1] = (verify_span){b->gscb, VERIFY_GUARD + (size_t)o->scale * w->ms, w->ms, b->nmod, d->D, d->scale_stride};
     b->span[2] = (verify_span){b->gshb, VERIFY_GUARD + (size_t)o->shift * w->ms, w->ms, b->nmod, d->D, d->shift_stride};
     if (w->n > ((int64_t)1 << 28)) {
-        int64_t need = w->n * (int64_t)(w->ys + (size_t)(b->nv + 1) * w->xs) + ((int64_t)1 << 28);
+        int64_t need = w->n * (int64_t)(w->ys + (size_t)b->nv * w->xs) + ((int64_t)1 << 28);
         int64_t avail = verify_host_mem_available();
         if (avail >= 0 && avail < need) {
             snprintf(buf, n, "not run: the backward needs %.1f GB more host memory, %.1f GB available",
@@ -121,10 +125,7 @@ static const char *prepare(verify_session *s, bwd_set *b, char *buf, size_t n)
     b->hdy = verify_host_get_xfer(bk, &p->hdy, (size_t)w->n * w->ys);
     b->hmean = verify_host_get_xfer(bk, &p->hmean, (size_t)d->rows * sizeof(float));
     b->hrstd = verify_host_get_xfer(bk, &p->hrstd, (size_t)d->rows * sizeof(float));
-    b->tgx = verify_host_get_xfer(bk, &p->tgx, b->gxb);
-    b->tgsc = verify_host_get_xfer(bk, &p->tgsc, b->gscb);
-    b->tgsh = verify_host_get_xfer(bk, &p->tgsh, b->gshb);
-    int ok = b->hdy && b->hmean && b->hrstd && b->tgx && b->tgsc && b->tgsh;
+    int ok = b->hdy && b->hmean && b->hrstd;
     for (int j = 0; j < b->nv && ok; j++) {
         b->gx[j] = verify_host_get_xfer(bk, &p->hgx[j], b->gxb);
         b->gsc[j] = verify_host_get_xfer(bk, &p->hgsc[j], b->gscb);
@@ -144,8 +145,13 @@ static const char *prepare(verify_session *s, bwd_set *b, char *buf, size_t n)
     b->dgx = verify_dev_get(bk, &p->dgx, b->gxb);
     b->dgsc = verify_dev_get(bk, &p->dgsc, b->gscb);
     b->dgsh = verify_dev_get(bk, &p->dgsh, b->gshb);
+    b->dgx2 = verify_dev_get(bk, &p->dgx2, b->gxb);
+    b->dgsc2 = verify_dev_get(bk, &p->dgsc2, b->gscb);
+    b->dgsh2 = verify_dev_get(bk, &p->dgsh2, b->gshb);
+    b->dcnt = verify_dev_get(bk, &p->dcnt, 2 * sizeof(unsigned long long));
     const char *why = NULL;
-    if (!b->ddy || !b->dmean || !b->drstd || !b->dgx || !b->dgsc || !b->dgsh)
+    if (!b->ddy || !b->dmean || !b->drstd || !b->dgx || !b->dgsc || !b->dgsh || !b->dgx2 || !b->dgsc2 || !b->dgsh2 ||
+        !b->dcnt)
         why = "not run: out of device memory";
     else if (verify_dev_poison(bk, b->ddy, b->dyb) || verify_dev_poison(bk, b->dmean, b->sb) ||
              verify_dev_poison(bk, b->drstd, b->sb) ||
@@ -159,35 +165,37 @@ static const char *prepare(verify_session *s, bwd_set *b, char *buf, size_t n)
 
 /* ---- launches -------------------------------------------------------------------------------- */
 
-/* Guards and gaps of one launch's three downloads, with the launch's poison. */
-static int all_outside_ok(const bwd_set *b, const unsigned char *gx, const unsigned char *gsc,
-                          const unsigned char *gsh, unsigned char poison)
+/* Guards, gaps (every byte the launch's poison) and, with ref, the data of the three outputs
+ * against ref's (launch 1's), where they live (verify_dev_span_check): 0, or -1 on an error. */
+static int check_outputs(verify_session *s, bwd_set *b, unsigned char *const out[3], unsigned char *const ref[3],
+                         unsigned char poison, int *outside_ok, int *same)
 {
-    return verify_span_outside_ok(&b->span[0], gx, poison, b->threads) &&
-           verify_span_outside_ok(&b->span[1], gsc, poison, b->threads) &&
-           verify_span_outside_ok(&b->span[2], gsh, poison, b->threads);
+    *outside_ok = *same = 1;
+    for (int o = 0; o < 3; o++) {
+        int ok_o, same_o;
+        if (verify_dev_span_check(&s->bk, &b->span[o], out[o], ref ? ref[o] : NULL, poison, b->dcnt, &ok_o, &same_o))
+            return -1;
+        *outside_ok = *outside_ok && ok_o;
+        *same = *same && same_o;
+    }
+    return 0;
 }
 
-/* The data of two launches' downloads is the same, bit for bit. */
-static int all_same(const bwd_set *b, const unsigned char *gx, const unsigned char *gsc, const unsigned char *gsh)
+/* Poison (and the workspace), run into the launch's device outputs (launch 1: dgx/dgsc/dgsh,
+ * downloaded into gx/gsc/gsh[j]; launch 2: dgx2/dgsc2/dgsh2, checked on the device). 0, or -1
+ * with b->err[j]. */
+static int launch_once(verify_session *s, bwd_set *b, int j, int second, unsigned char *ws)
 {
-    return verify_span_same(&b->span[0], gx, b->tgx, b->threads) &&
-           verify_span_same(&b->span[1], gsc, b->tgsc, b->threads) &&
-           verify_span_same(&b->span[2], gsh, b->tgsh, b->threads);
-}
-
-/* Poison (and the workspace), run, download into gx/gsc/gsh. 0, or -1 with b->err[j]. */
-static int launch_once(verify_session *s, bwd_set *b, int j, int second, unsigned char *gx, unsigned char *gsc,
-                       unsigned char *gsh, unsigned char *ws)
-{
+    unsigned char *const ox = second ? b->dgx2 : b->dgx, *const osc = second ? b->dgsc2 : b->dgsc,
+                         *const osh = second ? b->dgsh2 : b->dgsh;
     verify_backend *bk = &s->bk;
     const verify_setw *w = b->w;
     const verify_offsets *o = &w->g.off;
     const unsigned char poison = second ? VERIFY_POISON2_BYTE : VERIFY_POISON_BYTE;
     char *err = b->err[j];
     const size_t en = sizeof b->err[j];
-    int bad = verify_dev_fill(bk, b->dgx, poison, b->gxb) || verify_dev_fill(bk, b->dgsc, poison, b->gscb) ||
-              verify_dev_fill(bk, b->dgsh, poison, b->gshb);
+    int bad = verify_dev_fill(bk, ox, poison, b->gxb) || verify_dev_fill(bk, osc, poison, b->gscb) ||
+              verify_dev_fill(bk, osh, poison, b->gshb);
     if (!bad && b->ws[j] && !second) bad = verify_dev_poison(bk, ws, b->ws[j]);
     if (!bad && b->ws[j] && second) {
         /* random bytes, from the case's seed: the kernel must not read its workspace first */
@@ -211,11 +219,12 @@ static int launch_once(verify_session *s, bwd_set *b, int j, int second, unsigne
     if (verify_backend_run_bwd(bk, s->c->variants[b->vi[j]], &w->d, w->dx + VERIFY_GUARD + o->x * w->xs,
                                w->dsc + VERIFY_GUARD + o->scale * w->ms, b->ddy + VERIFY_GUARD + o->y * w->ys,
                                (const float *)(b->dmean + VERIFY_GUARD), (const float *)(b->drstd + VERIFY_GUARD),
-                               b->dgx + VERIFY_GUARD + o->x * w->xs, b->dgsc + VERIFY_GUARD + o->scale * w->ms,
-                               b->dgsh + VERIFY_GUARD + o->shift * w->ms, b->ws[j] ? ws : NULL, b->ws[j], err, en))
+                               ox + VERIFY_GUARD + o->x * w->xs, osc + VERIFY_GUARD + o->scale * w->ms,
+                               osh + VERIFY_GUARD + o->shift * w->ms, b->ws[j] ? ws : NULL, b->ws[j], err, en))
         return -1;
-    if (verify_dev_download(bk, gx, b->dgx, b->gxb) || verify_dev_download(bk, gsc, b->dgsc, b->gscb) ||
-        verify_dev_download(bk, gsh, b->dgsh, b->gshb)) {
+    if (second) return 0;
+    if (verify_dev_download(bk, b->gx[j], ox, b->gxb) || verify_dev_download(bk, b->gsc[j], osc, b->gscb) ||
+        verify_dev_download(bk, b->gsh[j], osh, b->gshb)) {
         snprintf(err, en, "copying the backward's outputs back failed");
         return -1;
     }
@@ -239,13 +248,17 @@ static void launch_variant(verify_session *s, bwd_set *b, int j)
         snprintf(b->err[j], sizeof b->err[j], "out of device memory for a %zu-byte workspace", b->ws[j]);
         return;
     }
-    if (launch_once(s, b, j, 0, b->gx[j], b->gsc[j], b->gsh[j], ws) ||
-        launch_once(s, b, j, 1, b->tgx, b->tgsc, b->tgsh, ws))
+    if (launch_once(s, b, j, 0, ws) || launch_once(s, b, j, 1, ws)) return;
+    unsigned char *const one[3] = {b->dgx, b->dgsc, b->dgsh}, *const two[3] = {b->dgx2, b->dgsc2, b->dgsh2};
+    int ok1, ok2, same, unused;
+    if (check_outputs(s, b, one, NULL, VERIFY_POISON_BYTE, &ok1, &unused) ||
+        check_outputs(s, b, two, one, VERIFY_POISON2_BYTE, &ok2, &same)) {
+        snprintf(b->err[j], sizeof b->err[j], "checking the backward's outputs on the device failed");
         return;
+    }
     b->ran[j] = 1;
-    b->guard[j] = all_outside_ok(b, b->gx[j], b->gsc[j], b->gsh[j], VERIFY_POISON_BYTE) &&
-                  all_outside_ok(b, b->tgx, b->tgsc, b->tgsh, VERIFY_POISON2_BYTE);
-    b->same[j] = all_same(b, b->gx[j], b->gsc[j], b->gsh[j]);
+    b->guard[j] = ok1 && ok2;
+    b->same[j] = same;
 }
 
 /* ---- the reference and the comparison, fused ------------------------------------------------ */

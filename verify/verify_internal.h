@@ -63,12 +63,12 @@ typedef struct {
 #define VERIFY_POISON2_BYTE 0xA5
 
 /* The backward's buffers (pools reused from set to set): host dy, fp32 statistics, each
- * variant's downloaded outputs (first launch), the second launch's downloads; the device
- * buffers of dy, mean, rstd, the three outputs and the workspace. */
+ * variant's downloaded outputs (first launch); the device buffers of dy, mean, rstd, the
+ * three outputs of each of the two launches, the span check's counters, the workspace. */
 typedef struct {
     verify_buf hdy, hmean, hrstd, hgx[VERIFY_MAX_VARIANTS], hgsc[VERIFY_MAX_VARIANTS], hgsh[VERIFY_MAX_VARIANTS];
-    verify_buf tgx, tgsc, tgsh, hws;
-    verify_buf ddy, dmean, drstd, dgx, dgsc, dgsh, dws;
+    verify_buf hws;
+    verify_buf ddy, dmean, drstd, dgx, dgsc, dgsh, dgx2, dgsc2, dgsh2, dcnt, dws;
 } verify_bwd_pool;
 
 struct verify_session {
