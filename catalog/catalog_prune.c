@@ -14,7 +14,7 @@
 static int is_gate_record(const cat_run *r)
 {
     return r->verify_grid && !strcmp(r->verify_grid, "full") && r->verify_backend &&
-           !strcmp(r->verify_backend, "cuda");
+           !strcmp(r->verify_backend, "cuda") && !r->verify_plugins;
 }
 
 /* 1 when r verified this tree's kernel sources (scheme 2 where r knows it, else scheme 1). */
@@ -33,7 +33,7 @@ static void keep(cat_decision *d, const char *why)
 static void decide_verify(const cat_catalog *c, int64_t i, const cat_prune_opts *o, cat_decision *d)
 {
     const cat_run *r = &c->run[i];
-    if (!is_gate_record(r)) return keep(d, "not a gate record (quick grid or CPU model): kept");
+    if (!is_gate_record(r)) return keep(d, "not a gate record (quick grid, CPU model or plug-ins): kept");
     /* Catalog order is by time: newer records of the same testbed come after i. */
     int64_t newer = -1, newer_match = -1;
     for (int64_t j = i + 1; j < c->n; j++) {

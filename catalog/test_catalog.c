@@ -286,6 +286,33 @@ Test(catalog, prune_policy)
     cat_free(&c);
 }
 
+/* A full-grid record that checked a plug-in (a researcher's library) is no gate record: it
+ * neither supersedes adaload's own record nor is superseded (gate_record_has_plugins). */
+Test(catalog, prune_keeps_records_around_plugin_runs)
+{
+    verify("r/gpu/verify/2026-01-01T000000Z_own", "h1", "full", 1);
+    meta("r/gpu/verify/2026-01-02T000000Z_plug", "1111111aaaa", "false", "h1");
+    test_tmp_put("r/gpu/verify/2026-01-02T000000Z_plug/verify.json",
+                 "{\"schema\": \"adaload.verify/1\", \"kernel_hash_v2\": \"h1\", \"grid\": \"full\", "
+                 "\"backend\": \"cuda\", \"variants\": [\"dtile\", \"plugin:mine\"], \"plugins\": [{\"path\": "
+                 "\"my.so\", \"file_sha256\": \"00\"}], \"cases\": [{\"pass\": true}], \"summary\": {\"cases\": 1, "
+                 "\"passed\": 1}, \"all_passed\": true, \"sanitizers\": {\"memcheck\": \"clean\", "
+                 "\"racecheck\": \"clean\", \"initcheck\": \"clean\", \"synccheck\": \"clean\"}}\n");
+    cat_catalog c;
+    cr_assert_eq(cat_scan(at("r"), &c, err, sizeof err), CAT_OK, "%s", err);
+    cr_assert_eq(c.n, 2);
+    cr_assert_eq(c.run[1].verify_plugins, 1);
+    cr_assert(strstr(c.run[1].measured, "with plug-ins"), "%s", c.run[1].measured);
+    cat_decision d[2];
+    cat_prune_opts o = {.hash_v1 = "h1", .on_main = main_line};
+    cr_assert_eq(cat_prune_plan(&c, &o, d), CAT_OK);
+    cr_assert_eq(d[0].prune, 0, "%s", d[0].reason);
+    cr_assert(strstr(d[0].reason, "newest gate record"), "%s", d[0].reason);
+    cr_assert_eq(d[1].prune, 0, "%s", d[1].reason);
+    cr_assert(strstr(d[1].reason, "plug-ins"), "%s", d[1].reason);
+    cat_free(&c);
+}
+
 /* A record made after a comment-only kernel edit: its scheme-1 hash is not the tree's, its
  * scheme-2 hash is; it is the tree's record, and an older one with neither is superseded. */
 Test(catalog, prune_matches_scheme_2)

@@ -291,6 +291,10 @@ static gate_status judge(const json_t *rec, const gate_hashes *h, int any, gate_
     if (!mine && !any) return GATE_OK;
 
     *v = GATE_NOT_COUNTED;
+    if (gate_record_has_plugins(rec))
+        return snprintf(msg, n, "it checked plug-in variants (a researcher's libraries, \"plugins\"): only records "
+                                "of adaload's own kernels count"),
+               GATE_OK;
     if (strcmp(backend, "cuda")) return snprintf(msg, n, "backend is \"%s\", not a GPU run", backend), GATE_OK;
     if (strcmp(grid, "full")) return snprintf(msg, n, "grid is \"%s\", the gate needs \"full\"", grid), GATE_OK;
     if (!ok) return GATE_OK;
@@ -313,6 +317,15 @@ static gate_status judge(const json_t *rec, const gate_hashes *h, int any, gate_
     free(want);
     if (same) *v = GATE_PASS;
     return GATE_OK;
+}
+
+int gate_record_has_plugins(const json_t *rec)
+{
+    json_t *p = json_object_get(rec, "plugins"), *vs = json_object_get(rec, "variants"), *x;
+    if (json_is_array(p) && json_array_size(p) > 0) return 1;
+    size_t i;
+    json_array_foreach(vs, i, x) if (json_is_string(x) && !strncmp(json_string_value(x), "plugin:", 7)) return 1;
+    return 0;
 }
 
 gate_status gate_judge(const json_t *rec, const gate_hashes *h, gate_verdict *v, char *msg, size_t n)

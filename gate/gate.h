@@ -39,6 +39,9 @@
  * - every sanitizer verdict (memcheck, racecheck, initcheck, synccheck) is "clean", and
  *   each sanitizer run says it ran over verify's sanitizer grid (verify_sanitizer_grid:
  *   "quick") for every registry variant, that grid's case count, exit code 0.
+ * A record that checked plug-in variants (a non-empty "plugins" array, or a variant named
+ * "plugin:<name>": a researcher's library, plugin/ada_plugin.h) never passes, whatever else
+ * it holds: the gate is about adaload's own kernel sources.
  * Older records: a case without "direction" is a forward case (records made before the
  * backward existed); a record of hash scheme 1 (made before sanitizer runs named their
  * grid, when they always ran the quick grid) is judged on its four verdicts alone; its cases
@@ -75,6 +78,9 @@ gate_status gate_judge(const json_t *rec, const gate_hashes *h, gate_verdict *v,
 /* The pass rule alone, whatever kernel sources the record names (what the catalog lists as
  * "passed"): *passes = 1 when it passes. GATE_MALFORMED as for gate_judge. */
 gate_status gate_record_passes(const json_t *rec, int *passes, char *msg, size_t n);
+
+/* 1 when rec checked plug-in variants (see above): never a gate record. */
+int gate_record_has_plugins(const json_t *rec);
 
 /* The record of run folder dir: verify-summary.json when present, else verify.json (its
  * path into path). NULL with why in msg when neither exists or it is not JSON. */

@@ -121,6 +121,34 @@ Test(gate, unified_hash_names_and_the_rule_alone)
     json_decref(r);
 }
 
+/* A record that checked a plug-in's variants is never the gate's, even with every case of
+ * the grid passing (the plug-in's cases beside them would fail the case check anyway; a
+ * "plugins" array alone is enough). */
+Test(gate, plugin_records_never_count)
+{
+    json_t *r = full_record("h1-of-this-tree", 0, 1, "full", "clean");
+    cr_assert_eq(judge(r, GATE_OK), GATE_PASS);
+    cr_assert_eq(gate_record_has_plugins(r), 0);
+    json_object_set_new(r, "plugins", json_pack("[{s:s, s:s}]", "path", "my.so", "file_sha256", "ab"));
+    cr_assert_eq(gate_record_has_plugins(r), 1);
+    char msg[600];
+    gate_verdict v;
+    cr_assert_eq(gate_judge(r, &tree, &v, msg, sizeof msg), GATE_OK);
+    cr_assert_eq(v, GATE_NOT_COUNTED);
+    cr_assert(strstr(msg, "plug-in variants"), "%s", msg);
+    int passes = 1;
+    cr_assert_eq(gate_record_passes(r, &passes, msg, sizeof msg), GATE_OK);
+    cr_assert_eq(passes, 0);
+    json_t *c = gate_summary(r);
+    cr_assert_eq(judge(c, GATE_OK), GATE_NOT_COUNTED, "the compact record keeps the plug-ins");
+    json_decref(c);
+    json_object_set_new(r, "plugins", json_array());
+    cr_assert_eq(judge(r, GATE_OK), GATE_PASS, "an empty list is no plug-in");
+    json_object_set_new(r, "variants", json_pack("[s, s]", "dtile", "plugin:mine"));
+    cr_assert_eq(judge(r, GATE_OK), GATE_NOT_COUNTED, "a plugin: variant alone");
+    json_decref(r);
+}
+
 Test(gate, failures_do_not_count)
 {
     json_t *r = full_record("h1-of-this-tree", 0, 0, "full", "clean");

@@ -3,12 +3,15 @@
  *
  *   adaload verify [--grid quick|full|smoke] [--variant NAME]... [--seed N] [--threads N]
  *                  [--out DIR | --no-record] [--sanitizers] [--sanitizer-timeout S]
- *                  [--cpu-model] [--list]
+ *                  [--cpu-model] [--list] [--plugin LIB.so]...
  *
  * --sanitizers re-runs this program under compute-sanitizer over the quick grid, the four
  * tools at once and beside the grid itself (verify_sanitizers_start/_finish). --cpu-model checks the fp32 CPU models (verify_model.h): a
  * self-test of the verifier on machines without a GPU; its records say backend "cpu-model"
- * and never gate. Exit 0 when every case passed (and every sanitizer run was clean), 1 when
+ * and never gate. --plugin loads a researcher's kernel library (plugin/ada_plugin.h): its
+ * variants join the check as "plugin:<name>", the record and meta.json name the library and
+ * its SHA-256 ("plugins"; such a record never counts for the gate), and the work runs in a
+ * supervised child process (cli_plugin.h). Exit 0 when every case passed (and every sanitizer run was clean), 1 when
  * any failed, 2 on bad usage, 3 out of memory, 77 when there is no GPU.
  */
 #include <errno.h>
@@ -28,7 +31,9 @@
 #include "ada_rng.h"
 #include "build_info.h"
 #include "cli.h"
+#include "ada_plugin.h"
 #include "cli_opts.h"
+#include "cli_plugin.h"
 #include "commands.h"
 #include "gate.h"
 #include "run_folder.h"
@@ -45,7 +50,7 @@
 
 typedef struct {
     const char *grid, *out, *direction;
-    cli_list variants;
+    cli_list variants, plugins;
     uint64_t seed;
     int seed_given, no_record, sanitizers, cpu_model, list;
     int64_t threads, sanitizer_timeout;
@@ -81,6 +86,7 @@ static int parse_opts(int argc, char **argv, vopts *o)
         CLI_STR("--direction", &o->direction, "DIR", "fwd|bwd|both: the forward, the backward or both (default both)"),
         CLI_FLAG("--cpu-model", &o->cpu_model, "check fp32 CPU models instead of the GPU (self-test; see --list)"),
         CLI_FLAG("--list", &o->list, "print the variants and exit"),
+        CLI_LIST("--plugin", &o->plugins, "LIB.so", "load a plug-in's variants as plugin:<name> (repeatable; README \"Verify and benchmark your own kernel\")"),
         CLI_END};
     int r = cli_parse(CMD, opts, argc, argv, NULL, 0, NULL);
     if (r == CLI_HELP) usage(opts);
@@ -91,6 +97,9 @@ static int parse_opts(int argc, char **argv, vopts *o)
         return ada_usage_error(CMD, "--direction %s: must be fwd, bwd or both", o->direction), CLI_ERROR;
     if (o->out && o->no_record) return ada_usage_error(CMD, "--out and --no-record exclude each other"), CLI_ERROR;
     if (o->variants.n > VERIFY_MAX_VARIANTS) return ada_usage_error(CMD, "too many --variant"), CLI_ERROR;
+    if (o->plugins.n > VERIFY_MAX_PLUGINS) return ada_usage_error(CMD, "too many --plugin"), CLI_ERROR;
+    if (o->plugins.n && o->cpu_model)
+        return ada_usage_error(CMD, "--plugin and --cpu-model exclude each other (a plug-in runs on the GPU)"), CLI_ERROR;
     /* Model runs never create folders under results/ on their own: only with an explicit --out. */
     if (o->cpu_model && !o->out) o->no_record = 1;
     return CLI_OK;
@@ -109,6 +118,7 @@ static void list_variants(void)
     printf("CPU models (--cpu-model, for the verifier's own tests):\n");
     for (int i = 0; verify_models[i].name; i++)
         printf("  %-14s %-13s %s\n", verify_models[i].name, "fwd+bwd", verify_models[i].description);
+    cli_plugin_list();
 }
 
 /* The variants to check into c: the named ones (checked), or all of the backend's.
@@ -124,13 +134,19 @@ static int pick_variants(const vopts *o, verify_config *c)
         if (c->nvariants == 0) c->variants[c->nvariants++] = "model";
         return ADA_EXIT_OK;
     }
+    for (int i = 0; i < o->plugins.n; i++) c->plugins[i] = o->plugins.v[i];
+    c->nplugins = o->plugins.n;
 #if ADALOAD_HAVE_CUDA
     for (int i = 0; i < c->nvariants; i++)
-        if (!lnmod_find_variant(c->variants[i]))
-            return ada_usage_error(CMD, "unknown variant '%s' (adaload verify --list)", c->variants[i]);
-    if (c->nvariants == 0)
+        if (ada_plugin_is_name(c->variants[i]) ? ada_plugin_find(c->variants[i]) < 0 : !lnmod_find_variant(c->variants[i]))
+            return ada_usage_error(CMD, "unknown variant '%s' (adaload verify --list%s)", c->variants[i],
+                                   o->plugins.n ? " --plugin ..." : "");
+    if (c->nvariants == 0) {
         for (const lnmod_variant *v = lnmod_variants; v->name && c->nvariants < VERIFY_MAX_VARIANTS; v++)
             c->variants[c->nvariants++] = v->name;
+        for (int i = 0; i < ada_plugin_count() && c->nvariants < VERIFY_MAX_VARIANTS; i++)
+            c->variants[c->nvariants++] = ada_plugin_name(i);
+    }
     if (ada_cuda_device_count() == 0) {
         ada_msg(CMD, "no CUDA device here: nothing to verify (skipped)");
         return ADA_EXIT_SKIP;
@@ -190,13 +206,17 @@ static int make_run_folder(const vopts *o, const char *cmdline, char *dir, size_
             ada_msg(CMD, "cannot write %s: %s", mp, strerror(errno));
             return -1;
         }
-        return 0;
+        return cli_plugin_meta(CMD, dir) == ADA_EXIT_OK ? 0 : -1;
     }
     char tb[128];
     if (o->cpu_model) snprintf(tb, sizeof tb, "cpu-model");
     else if (ada_run_testbed(tb, sizeof tb) != 0) snprintf(tb, sizeof tb, "unknown");
     if (ada_run_new(ada_source_dir(), tb, "verify", cmdline, dir, n) != 0) {
         ada_msg(CMD, "cannot create a run folder under %s/results: %s", ada_source_dir(), strerror(errno));
+        return -1;
+    }
+    if (cli_plugin_meta(CMD, dir) != ADA_EXIT_OK) {
+        ada_run_discard(dir);
         return -1;
     }
     return 0;
@@ -289,6 +309,8 @@ static int write_record(verify_config *c, verify_session *s, ada_outset *t, cons
                                     verify_session_take_cases(s), json_incref(verdicts), json_incref(details), date,
                                     cmdline, meta);
     json_decref(meta);
+    /* The plug-ins' libraries by path and file hash: such a record is never the gate's. */
+    if (rec && ada_plugin_lib_count() > 0) json_object_set_new(rec, "plugins", ada_plugin_json());
     json_t *compact = rec ? gate_summary(rec) : NULL;
     snprintf(path, sizeof path, "%s/verify.json", dir);
     int rc = compact ? add_json(t, path, rec) : (ada_msg(CMD, "out of memory"), -1);
@@ -390,6 +412,10 @@ int cmd_verify(int argc, char **argv)
     int prc = parse_opts(argc, argv, &o);
     if (prc == CLI_HELP) return ADA_EXIT_OK;
     if (prc != CLI_OK) return ADA_EXIT_USAGE;
+    int handled = 0;
+    int rc = cli_plugin_supervise(CMD, &o.plugins, argc, argv, &handled);
+    if (handled) return rc;
+    if ((rc = cli_plugin_load(CMD, &o.plugins)) != ADA_EXIT_OK) return rc;
     if (o.list) {
         list_variants();
         return ADA_EXIT_OK;
@@ -401,7 +427,7 @@ int cmd_verify(int argc, char **argv)
                        .threads = (int)o.threads, .cpu_model = o.cpu_model,
                        .sanitizer_timeout = o.sanitizer_timeout, .note = ada_note_stdout,
                        .progress = ada_note_stderr, .progress_arg = (void *)CMD};
-    int rc = pick_variants(&o, &c);
+    rc = pick_variants(&o, &c);
     if (rc != ADA_EXIT_OK) return rc;
     c.seed = o.seed_given ? o.seed : clock_seed();
     if (o.out) {

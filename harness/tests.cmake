@@ -3,8 +3,10 @@
 #   tests_bench.cmake   `adaload bench`, `compare` and `report` end to end
 #   tests_results.cmake `adaload results` and `adaload dashboard` (the browser test is
 #                       dashboard/test_browser.py, registered in dashboard/)
+#   tests_plugin.cmake  `--plugin` (plug-in kernels) on the CPU
 #   cli_opts            the option parser (test_cli_opts.c)
 include(${CMAKE_CURRENT_SOURCE_DIR}/tests_verify.cmake)
+include(${CMAKE_CURRENT_SOURCE_DIR}/tests_plugin.cmake)
 include(${CMAKE_CURRENT_SOURCE_DIR}/tests_bench.cmake)
 include(${CMAKE_CURRENT_SOURCE_DIR}/tests_results.cmake)
 ada_test(cli_opts test_cli_opts.c adaload_cli)

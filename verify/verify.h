@@ -57,6 +57,7 @@ typedef enum {
 } verify_status;
 
 #define VERIFY_MAX_VARIANTS 32
+#define VERIFY_MAX_PLUGINS 8 /* plug-in libraries (plugin/ada_plugin.h: ADA_PLUGIN_MAX_LIBS) */
 
 /* One input set of the grid. */
 typedef struct {
@@ -135,8 +136,12 @@ typedef struct {
     uint64_t seed;             /* < 2^63 */
     int threads;               /* CPU threads, 1..VERIFY_MAX_THREADS */
     int cpu_model;             /* CPU models instead of the GPU (verify_model.h) */
-    const char *variants[VERIFY_MAX_VARIANTS];
+    const char *variants[VERIFY_MAX_VARIANTS]; /* kernel names; "plugin:<name>" of a loaded plug-in */
     int nvariants;
+    /* The plug-in libraries this process loaded (plugin/ada_plugin.h), passed on to the
+     * sanitizer runs as --plugin PATH so that they load the same ones. */
+    const char *plugins[VERIFY_MAX_PLUGINS];
+    int nplugins;
     int64_t sanitizer_timeout; /* seconds per sanitizer run */
     ada_note_fn note;          /* case lines and the sanitizer verdicts */
     void *note_arg;

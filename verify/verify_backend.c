@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ada_cuda.h"
+#include "ada_plugin.h"
 #include "verify.h"
 #include "verify_check.h"
 #include "verify_model.h"
@@ -214,11 +215,27 @@ static int finish_launch(verify_backend *bk, const char *what, lnmod_status st, 
     }
     return st == LNMOD_OK ? 0 : -1;
 }
+
+/* finish_launch for a plug-in's call, which may return a value no lnmod_status has. */
+static int finish_plugin(verify_backend *bk, const char *variant, const char *what, int raw, char *err, size_t errn)
+{
+    if (ada_plugin_status_known(raw)) {
+        char w[160];
+        snprintf(w, sizeof w, "%s's %s", variant, what);
+        return finish_launch(bk, w, (lnmod_status)raw, err, errn);
+    }
+    char text[200];
+    ada_plugin_status_text(raw, text, sizeof text);
+    int rc = finish_launch(bk, what, LNMOD_OK, err, errn);
+    if (rc == 0) snprintf(err, errn, "%s's %s returned %s", variant, what, text);
+    return -1;
+}
 #endif
 
 int verify_has_backward(int cpu_model, const char *variant)
 {
     if (cpu_model) return verify_model_find(variant) >= 0;
+    if (ada_plugin_is_name(variant)) return ada_plugin_has_backward(ada_plugin_find(variant));
 #if ADALOAD_HAVE_CUDA && ADALOAD_KERNEL_BACKWARD
     const lnmod_variant *v = lnmod_find_variant(variant);
     return v && v->backward != NULL;
@@ -241,6 +258,16 @@ int verify_backend_bwd_workspace(const verify_backend *bk, const char *variant, 
         *bytes = (size_t)verify_model_bwd_workspace(which, d);
         return 0;
     }
+#if ADALOAD_HAVE_CUDA
+    if (ada_plugin_is_name(variant)) {
+        int raw = ada_plugin_backward_workspace(ada_plugin_find(variant), d, bytes);
+        if (raw == LNMOD_OK) return 0;
+        char text[200];
+        ada_plugin_status_text(raw, text, sizeof text);
+        snprintf(err, errn, "%s's backward_workspace returned %s", variant, text);
+        return -1;
+    }
+#endif
 #if ADALOAD_HAVE_CUDA && ADALOAD_KERNEL_BACKWARD
     lnmod_status st = lnmod_backward_workspace(variant, d, bytes);
     if (st == LNMOD_OK) return 0;
@@ -265,6 +292,13 @@ int verify_backend_run_bwd(verify_backend *bk, const char *variant, const lnmod_
         verify_model_backward(which, d, x, scale, dy, mean, rstd, dx, dscale, dshift, ws, bk->threads);
         return 0;
     }
+#if ADALOAD_HAVE_CUDA
+    if (ada_plugin_is_name(variant)) {
+        int raw = ada_plugin_backward(ada_plugin_find(variant), d, x, scale, dy, mean, rstd, dx, dscale, dshift, ws,
+                                      ws_bytes, 0);
+        return finish_plugin(bk, variant, "backward", raw, err, errn);
+    }
+#endif
 #if ADALOAD_HAVE_CUDA && ADALOAD_KERNEL_BACKWARD
     lnmod_status st = lnmod_backward(variant, d, x, scale, dy, mean, rstd, dx, dscale, dshift, ws, ws_bytes, 0);
     return finish_launch(bk, "lnmod_backward", st, err, errn);
@@ -290,6 +324,10 @@ int verify_backend_run(verify_backend *bk, const char *variant, const lnmod_desc
         return 0;
     }
 #if ADALOAD_HAVE_CUDA
+    if (ada_plugin_is_name(variant)) {
+        int raw = ada_plugin_forward(ada_plugin_find(variant), d, x, scale, shift, y, mean, rstd, 0);
+        return finish_plugin(bk, variant, "forward", raw, err, errn);
+    }
     lnmod_status st = lnmod_forward(variant, d, x, scale, shift, y, mean, rstd, 0);
     return finish_launch(bk, "lnmod_forward", st, err, errn);
 #else

@@ -58,7 +58,7 @@ static void start(const verify_config *c, const char *cs, const char *self, cons
     snprintf(seed, sizeof seed, "%" PRIu64, c->seed);
     /* The four run at once: give each a quarter of the CPU threads. */
     snprintf(thr, sizeof thr, "%d", c->threads >= 8 ? c->threads / 4 : 2);
-    const char *argv[20 + 2 * VERIFY_MAX_VARIANTS];
+    const char *argv[20 + 2 * VERIFY_MAX_VARIANTS + 2 * VERIFY_MAX_PLUGINS];
     int k = 0;
     argv[k++] = cs;
     argv[k++] = "--tool";
@@ -77,6 +77,10 @@ static void start(const verify_config *c, const char *cs, const char *self, cons
     if (c->cpu_model) argv[k++] = "--cpu-model"; /* plumbing tests without a GPU */
     argv[k++] = "--direction"; /* the same directions as the run itself: both by default */
     argv[k++] = c->directions == VERIFY_DIR_FWD ? "fwd" : c->directions == VERIFY_DIR_BWD ? "bwd" : "both";
+    for (int p = 0; p < c->nplugins; p++) {
+        argv[k++] = "--plugin";
+        argv[k++] = c->plugins[p];
+    }
     for (int v = 0; v < c->nvariants; v++) {
         argv[k++] = "--variant";
         argv[k++] = c->variants[v];
