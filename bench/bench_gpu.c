@@ -123,18 +123,9 @@ void ada_gpu_bench_free(ada_gpu_bench *g) { (void)g; }
 #include "ada_rng.h"
 #include "bench_clock.h"
 #include "bench_data.h"
+#include "ada_plugin.h"
+#include "bench_variant.h"
 #include "lnmod.h"
-
-/* Why variant v cannot run the backward of d (NULL when it can; *ws its workspace bytes). */
-static const char *bwd_support(const lnmod_variant *v, const lnmod_desc *d, size_t *ws)
-{
-#if ADALOAD_KERNEL_BACKWARD
-    if (!v->backward) return "has no backward in this build";
-    return lnmod_backward_workspace(v->name, d, ws) != LNMOD_OK ? "has no backward for this shape" : NULL;
-#else
-    return (void)v, (void)d, (void)ws, "has no backward in this build (kernels/pending/)";
-#endif
-}
 
 /* The copy ceiling of one byte count: bandwidths of the repetitions seen so far, with their
  * iteration counts (Google Benchmark's shorter iteration-count probes are left out). */
@@ -149,8 +140,8 @@ typedef struct {
     char name[ADA_NAME_MAX];
     struct ada_gpu_bench *g;
     int is_copy;
-    int bwd;         /* the backward of v (lnmod_backward) */
-    const lnmod_variant *v;
+    int bwd;         /* the backward of the variant (lnmod_backward) */
+    const char *vname; /* a registry variant or a plug-in's "plugin:<name>" (bench_variant.h) */
     ada_shape shape;
     int64_t bytes;   /* minimal bytes of the op (copy: bytes moved, read + write) */
     size_t ws;       /* the backward's workspace bytes */
@@ -194,7 +185,7 @@ int64_t ada_gpu_default_variants(const char **out, int64_t cap)
     return n;
 }
 
-int ada_gpu_variant_known(const char *name) { return lnmod_find_variant(name) != NULL; }
+int ada_gpu_variant_known(const char *name) { return ada_bench_variant_exists(name); }
 
 static size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
 
@@ -256,23 +247,20 @@ static int launch_set(gpu_case *c, int64_t set, char *msg, size_t n)
      * the backward writes dscale and dshift into the same chunks of its gradient. */
     const size_t chunk = (size_t)d->D * lnmod_dtype_size(d->mod_dtype);
     char *shift = base + c->off_c, *scale = shift + chunk;
-    lnmod_status st;
+    int st;
     if (c->bwd) {
-#if ADALOAD_KERNEL_BACKWARD
         float *mean = (float *)(base + c->off_s), *rstd = mean + d->rows;
         char *dsh = base + c->off_e;
-        st = lnmod_backward(c->v->name, d, base + c->off_a, scale, base + c->off_d, mean, rstd, base + c->off_b,
-                            dsh + chunk, dsh, c->ws ? base + c->off_w : NULL, c->ws, g->stream);
-#else
-        st = LNMOD_ERR_UNSUPPORTED; /* not reached: bwd_support skips the backward */
-#endif
+        st = ada_bench_variant_backward(c->vname, d, base + c->off_a, scale, base + c->off_d, mean, rstd,
+                                        base + c->off_b, dsh + chunk, dsh, c->ws ? base + c->off_w : NULL, c->ws,
+                                        g->stream);
     } else {
-        st = lnmod_forward(c->v->name, d, base + c->off_a, scale, shift, base + c->off_b, NULL, NULL,
-                           g->stream);
+        st = ada_bench_variant_forward(c->vname, d, base + c->off_a, scale, shift, base + c->off_b, g->stream);
     }
     if (st != LNMOD_OK) {
-        snprintf(msg, n, "lnmod_%s: %s (%s)", c->bwd ? "backward" : "forward", lnmod_status_name(st),
-                 lnmod_strerror(st));
+        char text[200];
+        ada_plugin_status_text(st, text, sizeof text);
+        snprintf(msg, n, "%s's %s: %s", c->vname, c->bwd ? "backward" : "forward", text);
         (void)cudaGetLastError();
         return -1;
     }
@@ -462,18 +450,14 @@ static int64_t add_variants(struct ada_gpu_bench *g, gpu_case *out, const ada_sh
                                                                               sizeof c->name) ||
                     !match(c->name, match_arg))
                     continue;
-                c->v = lnmod_find_variant(variants[v]);
                 size_t ws = 0;
-                const char *why = !c->v ? "no such variant in this build"
-                                  : (c->v->supports && !c->v->supports(&shapes[i].desc)) ? "does not support this shape"
-                                  : bwd ? bwd_support(c->v, &shapes[i].desc, &ws)
-                                        : NULL;
+                const char *why = ada_bench_variant_why(variants[v], &shapes[i].desc, bwd, &ws);
                 if (why) {
-                    ada_note(note, note_arg, "skipped (%s%s%s): %s", c->v ? c->v->name : "", c->v ? " " : "", why,
-                             c->name);
+                    ada_note(note, note_arg, "skipped (%s %s): %s", variants[v], why, c->name);
                     (*skipped)++;
                     continue;
                 }
+                c->vname = variants[v];
                 c->g = g;
                 c->bwd = bwd;
                 c->ws = ws;

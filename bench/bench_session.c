@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "ada_plugin.h"
 #include "bench.h"
 #include "bench_cpu.h"
 #include "bench_gpu.h"
@@ -51,7 +52,12 @@ static ada_bench_status check_config(ada_bench_session *s, char *msg, size_t n)
                    ADA_BENCH_ERR_ARG;
         s->variants[s->nvariants++] = c->variants[v];
     }
-    if (s->nvariants == 0) s->nvariants = ada_gpu_default_variants(s->variants, ADA_BENCH_MAX_VARIANTS);
+    if (s->nvariants == 0) {
+        s->nvariants = ada_gpu_default_variants(s->variants, ADA_BENCH_MAX_VARIANTS);
+        /* Loaded plug-ins (ada_plugin.h) are timed beside the built-in variants. */
+        for (int i = 0; i < ada_plugin_count() && s->nvariants < ADA_BENCH_MAX_VARIANTS; i++)
+            s->variants[s->nvariants++] = ada_plugin_name(i);
+    }
     if (c->filter) {
         int e = regcomp(&s->re, c->filter, REG_EXTENDED | REG_NOSUB);
         if (e) {

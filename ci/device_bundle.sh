@@ -8,6 +8,7 @@
 #                  fit the device tool's 64 MiB carry limit; device_run.sh unpacks them into
 #                  lib/ (found through RPATH $ORIGIN/lib, so python3 keeps its own)
 #   adaload-<tag>  extra experiment builds: EXTRA_BUILDS="tag:cmake-args;..." (optional)
+#   plugins/       the example plug-in and its planted-bug build (kernels/plugin/), for MODE plugin
 #   git.env        ADALOAD_GIT_SHA / ADALOAD_GIT_DIRTY: the device copy of the tree has no .git
 # Then, on the GPU machine with .devbundle carried: ci/device_run.sh quick|full.
 set -euo pipefail
@@ -31,7 +32,13 @@ for variant in "${builds[@]}"; do
   cmake -S "$root" -B "$bdir" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$archs" \
     '-DCMAKE_BUILD_RPATH=$ORIGIN/lib' "${extra[@]}" >"$bdir.configure.log" 2>&1 \
     || { cat "$bdir.configure.log"; exit 1; }
-  cmake --build "$bdir" --target adaload -j "$(nproc)"
+  targets=(adaload)
+  [ "$variant" = device ] && targets+=(adaload_example_rowblock adaload_example_rowblock_noeps)
+  cmake --build "$bdir" --target "${targets[@]}" -j "$(nproc)"
+  if [ "$variant" = device ]; then
+    mkdir -p "$bundle/plugins"
+    for p in "$bdir"/plugins/*.so; do strip -o "$bundle/plugins/$(basename "$p")" "$p"; done
+  fi
   name=adaload; [ "$variant" = device-slow ] && name=adaload-slow
   case "$variant" in exp-*) name=adaload-${variant#exp-} ;; esac
   strip -o "$bundle/$name" "$bdir/adaload"

@@ -17,8 +17,15 @@
 #               the PyTorch peers (eager, torch.compile, Wan's table form, Liger where the
 #               carried .whl/liger_kernel-*.whl installs), per token and per frame without;
 #               then `adaload report` of each run into $OUT/report-<n>.md
+#   MODE plugin  the example plug-in (kernels/plugin/example/rowblock.cu, built by
+#               ci/device_bundle.sh into .devbundle/plugins/): verify --grid quick of
+#               plugin:rowblock beside dtile (want exit 0, a record), the planted-bug build
+#               (eps ignored) over the same grid (want exit 1, its failing cases named in
+#               $OUT/verify-noeps.log), then bench --set quick of both beside the copy ceiling
+#               and `adaload report` of that run into $OUT/report-plugin.md
 # (one call each, inside the device tool's 10-minute limit)
-#   ci/device_run.sh --dry-run MODE   prints the adaload commands of MODE (nothing runs)
+#   ci/device_run.sh --dry-run MODE   prints the adaload commands of MODE (bench-bwd, plugin;
+#                                     nothing runs; PLUGIN_DIR overrides .devbundle/plugins)
 set -uo pipefail
 dry=0
 [ "${1:-}" = --dry-run ] && { dry=1; shift; }
@@ -31,6 +38,15 @@ peers='torch_eager|torch_compile|torch_eager_table|torch_compile_table|liger'
 bwd_sample="^lnmod_(fwd|bwd)/(naive|row_per_warp|dtile|$peers)/$(printf "$bar" sample)"
 # shellcheck disable=SC2059
 bwd_layouts="^lnmod_(fwd|bwd)/[a-z_]+/$(printf "$bar" '(token|frame)')"
+plugdir=${PLUGIN_DIR:-.devbundle/plugins}
+rowblock=$plugdir/libadaload_example_rowblock.so noeps=$plugdir/libadaload_example_rowblock_noeps.so
+plugin_bench='^(lnmod_fwd/(dtile|plugin:rowblock)|copy)/'
+# The planted bug's verify: its output kept, the cases it failed counted (want > 0).
+noeps_step() {
+  if [ "$dry" = 1 ]; then step verify --grid quick --no-record --plugin "$noeps" --variant plugin:rowblock; return; fi
+  step verify --grid quick --no-record --plugin "$noeps" --variant plugin:rowblock | tee "$out/verify-noeps.log"
+  echo "planted bug: $(grep -c ' FAIL' "$out/verify-noeps.log") failing cases named (want > 0, verify rc=1)"
+}
 # One adaload step: printed (--dry-run) or run with its exit status said.
 step() {
   if [ "$dry" = 1 ]; then printf 'adaload'; printf ' %q' "$@"; echo; return 0; fi
@@ -42,7 +58,12 @@ if [ "$dry" = 1 ]; then
       step bench --set wan --with-peers --filter "$bwd_sample"
       step bench --set wan --filter "$bwd_layouts"
       echo "adaload report <each new run folder> > \$OUT/report-<n>.md" ;;
-    *) echo "--dry-run: only bench-bwd prints its plan" >&2; exit 2 ;;
+    plugin)
+      step verify --grid quick --plugin "$rowblock" --variant plugin:rowblock --variant dtile
+      noeps_step
+      step bench --set quick --plugin "$rowblock" --filter "$plugin_bench"
+      echo "adaload report <the new bench run folder> > \$OUT/report-plugin.md" ;;
+    *) echo "--dry-run: only bench-bwd and plugin print their plan" >&2; exit 2 ;;
   esac
   exit 0
 fi
@@ -100,6 +121,14 @@ case "$mode" in
       while read -r run; do
         n=$((n + 1)); $ada report "$run" >"$out/report-$n.md"; echo "report $run rc=$? -> report-$n.md"
       done
+    ;;
+  plugin)
+    ls -l "$rowblock" "$noeps" || echo "plugin: the example plug-ins are not in $plugdir (ci/device_bundle.sh)"
+    step verify --grid quick --plugin "$rowblock" --variant plugin:rowblock --variant dtile
+    noeps_step
+    step bench --set quick --plugin "$rowblock" --filter "$plugin_bench"
+    run=$(find results -path '*/bench/*' -name meta.json ! -path "*/.*" | sort | comm -13 "$before" - | tail -1)
+    [ -n "$run" ] && { $ada report "$(dirname "$run")" >"$out/report-plugin.md"; echo "report rc=$? -> report-plugin.md"; }
     ;;
 esac
 find results -name meta.json ! -path "*/.*" | sort | comm -13 "$before" - | xargs -r -n1 dirname >"$out/new_runs.txt"

@@ -39,3 +39,29 @@ while read -r line; do
   [ -e "$tmp/run$k" ] && fail "step $k left a run folder"
 done < <(grep '^adaload bench ' <<<"$plan")
 echo "device_run bench-bwd plan: ok"
+
+# MODE plugin: its plan, run here against this build's example plug-ins (a CUDA build puts
+# them in <build>/plugins): every step parses, loads its plug-in and, without a GPU, exits 77.
+plan=$(PLUGIN_DIR=/p "$root/ci/device_run.sh" --dry-run plugin) || fail "--dry-run plugin exited $?"
+echo "$plan"
+[ "$(grep -c '^adaload verify .*--plugin /p/libadaload_example_rowblock.so .*--variant plugin:rowblock --variant dtile' <<<"$plan")" = 1 ] ||
+  fail "plugin: no verify of rowblock beside dtile"
+grep -q '^adaload verify .*--plugin /p/libadaload_example_rowblock_noeps.so' <<<"$plan" || fail "plugin: no planted-bug verify"
+grep -q '^adaload bench .*--plugin /p/libadaload_example_rowblock.so' <<<"$plan" || fail "plugin: no bench"
+plugdir=$(dirname "$ada")/plugins
+if [ -e "$plugdir/libadaload_example_rowblock.so" ]; then
+  k=0
+  while read -r line; do
+    k=$((k + 1))
+    eval "set -- ${line#adaload }"
+    extra=(--out "$tmp/p$k")
+    grep -q -- --no-record <<<"$line" && extra=()
+    "$ada" "$@" "${extra[@]}" >"$tmp/pout$k" 2>&1
+    rc=$?
+    [ "$rc" = 77 ] || { cat "$tmp/pout$k"; fail "plugin step $k: exit $rc (want 77: no GPU here)"; }
+    [ "$1" = bench ] && { grep -q '^skipped (.*): lnmod_fwd/plugin:rowblock/' "$tmp/pout$k" || fail "plugin bench: no plugin:rowblock"; }
+  done < <(PLUGIN_DIR=$plugdir "$root/ci/device_run.sh" --dry-run plugin | grep -E '^adaload (verify|bench) ')
+  echo "device_run plugin plan: ok"
+else
+  echo "device_run plugin plan: the steps not run ($plugdir has no example plug-in: a build without CUDA)"
+fi

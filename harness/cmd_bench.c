@@ -3,6 +3,7 @@
  *
  *   adaload bench [--set quick|wan|sweep|models] [--variant V ...] [--with-peers] [--repetitions N]
  *                 [--min-time S] [--filter REGEX] [--out DIR] [--no-gpu] [--list-shapes]
+ *                 [--plugin LIB.so]...
  *
  * Writes results/<testbed>/<UTC time>_<sha7>/ (or DIR) with meta.json, bench.json (Google
  * Benchmark JSON: CPU reference and planner benchmarks, copy ceilings, kernel variants),
@@ -11,7 +12,10 @@
  * The timing method is in bench/bench_gpu.c's manual. Without a CUDA device every GPU
  * benchmark is listed as "skipped (no CUDA device): <name>" and the CPU benchmarks still run
  * (exit 0). Exit: 0 ok, 1 a benchmark or the peers failed, 2 bad usage, 3 out of memory or a
- * CUDA error, 77 nothing could run here.
+ * CUDA error, 77 nothing could run here. --plugin loads a researcher's kernel library
+ * (plugin/ada_plugin.h): its variants are timed beside the built-in ones as
+ * lnmod_fwd/plugin:<name>/..., meta.json names the library and its SHA-256 ("plugins"), and
+ * the work runs in a supervised child process (cli_plugin.h).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -25,6 +29,7 @@
 #include "bench_peers.h"
 #include "cli.h"
 #include "cli_opts.h"
+#include "cli_plugin.h"
 #include "commands.h"
 #include "run_bench.h"
 #include "run_folder.h"
@@ -33,7 +38,7 @@
 
 typedef struct {
     const char *set, *filter, *out, *kind;
-    cli_list variants;
+    cli_list variants, plugins;
     int64_t reps;
     double min_time;
     int with_peers, no_gpu, list_shapes;
@@ -71,6 +76,7 @@ static int parse(int argc, char **argv, bopts *o)
         CLI_STR("--out", &o->out, "DIR", "write into DIR (created; must not hold a bench.json yet; its meta.json is kept)"),
         CLI_STR("--kind", &o->kind, "K", "kind of run folder: bench (default) or planner (the planner's CPU speed)"),
         CLI_FLAG("--no-gpu", &o->no_gpu, "CPU benchmarks only"),
+        CLI_LIST("--plugin", &o->plugins, "LIB.so", "also time a plug-in's variants, as plugin:<name> (repeatable; README \"Verify and benchmark your own kernel\")"),
         CLI_FLAG("--list-shapes", &o->list_shapes, "print the set's shapes as JSON (the peers script reads it) and exit"),
         CLI_END};
     int r = cli_parse(CMD, opts, argc, argv, NULL, 0, NULL);
@@ -120,6 +126,8 @@ static int open_run_folder(const bopts *o, int argc, char **argv, char *dir, siz
             if (stat(p, &st) != 0 && ada_run_write_meta(dir, ada_source_dir(), cmdline)) {
                 ada_msg(CMD, "%s/meta.json: cannot write: %s", dir, strerror(errno));
                 rc = ADA_EXIT_USAGE;
+            } else {
+                rc = cli_plugin_meta(CMD, dir);
             }
         }
     } else {
@@ -129,6 +137,10 @@ static int open_run_folder(const bopts *o, int argc, char **argv, char *dir, siz
             rc = ADA_EXIT_USAGE;
         } else {
             *made = 1;
+            if ((rc = cli_plugin_meta(CMD, dir)) != ADA_EXIT_OK) {
+                ada_run_discard(dir); /* no run folder without its plug-ins named */
+                *made = 0;
+            }
         }
     }
     free(cmdline);
@@ -284,6 +296,10 @@ int cmd_bench(int argc, char **argv)
     if (r == CLI_HELP) return ADA_EXIT_OK;
     if (r != CLI_OK) return ADA_EXIT_USAGE;
     if (o.list_shapes) return list_shapes(o.set);
+    int handled = 0;
+    int rc = cli_plugin_supervise(CMD, &o.plugins, argc, argv, &handled);
+    if (handled) return rc;
+    if ((rc = cli_plugin_load(CMD, &o.plugins)) != ADA_EXIT_OK) return rc;
 
     char model[4096];
     snprintf(model, sizeof model, "%s/datasets/models/wan2.1-14b.json", ada_source_dir());
@@ -293,7 +309,6 @@ int cmd_bench(int argc, char **argv)
     ada_bench_session *s = NULL;
     char msg[512] = "";
     ada_bench_status st = ada_bench_session_new(&c, &s, msg, sizeof msg);
-    int rc = ADA_EXIT_OK;
     if (st == ADA_BENCH_ERR_ARG) rc = ada_usage_error(CMD, "%s", msg);
     else if (st != ADA_BENCH_OK) rc = (ada_msg(CMD, "%s", msg), ADA_EXIT_INTERNAL);
     int64_t will_run = 0, skipped = 0;

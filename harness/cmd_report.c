@@ -37,6 +37,7 @@
 #include "cli_opts.h"
 #include "commands.h"
 #include "run_bench.h"
+#include "run_meta.h"
 #include "run_name.h"
 #include "run_sweep.h"
 
@@ -540,6 +541,13 @@ static int report(const char *run, const cli_list *want)
            "= of a device-to-device copy of the same bytes timed in the same run; x = PyTorch "
            "peer's time / ours.\n\n",
            run, gpu ? " on " : "", gpu ? gpu : "");
+    ada_run_meta pm; /* the plug-ins, through meta.json's one reader (run_meta.h) */
+    if (meta && ada_run_meta_from_json(meta, &pm) == ADA_RUNS_OK) {
+        char esc[4 * 2048 + 1];
+        ada_escape(pm.plugins, esc, sizeof esc);
+        if (pm.plugins[0]) printf("Plug-in variants (`plugin:<name>`, not adaload's kernels): %s.\n\n", esc);
+        ada_run_meta_free(&pm);
+    }
     json_decref(meta);
 
     printf("| shape | variant | µs | TB/s | %% of copy | × torch.compile | × eager |\n");

@@ -56,6 +56,27 @@ json_t *ada_run_fp_json(const json_t *sysinfo)
     return o;
 }
 
+/* m->plugins and m->plugin_hashes from meta.json's "plugins" array (NULL: none). */
+static void plugins_from(const json_t *a, ada_run_meta *m)
+{
+    char text[2048] = "", hashes[640] = "";
+    size_t i, j;
+    const json_t *p, *v;
+    json_array_foreach(a, i, p) {
+        size_t l = strlen(text), h = strlen(hashes);
+        snprintf(text + l, sizeof text - l, "%s%s (sha256 %s:", i ? "; " : "", jstr(p, "path"), jstr(p, "file_sha256"));
+        snprintf(hashes + h, sizeof hashes - h, "%s%s", i ? "," : "", jstr(p, "file_sha256"));
+        json_array_foreach(json_object_get(p, "variants"), j, v) {
+            l = strlen(text);
+            snprintf(text + l, sizeof text - l, "%s %s", j ? "," : "", json_string_value(v) ? json_string_value(v) : "?");
+        }
+        l = strlen(text);
+        snprintf(text + l, sizeof text - l, ")");
+    }
+    m->plugins = strdup(text);
+    m->plugin_hashes = strdup(hashes);
+}
+
 int ada_run_meta_from_json(const json_t *o, ada_run_meta *m)
 {
     memset(m, 0, sizeof *m);
@@ -75,9 +96,10 @@ int ada_run_meta_from_json(const json_t *o, ada_run_meta *m)
                  json_is_true(json_object_get(b, "slow_variant_build")), json_is_true(json_object_get(b, "sanitized")),
                  jstr(b, "build_type"), jstr(b, "cuda_architectures"), jstr(b, "nvcc_version"));
     m->build = strdup(build);
+    plugins_from(json_object_get(o, "plugins"), m);
     fp_from(o, &m->fp);
     if (!m->git_sha || !m->kernel_hash_v1 || !m->kernel_hash_v2 || !m->command_line || !m->testbed || !m->kind ||
-        !m->build) {
+        !m->build || !m->plugins || !m->plugin_hashes) {
         ada_run_meta_free(m);
         return ADA_RUNS_ENOMEM;
     }
@@ -102,6 +124,8 @@ int ada_run_meta_load(const char *path, ada_run_meta *m, char *err, size_t en)
 
 void ada_run_meta_free(ada_run_meta *m)
 {
+    free(m->plugins);
+    free(m->plugin_hashes);
     free(m->git_sha);
     free(m->kernel_hash_v1);
     free(m->kernel_hash_v2);
@@ -152,5 +176,7 @@ int ada_run_same_code(const ada_run_meta *a, const ada_run_meta *b)
     int v2 = *a->kernel_hash_v2 && *b->kernel_hash_v2;
     const char *x = v2 ? a->kernel_hash_v2 : a->kernel_hash_v1, *y = v2 ? b->kernel_hash_v2 : b->kernel_hash_v1;
     if (!*x || strcmp(x, y)) return 0;
+    /* A plug-in is code of the run too: other libraries (by file hash) are other code. */
+    if (strcmp(a->plugin_hashes ? a->plugin_hashes : "", b->plugin_hashes ? b->plugin_hashes : "")) return 0;
     return !*a->build || !*b->build || !strcmp(a->build, b->build);
 }

@@ -18,7 +18,8 @@
  * a fact both record differs: UUID, serial, GPU name, driver, clocks, or copy bandwidth by
  * more than ADA_FP_COPY_TOL. Identical code: same kernel hashes (scheme 2 when both have it,
  * else scheme 1) and the same build options that change kernels (slow_variant_build,
- * sanitized, build_type, cuda_architectures, nvcc_version; ada_run_same_code).
+ * sanitized, build_type, cuda_architectures, nvcc_version; ada_run_same_code), and the same
+ * plug-in libraries by file hash ("plugins", none in either counts as the same).
  */
 #ifndef ADALOAD_RUN_META_H
 #define ADALOAD_RUN_META_H
@@ -44,6 +45,10 @@ typedef struct {
     char *kernel_hash_v2; /* "" when absent (runs before scheme 2) */
     char *command_line, *testbed, *kind; /* "" when absent */
     char *build;          /* the kernel-relevant build options, one string ("" unknown) */
+    /* The plug-in libraries of the run ("plugins", written by plugin/ada_plugin.h's
+     * ada_plugin_json): "<path> (sha256 <hex>: plugin:a, plugin:b)" joined by "; ", and
+     * their file hashes alone, comma-separated; both "" when the run loaded none. */
+    char *plugins, *plugin_hashes;
     ada_run_fp fp;
 } ada_run_meta;
 
