@@ -27,8 +27,14 @@ json_t *ada_peers_shapes_json(const ada_shape *shapes, int64_t nshapes, const ad
 ada_bench_status ada_bench_run_peers(const char *script, const char *out_json, const ada_peer_ceiling *ceil,
                                      const ada_shape *shapes,
                                      int64_t nshapes, int reps, double min_time, const char *filter,
+                                     const char *const *user_peers, int nuser,
                                      ada_note_fn note, void *note_arg, char *msg, size_t msg_n)
 {
+    enum { MAX_USER = 16 };
+    if (nuser < 0 || nuser > MAX_USER) {
+        snprintf(msg, msg_n, "peers: more than %d --peer", MAX_USER);
+        return ADA_BENCH_ERR_ARG;
+    }
     if (!ada_python_has_module("torch")) {
         ada_note(note, note_arg, "peers skipped: python3 with torch not found");
         return ADA_BENCH_SKIPPED;
@@ -51,7 +57,7 @@ ada_bench_status ada_bench_run_peers(const char *script, const char *out_json, c
     char reps_s[32], mt_s[32];
     snprintf(reps_s, sizeof reps_s, "%d", reps);
     snprintf(mt_s, sizeof mt_s, "%g", min_time);
-    char *argv[20];
+    char *argv[20 + 2 * MAX_USER];
     int k = 0;
     argv[k++] = "python3";
     argv[k++] = (char *)script;
@@ -66,6 +72,10 @@ ada_bench_status ada_bench_run_peers(const char *script, const char *out_json, c
     if (filter) {
         argv[k++] = "--filter";
         argv[k++] = (char *)filter;
+    }
+    for (int i = 0; i < nuser; i++) {
+        argv[k++] = "--peer";
+        argv[k++] = (char *)user_peers[i];
     }
     argv[k] = NULL;
     ada_note(note, note_arg, "peers: python3 %s", script);

@@ -35,9 +35,12 @@ typedef struct {
  * NULL), copy_bytes_per_second and bwd_copy_bytes_per_second. NULL when out of memory. */
 json_t *ada_peers_shapes_json(const ada_shape *shapes, int64_t nshapes, const ada_peer_ceiling *ceil);
 
+/* user_peers[0..nuser): `--peer MODULE:FUNCTION` specs passed on to the script (its
+ * peer_user.py: your own callable, checked and timed as peer:<name>). */
 ada_bench_status ada_bench_run_peers(const char *script, const char *out_json, const ada_peer_ceiling *ceil,
                                      const ada_shape *shapes,
                                      int64_t nshapes, int reps, double min_time, const char *filter,
+                                     const char *const *user_peers, int nuser,
                                      ada_note_fn note, void *note_arg, char *msg, size_t msg_n);
 
 #endif

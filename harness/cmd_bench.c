@@ -38,7 +38,7 @@
 
 typedef struct {
     const char *set, *filter, *out, *kind;
-    cli_list variants, plugins;
+    cli_list variants, plugins, peers;
     int64_t reps;
     double min_time;
     int with_peers, no_gpu, list_shapes;
@@ -76,11 +76,13 @@ static int parse(int argc, char **argv, bopts *o)
         CLI_STR("--out", &o->out, "DIR", "write into DIR (created; must not hold a bench.json yet; its meta.json is kept)"),
         CLI_STR("--kind", &o->kind, "K", "kind of run folder: bench (default) or planner (the planner's CPU speed)"),
         CLI_FLAG("--no-gpu", &o->no_gpu, "CPU benchmarks only"),
+        CLI_LIST("--peer", &o->peers, "MODULE:FUNCTION", "also check and time your own PyTorch/Triton callable fn(x, scale, shift, eps) as peer:<name> (repeatable; implies --with-peers; bench/peers/peer_user.py)"),
         CLI_LIST("--plugin", &o->plugins, "LIB.so", "also time a plug-in's variants, as plugin:<name> (repeatable; README \"Verify and benchmark your own kernel\")"),
         CLI_FLAG("--list-shapes", &o->list_shapes, "print the set's shapes as JSON (the peers script reads it) and exit"),
         CLI_END};
     int r = cli_parse(CMD, opts, argc, argv, NULL, 0, NULL);
     if (r == CLI_HELP) usage(opts);
+    if (r == CLI_OK && o->peers.n) o->with_peers = 1;
     if (r == CLI_OK && o->reps < 0) o->reps = !strcmp(o->set, "quick") ? 3 : 9;
     if (r == CLI_OK && strcmp(o->kind, "bench") && strcmp(o->kind, "planner")) {
         ada_usage_error(CMD, "--kind %s: must be bench or planner", o->kind);
@@ -179,8 +181,8 @@ static int peers(const bopts *o, ada_bench_session *s, ada_out *po, const char *
     ada_bench_set_free(&ours);
     snprintf(script, sizeof script, "%s/bench/peers/torch_peers.py", ada_source_dir());
     ada_bench_status st = ada_bench_run_peers(script, ada_out_write_path(po), ceil, shapes, nshapes, (int)o->reps,
-                                              o->min_time, ada_bench_session_run_filter(s), ada_note_stdout, NULL,
-                                              msg, sizeof msg);
+                                              o->min_time, ada_bench_session_run_filter(s), o->peers.v,
+                                              o->peers.n, ada_note_stdout, NULL, msg, sizeof msg);
     free(ceil);
     if (st == ADA_BENCH_OK) return 0;
     if (st != ADA_BENCH_SKIPPED) ada_msg(CMD, "%s", msg);

@@ -81,7 +81,7 @@ PY
 if [ -n "$plugdir" ]; then
   for lib in libadaload_example_rowblock.so libadaload_example_rowblock_noeps.so; do
     out=$("$ada" verify --list --plugin "$plugdir/$lib" 2>&1) || fail "$lib: --list exited $?: $out"
-    echo "$out" | grep -Eq '^  plugin:rowblock +fwd only +example plug-in' || fail "$lib: no plugin:rowblock: $out"
+    echo "$out" | grep -Eq '^  plugin:rowblock +fwd\+bwd +example plug-in' || fail "$lib: no plugin:rowblock: $out"
   done
   "$ada" verify --list --plugin "$plugdir/libadaload_example_rowblock_noeps.so" | grep -q "PLANTED BUG" ||
     fail "the planted-bug build does not say so"

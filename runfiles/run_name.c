@@ -50,5 +50,5 @@ int ada_bench_name_parse(const char *name, ada_bench_name *o)
 
 int ada_bench_name_is_peer(const char *variant)
 {
-    return variant && (!strncmp(variant, "torch", 5) || !strncmp(variant, "liger", 5));
+    return variant && (!strncmp(variant, "torch", 5) || !strncmp(variant, "liger", 5) || !strncmp(variant, "peer:", 5));
 }

@@ -31,7 +31,7 @@ typedef struct {
 /* 0 when name has the form above (out filled), -1 otherwise (copy/..., cpu/..., bad parts). */
 int ada_bench_name_parse(const char *name, ada_bench_name *out);
 
-/* 1 when the variant is a PyTorch peer ("torch...", "liger..."). */
+/* 1 when the variant is a PyTorch peer ("torch...", "liger...", a --peer's "peer:<name>"). */
 int ada_bench_name_is_peer(const char *variant);
 
 #endif

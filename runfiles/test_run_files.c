@@ -37,6 +37,8 @@ Test(names, forward_backward_peers_graphs)
     cr_assert_eq(ada_bench_name_parse("lnmod_fwd/torch_compile/f32-f32-f32/frame/D5120/rows75600", &b), 0);
     cr_expect(ada_bench_name_is_peer(b.variant));
     cr_expect(!ada_bench_name_is_peer("dtile"));
+    cr_expect(ada_bench_name_is_peer("peer:mine"), "a --peer callable is a peer");
+    cr_expect(!ada_bench_name_is_peer("plugin:mine"), "a plug-in is a kernel variant, not a peer");
     const char *bad[] = {"copy/bytes1024", "cpu/reference/x", "lnmod_fwd/dtile", "lnmod_fwd/dtile/bf16-f32-bf16/sample/D0/rows1",
                          "lnmod_fwd/dtile/bf16-f32-bf16/sample/D12/rows4/extra/x", "lnmod_fwd//bf16-f32-bf16/sample/D1/rows1",
                          "lnmod_fwd/dtile/bf16-f32/sample/D1/rows1", "lnmod_fwd/dtile/bf16-f32-bf16/sample/Dx/rows1",

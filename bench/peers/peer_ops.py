@@ -136,9 +136,10 @@ def judge(torch, got, ref, tol):
     return True, errs, "rel err %s (tolerance %.3g)" % (text, tol)
 
 
-def peers(torch, F, sh, eps, ydt, compile_fn, want_liger=True):
+def peers(torch, F, sh, eps, ydt, compile_fn, want_liger=True, user=()):
     """The peers of a shape, in timing order, and a note when Liger is left out (why).
-    compile_fn(fn) -> the compiled fn (torch.compile with static shapes)."""
+    compile_fn(fn) -> the compiled fn (torch.compile with static shapes); user: the
+    (name, fn, with_backward) of --peer (peer_user.py), called fn(x, scale, shift, eps)."""
     B, S, D, layout, L = dims(sh)
 
     def chain(x, scale, shift):
@@ -165,6 +166,8 @@ def peers(torch, F, sh, eps, ydt, compile_fn, want_liger=True):
     out = [plain("torch_eager", chain, True), plain("torch_compile", compile_fn(chain), True),
            plain("torch_eager_wan_fp32", wan_fp32, False),
            plain("torch_compile_wan_fp32", compile_fn(wan_fp32), False)]
+    for name, fn, bwd in user:
+        out.append(plain(name, lambda x, sc, sf, fn=fn: fn(x, sc, sf, eps).to(ydt), bwd))
     if layout == "sample":
         out.append(tabular("torch_eager_table", table))
         out.append(tabular("torch_compile_table", compile_fn(table)))

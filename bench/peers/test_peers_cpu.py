@@ -116,5 +116,42 @@ class Flow(unittest.TestCase):
         self.assertNotIn("lnmod_bwd/torch_eager_table/" + shapes[1]["bwd_suffix"], by)
 
 
+class UserPeer(unittest.TestCase):
+    """--peer MODULE:FUNCTION (peer_user.py): example_peer.py's right callable is checked and
+    timed in both directions; its planted bug (shift left out) is "wrong result", untimed."""
+
+    def test_user_peers_are_checked_before_timed(self):
+        d = tempfile.mkdtemp()
+        shapes = [shape("sample", "bf16", 64, 32, 32), shape("token", "f32", 16, 12, 12)]
+        with open(os.path.join(d, "shapes.json"), "w") as f:
+            json.dump(shapes, f)
+        out, ex = os.path.join(d, "peers.json"), os.path.join(HERE, "example_peer.py")
+        argv = sys.argv
+        sys.argv = ["torch_peers.py", "--shapes", os.path.join(d, "shapes.json"), "--out", out,
+                    "--device", "cpu", "--no-compile", "--repetitions", "2", "--min-time", "0.0005",
+                    "--peer", ex + ":lnmod_fp32", "--peer", ex + ":lnmod_no_shift",
+                    "--filter", "^lnmod_(fwd|bwd)/peer:"]
+        try:
+            self.assertEqual(torch_peers.main(), 0)
+            sys.argv[-3] = ex + ":missing"
+            self.assertEqual(torch_peers.main(), 2, "a bad --peer is bad usage")
+        finally:
+            sys.argv = argv
+        with open(out) as f:
+            b = [e for e in json.load(f)["benchmarks"] if e["run_type"] == "iteration"]
+        by = {}
+        for e in b:
+            by.setdefault(e["name"], []).append(e)
+        self.assertEqual({n.split("/")[1] for n in by}, {"peer:lnmod_fp32", "peer:lnmod_no_shift"})
+        for sh in shapes:
+            for op, sfx in (("fwd", sh["suffix"]), ("bwd", sh["bwd_suffix"])):
+                good = by["lnmod_%s/peer:lnmod_fp32/%s" % (op, sfx)]
+                self.assertEqual(len(good), 2)
+                self.assertIn("real_time", good[0])
+                bad = by["lnmod_%s/peer:lnmod_no_shift/%s" % (op, sfx)]
+                self.assertEqual(len(bad), 1)
+                self.assertTrue(bad[0]["error_message"].startswith(peer_json.WRONG), bad[0])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -20,6 +20,9 @@ adaload's own bench.json:
   lnmod_bwd/<peer>/<bwd shape>              the backward of torch_eager, torch_compile, the
                                             table forms and liger: autograd of y for dy
                                             (dx and the modulation table's gradient)
+  lnmod_{fwd,bwd}/peer:<name>/<shape>       your own callable, --peer MODULE:FUNCTION
+                                            (peer_user.py: the contract), checked and timed
+                                            like every peer
   layer_norm/torch/<shape>                  F.layer_norm(x) alone (no modulation)
   copy/torch/bytes<N>[/graph<K>]            dst.copy_(src) of N/2 bytes (N moved): a
                                             labelled extra (pct_torch_copy_bw)
@@ -65,6 +68,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import peer_json  # noqa: E402
 import peer_ops  # noqa: E402
+import peer_user  # noqa: E402
 
 
 def parse_args():
@@ -80,6 +84,9 @@ def parse_args():
                    help="minimum measured seconds per repetition (default 0.01)")
     p.add_argument("--filter", default=None, help="only benchmarks whose name matches (regex)")
     p.add_argument("--no-compile", action="store_true", help="leave out the torch.compile peers")
+    p.add_argument("--peer", action="append", default=[], metavar="MODULE:FUNCTION",
+                   help="also check and time your own callable fn(x, scale, shift, eps) -> y as "
+                        "peer:<name> (repeatable; peer_user.py)")
     p.add_argument("--device", default="cuda", choices=("cuda", "cpu"),
                    help="cpu: the same flow with wall-clock timing (for tests; no graphs)")
     a = p.parse_args()
@@ -199,6 +206,7 @@ class Run:
         self.flt = re.compile(args.filter) if args.filter else None
         self.results, self.notes, self.torch_copy = [], [], {}
         self.timer = None
+        self.user = []  # --peer (peer_user.py)
 
     def wants(self, name):
         return not self.flt or self.flt.search(name)
@@ -270,9 +278,9 @@ def one_shape(run, timer, sh, dtypes):
         time_copy(run, timer, bwd_copy, sh["bwd_min_bytes"], max(1, sh["bwd_graph_k"]))
     compile_fn = ((lambda fn: fn) if run.args.no_compile else
                   (lambda fn: torch.compile(fn, dynamic=False)))
-    plist, note = peer_ops.peers(torch, F, sh, eps, ydt, compile_fn)
+    plist, note = peer_ops.peers(torch, F, sh, eps, ydt, compile_fn, user=run.user)
     if run.args.no_compile:
-        plist = [p for p in plist if "compile" not in p.name]
+        plist = [p for p in plist if "compile" not in p.name or p.name.startswith("peer:")]
     if note and note not in run.notes:
         run.notes.append(note)
     ln_name = "layer_norm/torch/" + fwd_sfx
@@ -371,12 +379,18 @@ def main():
     if args.device == "cuda" and not torch.cuda.is_available():
         print("torch_peers.py: no CUDA device", file=sys.stderr)
         return 77
+    try:
+        user = peer_user.load_all(args.peer)
+    except peer_user.PeerSpecError as ex:
+        print("torch_peers.py: %s" % ex, file=sys.stderr)
+        return 2
     ceilings = peer_json.ceilings_of(shapes)  # adaload's copies, never torch's copy_
     dtypes = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
     dev = torch.device(args.device)
     timer = Timer(torch, dev, args.min_time, args.repetitions)
     run = Run(args, torch)
     run.timer = timer
+    run.user = user
     for sh in shapes:
         one_shape(run, timer, sh, dtypes)
     for n in run.notes:
