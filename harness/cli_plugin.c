@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +46,13 @@ int cli_plugin_supervise(const char *cmd, const cli_list *plugins, int argc, cha
         return ADA_EXIT_INTERNAL;
     }
     if (st <= 128) return st;
-    /* 128 + S: the child died of signal S. */
+    /* 128 + S: the child died of signal S. An interrupt from outside (^C, kill) is no crash:
+     * the child's own handlers removed its temporaries; say so and pass it on. */
+    int sig = st - 128;
+    if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
+        ada_msg(cmd, "interrupted (signal %d, %s)", sig, strsignal(sig));
+        return st;
+    }
     char libs[1024] = "";
     for (int i = 0; i < plugins->n; i++) {
         size_t l = strlen(libs);
@@ -53,7 +60,7 @@ int cli_plugin_supervise(const char *cmd, const cli_list *plugins, int argc, cha
     }
     ada_msg(cmd, "a plug-in crashed the run: signal %d (%s) in the process that loaded %s; nothing of it was "
                  "recorded (README \"Verify and benchmark your own kernel\")",
-            st - 128, strsignal(st - 128), libs);
+            sig, strsignal(sig), libs);
     return ADA_EXIT_FAIL;
 }
 

@@ -11,7 +11,8 @@
  * segfault or abort in a plug-in's host code, while loading or running) is reported by the
  * parent -- "a plug-in crashed the run: signal 11 (Segmentation fault) ..." -- and exits 1
  * (a check failed); the child's unpublished run folder stays hidden and is swept by the
- * next run (run_folder.h). Processes that already run under a supervisor (the variable
+ * next run (run_folder.h). SIGINT, SIGTERM and SIGHUP are interrupts, not crashes: said as
+ * such, and the parent exits 128 + S like the child. Processes that already run under a supervisor (the variable
  * set: the child, verify's sanitizer runs of it) do not supervise again.
  */
 #ifndef ADALOAD_CLI_PLUGIN_H

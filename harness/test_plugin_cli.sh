@@ -4,7 +4,8 @@
 # each refusal (missing file, not a library, no query symbol, another ABI version, a variant
 # without a name, a duplicate name, across libraries too) exits 2 with one line naming the
 # file and writes nothing; a plug-in that crashes while loading is reported by the
-# supervising process (exit 1, the signal named); --plugin with --cpu-model is bad usage;
+# supervising process (exit 1, the signal named), one killed by SIGTERM is an interrupt
+# (128 + 15, no crash said); --plugin with --cpu-model is bad usage;
 # without a GPU the run is skipped (77) after the plug-ins loaded. With PLUGINDIR (a CUDA
 # build) the example plug-in and its planted-bug twin load and list "plugin:rowblock".
 set -u
@@ -48,6 +49,11 @@ rc=$?
 [ "$rc" = 1 ] || fail "crashing plug-in: exit $rc, want 1 ($(cat "$work/err"))"
 grep -q "a plug-in crashed the run: signal 11 .* $stubs/libadaload_stub_crash.so" "$work/err" ||
   fail "crash not reported: $(cat "$work/err")"
+
+"$ada" verify --list --plugin "$stubs/libadaload_stub_term.so" >"$work/stdout" 2>"$work/err"
+rc=$?
+[ "$rc" = 143 ] && grep -q "^adaload verify: interrupted (signal 15" "$work/err" && ! grep -q crashed "$work/err" ||
+  fail "a run killed from outside is an interrupt, not a crash: exit $rc, $(cat "$work/err")"
 
 "$ada" verify --cpu-model --plugin "$good" --grid smoke 2>/dev/null
 [ $? = 2 ] || fail "--plugin with --cpu-model: want exit 2"

@@ -93,6 +93,9 @@ ADALOAD_PLUGIN_EXPORT const adaload_plugin *adaload_plugin_query(uint32_t host_a
 #ifdef STUB_crash
     raise(SIGSEGV); /* a plug-in whose host code crashes */
 #endif
+#ifdef STUB_term
+    raise(SIGTERM); /* as if the run were killed from outside while loading */
+#endif
 #ifdef STUB_undefined
     adaload_stub_not_defined_anywhere();
 #endif
