@@ -21,8 +21,10 @@
 #               ci/device_bundle.sh into .devbundle/plugins/): verify --grid quick of
 #               plugin:rowblock beside dtile (want exit 0, a record), the planted-bug build
 #               (eps ignored) over the same grid (want exit 1, its failing cases named in
-#               $OUT/verify-noeps.log), then bench --set quick of both beside the copy ceiling
-#               and `adaload report` of that run into $OUT/report-plugin.md
+#               $OUT/verify-noeps.log), then bench --set quick, forward and backward, of
+#               plugin:rowblock beside dtile and the copy ceiling, with the example Python peer
+#               (bench/peers/example_peer.py: lnmod_fp32 timed, the planted lnmod_no_shift
+#               "wrong result"), and `adaload report` of that run into $OUT/report-plugin.md
 # (one call each, inside the device tool's 10-minute limit)
 #   ci/device_run.sh --dry-run MODE   prints the adaload commands of MODE (bench-bwd, plugin;
 #                                     nothing runs; PLUGIN_DIR overrides .devbundle/plugins)
@@ -40,7 +42,8 @@ bwd_sample="^lnmod_(fwd|bwd)/(naive|row_per_warp|dtile|$peers)/$(printf "$bar" s
 bwd_layouts="^lnmod_(fwd|bwd)/[a-z_]+/$(printf "$bar" '(token|frame)')"
 plugdir=${PLUGIN_DIR:-.devbundle/plugins}
 rowblock=$plugdir/libadaload_example_rowblock.so noeps=$plugdir/libadaload_example_rowblock_noeps.so
-plugin_bench='^(lnmod_fwd/(dtile|plugin:rowblock)|copy)/'
+plugin_bench='^(lnmod_(fwd|bwd)/(dtile|plugin:rowblock|peer:lnmod_fp32|peer:lnmod_no_shift)|copy)/'
+peer=bench/peers/example_peer.py
 # The planted bug's verify: its output kept, the cases it failed counted (want > 0).
 noeps_step() {
   if [ "$dry" = 1 ]; then step verify --grid quick --no-record --plugin "$noeps" --variant plugin:rowblock; return; fi
@@ -61,7 +64,7 @@ if [ "$dry" = 1 ]; then
     plugin)
       step verify --grid quick --plugin "$rowblock" --variant plugin:rowblock --variant dtile
       noeps_step
-      step bench --set quick --plugin "$rowblock" --filter "$plugin_bench"
+      step bench --set quick --plugin "$rowblock" --peer "$peer:lnmod_fp32" --peer "$peer:lnmod_no_shift" --filter "$plugin_bench"
       echo "adaload report <the new bench run folder> > \$OUT/report-plugin.md" ;;
     *) echo "--dry-run: only bench-bwd and plugin print their plan" >&2; exit 2 ;;
   esac
@@ -126,7 +129,7 @@ case "$mode" in
     ls -l "$rowblock" "$noeps" || echo "plugin: the example plug-ins are not in $plugdir (ci/device_bundle.sh)"
     step verify --grid quick --plugin "$rowblock" --variant plugin:rowblock --variant dtile
     noeps_step
-    step bench --set quick --plugin "$rowblock" --filter "$plugin_bench"
+    step bench --set quick --plugin "$rowblock" --peer "$peer:lnmod_fp32" --peer "$peer:lnmod_no_shift" --filter "$plugin_bench"
     run=$(find results -path '*/bench/*' -name meta.json ! -path "*/.*" | sort | comm -13 "$before" - | tail -1)
     [ -n "$run" ] && { $ada report "$(dirname "$run")" >"$out/report-plugin.md"; echo "report rc=$? -> report-plugin.md"; }
     ;;

@@ -47,7 +47,8 @@ echo "$plan"
 [ "$(grep -c '^adaload verify .*--plugin /p/libadaload_example_rowblock.so .*--variant plugin:rowblock --variant dtile' <<<"$plan")" = 1 ] ||
   fail "plugin: no verify of rowblock beside dtile"
 grep -q '^adaload verify .*--plugin /p/libadaload_example_rowblock_noeps.so' <<<"$plan" || fail "plugin: no planted-bug verify"
-grep -q '^adaload bench .*--plugin /p/libadaload_example_rowblock.so' <<<"$plan" || fail "plugin: no bench"
+grep -q '^adaload bench .*--plugin /p/libadaload_example_rowblock.so .*--peer bench/peers/example_peer.py:lnmod_fp32' <<<"$plan" ||
+  fail "plugin: no bench with the example peer"
 plugdir=$(dirname "$ada")/plugins
 if [ -e "$plugdir/libadaload_example_rowblock.so" ]; then
   k=0
@@ -59,7 +60,11 @@ if [ -e "$plugdir/libadaload_example_rowblock.so" ]; then
     "$ada" "$@" "${extra[@]}" >"$tmp/pout$k" 2>&1
     rc=$?
     [ "$rc" = 77 ] || { cat "$tmp/pout$k"; fail "plugin step $k: exit $rc (want 77: no GPU here)"; }
-    [ "$1" = bench ] && { grep -q '^skipped (.*): lnmod_fwd/plugin:rowblock/' "$tmp/pout$k" || fail "plugin bench: no plugin:rowblock"; }
+    if [ "$1" = bench ]; then
+      for w in lnmod_fwd/plugin:rowblock/ lnmod_bwd/plugin:rowblock/ lnmod_fwd/dtile/ copy/; do
+        grep -q "^skipped (.*): $w" "$tmp/pout$k" || fail "plugin bench: selects no $w"
+      done
+    fi
   done < <(PLUGIN_DIR=$plugdir "$root/ci/device_run.sh" --dry-run plugin | grep -E '^adaload (verify|bench) ')
   echo "device_run plugin plan: ok"
 else
