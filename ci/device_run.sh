@@ -9,6 +9,9 @@
 #   MODE verify env, verify --grid smoke (stops here when it fails), then verify --grid full
 #               --sanitizers: forward and backward of every variant (--direction both, the
 #               default), the sanitizers over both beside the grid (the CI gate's record)
+#   MODE verify-shards N K... the full grid's shards K of N (verify --shard K/N), "san" for the
+#               quick grid with --sanitizers: records the gate joins; each step only when
+#               the time left allows it (VERIFY_BUDGET_S, default 570)
 #   MODE bench  the forward: bench --set wan (every shape), bench --set wan --with-peers on the shapes of
 #               the speed bar (rows >= 32,760), and the regression check: the slowed build's
 #               dtile against two runs of the normal build (adaload compare)
@@ -107,6 +110,26 @@ case "$mode" in
     $ada compare "$rc_dir/normal" "$rc_dir/slowed" | tee "$rc_dir/compare-slowed.txt"; echo "compare slowed rc=${PIPESTATUS[0]} (want 1)"
     if published=$($ada results publish "$rc_dir"); then rc_dir=${published#"$PWD/"}; echo "results publish rc=0"
     else echo "results publish rc=$? (not published)"; $ada results discard "$rc_dir"; rc_dir=""; fi
+    ;;
+  verify-shards)
+    # verify-shards N K... : shards K of N of the full grid one after another (each its own
+    # record, the gate joins them), "san" for verify --grid quick --sanitizers (the sanitizer
+    # record); a step is skipped when the previous one took longer than what is left of
+    # VERIFY_BUDGET_S (default 570 s). Logs: $OUT/verify-<K>.log (stdout) and .err (progress).
+    n=${2:?verify-shards N K...}; shift 2
+    t0=$(date +%s); last=0
+    for k in "$@"; do
+      if [ "$k" = san ]; then cmd=(verify --grid quick --sanitizers); else cmd=(verify --grid full --shard "$k/$n"); fi
+      left=$(( ${VERIFY_BUDGET_S:-570} - ($(date +%s) - t0) ))
+      if [ "$left" -lt 20 ] || { [ "$last" -gt 0 ] && [ "$last" -gt "$left" ]; }; then
+        echo "verify $k: skipped (the last step took $last s, $left s left)"; continue
+      fi
+      s=$(date +%s)
+      log "adaload ${cmd[*]} (at most $left s)"
+      timeout "$left" $ada "${cmd[@]}" >"$out/verify-$k.log" 2>"$out/verify-$k.err"; rc=$?
+      last=$(( $(date +%s) - s ))
+      echo "verify $k rc=$rc in $last s"; tail -4 "$out/verify-$k.log"; tail -2 "$out/verify-$k.err"
+    done
     ;;
   bench-bwd)
     whl=$(ls .whl/liger_kernel-*.whl 2>/dev/null | head -1)

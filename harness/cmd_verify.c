@@ -5,8 +5,9 @@
  *                  [--out DIR | --no-record] [--sanitizers] [--sanitizer-timeout S]
  *                  [--cpu-model] [--list] [--plugin LIB.so]...
  *
- * --sanitizers re-runs this program under compute-sanitizer over the quick grid, the four
- * tools at once and beside the grid itself (verify_sanitizers_start/_finish). --cpu-model checks the fp32 CPU models (verify_model.h): a
+ * --sanitizers re-runs this program under compute-sanitizer over the quick grid after the
+ * grid, the four tools at once (verify_sanitizers_start/_finish). --shard K/N runs one shard
+ * of the grid (the record says which; the gate joins the shards of one source hash). --cpu-model checks the fp32 CPU models (verify_model.h): a
  * self-test of the verifier on machines without a GPU; its records say backend "cpu-model"
  * and never gate. --plugin loads a researcher's kernel library (plugin/ada_plugin.h): its
  * variants join the check as "plugin:<name>", the record and meta.json name the library and
@@ -49,8 +50,9 @@
 #define CMD "verify"
 
 typedef struct {
-    const char *grid, *out, *direction;
+    const char *grid, *out, *direction, *shard;
     cli_list variants, plugins;
+    int shard_k, shard_n;
     uint64_t seed;
     int seed_given, no_record, sanitizers, cpu_model, list;
     int64_t threads, sanitizer_timeout;
@@ -81,9 +83,10 @@ static int parse_opts(int argc, char **argv, vopts *o)
         CLI_I64("--threads", &o->threads, 1, VERIFY_MAX_THREADS, "N", "CPU threads for inputs/reference/comparison (default: online CPUs)"),
         CLI_STR("--out", &o->out, "DIR", "write the record into DIR (default a new results/<gpu>/verify/<run>/)"),
         CLI_FLAG("--no-record", &o->no_record, "print only, write nothing"),
-        CLI_FLAG("--sanitizers", &o->sanitizers, "beside the grid, run the quick grid under compute-sanitizer"),
+        CLI_FLAG("--sanitizers", &o->sanitizers, "after the grid, run the quick grid under compute-sanitizer"),
         CLI_I64("--sanitizer-timeout", &o->sanitizer_timeout, 1, 86400, "S", "seconds allowed per sanitizer run (default 420)"),
         CLI_STR("--direction", &o->direction, "DIR", "fwd|bwd|both: the forward, the backward or both (default both)"),
+        CLI_STR("--shard", &o->shard, "K/N", "run only shard K of N of the grid (input sets i with i % N = K - 1); records of all N together cover it"),
         CLI_FLAG("--cpu-model", &o->cpu_model, "check fp32 CPU models instead of the GPU (self-test; see --list)"),
         CLI_FLAG("--list", &o->list, "print the variants and exit"),
         CLI_LIST("--plugin", &o->plugins, "LIB.so", "load a plug-in's variants as plugin:<name> (repeatable; README \"Verify and benchmark your own kernel\")"),
@@ -96,6 +99,12 @@ static int parse_opts(int argc, char **argv, vopts *o)
     if (strcmp(o->direction, "fwd") && strcmp(o->direction, "bwd") && strcmp(o->direction, "both"))
         return ada_usage_error(CMD, "--direction %s: must be fwd, bwd or both", o->direction), CLI_ERROR;
     if (o->out && o->no_record) return ada_usage_error(CMD, "--out and --no-record exclude each other"), CLI_ERROR;
+    if (o->shard) {
+        char tail = 0;
+        if (sscanf(o->shard, "%d/%d%c", &o->shard_k, &o->shard_n, &tail) != 2 || o->shard_n < 1 || o->shard_n > 64 ||
+            o->shard_k < 1 || o->shard_k > o->shard_n)
+            return ada_usage_error(CMD, "--shard %s: must be K/N with 1 <= K <= N <= 64", o->shard), CLI_ERROR;
+    }
     if (o->variants.n > VERIFY_MAX_VARIANTS) return ada_usage_error(CMD, "too many --variant"), CLI_ERROR;
     if (o->plugins.n > VERIFY_MAX_PLUGINS) return ada_usage_error(CMD, "too many --plugin"), CLI_ERROR;
     if (o->plugins.n && o->cpu_model)
@@ -346,10 +355,10 @@ static void print_verdict(const verify_totals *t, int san_errors)
     else printf("verify: all %" PRId64 " cases passed\n", t->passed);
 }
 
-/* Before the grid: run folder, its transaction, the sanitizer runs (their logs go into it).
+/* Before the grid: run folder and its transaction (the sanitizer logs join it later).
  * 0, or ADA_EXIT_INTERNAL when out of memory. An output that cannot be made sets io_failed
  * (the grid still runs and prints; nothing is written). */
-static int begin(const vopts *o, const verify_config *c, int argc, char **argv, vrun *r)
+static int begin(const vopts *o, int argc, char **argv, vrun *r)
 {
     memset(r, 0, sizeof *r);
     r->cmdline = ada_cmdline_join(argc, argv);
@@ -368,10 +377,6 @@ static int begin(const vopts *o, const verify_config *c, int argc, char **argv, 
         r->dir[0] = '\0';
         r->io_failed = 1;
     }
-    if (sanitizers_begin(o, c, r) != 0) {
-        r->dir[0] = '\0';
-        r->io_failed = 1;
-    }
     return ADA_EXIT_OK;
 }
 
@@ -384,9 +389,16 @@ static void vrun_free(vrun *r)
     free(r->cmdline);
 }
 
-/* After the grid: the sanitizer runs' verdicts, the record, the verdict. */
-static int finish(verify_config *c, verify_session *s, vrun *r, const char *date)
+/* After the grid: the sanitizer runs (after it, not beside it: the GPU time-slices between
+ * processes, and four instrumented children made the grid's ~100,000 small launches and
+ * copies wait -- a full grid that fits in 10 minutes alone did not end), the record, the
+ * verdict. */
+static int finish(const vopts *o, verify_config *c, verify_session *s, vrun *r, const char *date)
 {
+    if (sanitizers_begin(o, c, r) != 0) {
+        r->dir[0] = '\0';
+        r->io_failed = 1;
+    }
     sanitizers_end(r);
     int san_errors = 0;
     for (int k = 0; k < 4; k++) {
@@ -443,7 +455,15 @@ int cmd_verify(int argc, char **argv)
     verify_set *sets = NULL;
     int nsets = 0;
     verify_session *s = NULL;
-    if (verify_grid_sets(o.grid, &sets, &nsets) != VERIFY_OK || verify_session_new(&c, nsets, &s) != VERIFY_OK) {
+    if (verify_grid_sets(o.grid, &sets, &nsets) == VERIFY_OK && o.shard_n > 1) {
+        int k = 0; /* keep the shard's sets, in grid order */
+        for (int i = 0; i < nsets; i++)
+            if (i % o.shard_n == o.shard_k - 1) sets[k++] = sets[i];
+        nsets = k;
+        c.shard = o.shard_k;
+        c.nshards = o.shard_n;
+    }
+    if (!sets || verify_session_new(&c, nsets, &s) != VERIFY_OK) {
         free(sets);
         ada_msg(CMD, "out of memory");
         return ADA_EXIT_INTERNAL;
@@ -452,6 +472,7 @@ int cmd_verify(int argc, char **argv)
     for (int v = 0; v < c.nvariants; v++) nbwd += verify_has_backward(c.cpu_model, c.variants[v]);
     char date[32];
     ada_utc_iso(date, sizeof date);
+    if (c.nshards > 1) printf("adaload verify: shard %d of %d of the grid\n", c.shard, c.nshards);
     printf("adaload verify: grid %s, %d input sets x (%d forward + %d backward) = %" PRId64 " cases, seed %" PRIu64
            " (reproduce with --seed %" PRIu64 "), %d CPU threads, backend %s\n",
            o.grid, nsets, (c.directions & VERIFY_DIR_FWD) ? c.nvariants : 0, (c.directions & VERIFY_DIR_BWD) ? nbwd : 0,
@@ -461,12 +482,12 @@ int cmd_verify(int argc, char **argv)
                "max_abs", "max_rel", "l2_rel", "verdict");
     fflush(stdout);
     vrun r;
-    rc = begin(&o, &c, argc, argv, &r);
+    rc = begin(&o, argc, argv, &r);
     if (rc == ADA_EXIT_OK) {
         for (int i = 0; i < nsets; i++) verify_session_run_set(s, &sets[i]);
         verify_session_finish(s);
         print_summary(&c, verify_session_totals(s));
-        rc = finish(&c, s, &r, date);
+        rc = finish(&o, &c, s, &r, date);
     }
     vrun_free(&r);
     verify_session_free(s);

@@ -143,6 +143,10 @@ typedef struct {
     const char *plugins[VERIFY_MAX_PLUGINS];
     int nplugins;
     int64_t sanitizer_timeout; /* seconds per sanitizer run */
+    /* One shard of the grid (--shard K/N): the input sets i with i % nshards == shard - 1,
+     * so records of the same sources that together hold every shard cover the grid (the gate
+     * joins them). 0/0: the whole grid. */
+    int shard, nshards;
     ada_note_fn note;          /* case lines and the sanitizer verdicts */
     void *note_arg;
     ada_note_fn progress;      /* progress lines */

@@ -24,6 +24,8 @@ json_t *verify_record_new(const verify_config *c, const verify_totals *t, json_t
     json_object_set_new(rec, "gpu", gpu);
     json_object_set_new(rec, "seed", json_integer((json_int_t)c->seed));
     json_object_set_new(rec, "grid", json_string(c->grid));
+    if (c->nshards > 1)
+        json_object_set_new(rec, "shard", json_pack("{s:i, s:i}", "index", c->shard, "count", c->nshards));
     json_object_set_new(rec, "date", json_string(date));
     json_t *sha = meta ? json_object_get(meta, "git_sha") : NULL;
     json_object_set_new(rec, "git_sha", sha ? json_incref(sha) : json_string("unknown"));
