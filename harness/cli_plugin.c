@@ -13,6 +13,7 @@
 #include "ada_output.h"
 #include "ada_plugin.h"
 #include "ada_spawn.h"
+#include "ada_util.h"
 #include "cli.h"
 
 int cli_plugin_supervise(const char *cmd, const cli_list *plugins, int argc, char **argv, int *handled)
@@ -98,9 +99,13 @@ void cli_plugin_list(void)
 {
     if (ada_plugin_count() == 0) return;
     printf("Plug-in variants (--plugin):\n");
-    for (int i = 0; i < ada_plugin_count(); i++)
-        printf("  %-14s %-13s %s\n", ada_plugin_name(i), ada_plugin_has_backward(i) ? "fwd+bwd" : "fwd only",
-               ada_plugin_description(i));
+    for (int i = 0; i < ada_plugin_count(); i++) {
+        char desc[4 * 300 + 1]; /* the plug-in's own text: its control bytes as \xNN */
+        char cut[301];
+        snprintf(cut, sizeof cut, "%s", ada_plugin_description(i));
+        ada_escape(cut, desc, sizeof desc);
+        printf("  %-14s %-13s %s\n", ada_plugin_name(i), ada_plugin_has_backward(i) ? "fwd+bwd" : "fwd only", desc);
+    }
     for (int k = 0; k < ada_plugin_lib_count(); k++)
         printf("  library %s, sha256 %s\n", ada_plugin_lib_path(k), ada_plugin_lib_sha256(k));
 }

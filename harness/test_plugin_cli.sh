@@ -22,6 +22,11 @@ echo "$out" | grep -Eq '^  plugin:beta +fwd\+bwd ' || fail "no plugin:beta line:
 sha=$(sha256sum "$good" | cut -d' ' -f1)
 echo "$out" | grep -q "library $good, sha256 $sha" || fail "the library line lacks the file's sha256 $sha: $out"
 
+# A plug-in's own text reaches the terminal with its control bytes escaped.
+out=$("$ada" verify --list --plugin "$stubs/libadaload_stub_other.so" 2>&1) || fail "--list other: $out"
+echo "$out" | grep -Fq 'another library\x1b[2J' || fail "the description's escape byte is not escaped: $out"
+printf '%s' "$out" | od -c | grep -q '033' && fail "a raw ESC byte reached the output"
+
 refuse() { # STUB-PATH WHAT
   : >"$work/err"
   (cd "$work" && "$ada" verify --plugin "$1" --out "$work/out" >"$work/stdout" 2>"$work/err")

@@ -56,7 +56,7 @@ static const adaload_variant variants[] = {
 #elif defined(STUB_halfbwd)
     {.name = "alpha", .forward = fwd, .backward = bwd},
 #elif defined(STUB_other)
-    {.name = "gamma", .description = "another library", .forward = fwd},
+    {.name = "gamma", .description = "another library\x1b[2J", .forward = fwd},
     {.name = "alpha", .forward = fwd},
 #else
     {.name = "alpha", .description = "forward only", .forward = fwd},

@@ -66,8 +66,8 @@ class Flow(unittest.TestCase):
             json.dump(shapes, f)
         orig = peer_ops.peers
 
-        def planted(torch_, F, sh, eps, ydt, compile_fn, want_liger=True):
-            plist, note = orig(torch_, F, sh, eps, ydt, compile_fn, want_liger)
+        def planted(torch_, F, sh, eps, ydt, compile_fn, want_liger=True, user=()):
+            plist, note = orig(torch_, F, sh, eps, ydt, compile_fn, want_liger, user)
             base = plist[0]
             _, _, _, layout, _ = peer_ops.dims(sh)
 
