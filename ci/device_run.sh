@@ -28,9 +28,19 @@
 #               plugin:rowblock beside dtile and the copy ceiling, with the example Python peer
 #               (bench/peers/example_peer.py: lnmod_fp32 timed, the planted lnmod_no_shift
 #               "wrong result"), and `adaload report` of that run into $OUT/report-plugin.md
+#   MODE aa [LEASE1_RUN]  the GPU A/A check of issue 17: the same sources timed on two leases.
+#               Without LEASE1_RUN (first lease): bench --set wan of the forward kernels and
+#               their copies (aa_filter below) into a new run folder. With it (second lease,
+#               a fresh machine; LEASE1_RUN = results/<gpu>/bench/<run> that the first call
+#               brought back, unpacked here so it travels with the tree): the same bench
+#               again, then `adaload compare LEASE1_RUN <new run>` (want: exit 0, 0 slower --
+#               environment drift where the fingerprints differ) and `adaload compare
+#               --history <new run>`, both into $OUT/aa-compare*.txt. Refuses a LEASE1_RUN
+#               of other kernel sources (that is no A/A pair).
 # (one call each, inside the device tool's 10-minute limit)
-#   ci/device_run.sh --dry-run MODE   prints the adaload commands of MODE (bench-bwd, plugin;
-#                                     nothing runs; PLUGIN_DIR overrides .devbundle/plugins)
+#   ci/device_run.sh --dry-run MODE [ARG]  prints the adaload commands of MODE (bench-bwd,
+#                                     plugin, aa; nothing runs; PLUGIN_DIR overrides
+#                                     .devbundle/plugins)
 set -uo pipefail
 dry=0
 [ "${1:-}" = --dry-run ] && { dry=1; shift; }
@@ -53,6 +63,24 @@ noeps_step() {
   step verify --grid quick --no-record --plugin "$noeps" --variant plugin:rowblock | tee "$out/verify-noeps.log"
   echo "planted bug: $(grep -c ' FAIL' "$out/verify-noeps.log") failing cases named (want > 0, verify rc=1)"
 }
+# MODE aa: every forward kernel benchmark of the wan set (their copy ceilings come along);
+# naive and row_per_warp are the ones that moved 5-9% from lease to lease.
+aa_filter='^lnmod_fwd/(naive|row_per_warp|dtile)/'
+aa_prev=${2:-}
+if [ "$mode" = aa ] && [ -n "$aa_prev" ]; then
+  case "$aa_prev" in
+    results/*/bench/*) ;;
+    *) echo "ci/device_run.sh aa: LEASE1_RUN must be results/<gpu>/bench/<run> (got '$aa_prev')" >&2; exit 2 ;;
+  esac
+fi
+# The A/A bench of one lease; prints its run folder on the last line of the output.
+aa_bench() {
+  step bench --set wan --filter "$aa_filter"
+}
+aa_compare() { # aa_compare LEASE1_RUN LEASE2_RUN
+  step compare "$1" "$2"
+  step compare --history "$2"
+}
 # One adaload step: printed (--dry-run) or run with its exit status said.
 step() {
   if [ "$dry" = 1 ]; then printf 'adaload'; printf ' %q' "$@"; echo; return 0; fi
@@ -69,7 +97,11 @@ if [ "$dry" = 1 ]; then
       noeps_step
       step bench --set quick --plugin "$rowblock" --peer "$peer:lnmod_fp32" --peer "$peer:lnmod_no_shift" --filter "$plugin_bench"
       echo "adaload report <the new bench run folder> > \$OUT/report-plugin.md" ;;
-    *) echo "--dry-run: only bench-bwd and plugin print their plan" >&2; exit 2 ;;
+    aa)
+      aa_bench
+      [ -n "$aa_prev" ] && aa_compare "$aa_prev" "results/<gpu>/bench/<this lease's run>"
+      [ -n "$aa_prev" ] || echo "(first lease: bring the run back, then ci/device_run.sh aa results/<gpu>/bench/<that run> on a fresh lease)" ;;
+    *) echo "--dry-run: only bench-bwd, plugin and aa print their plan" >&2; exit 2 ;;
   esac
   exit 0
 fi
@@ -155,6 +187,28 @@ case "$mode" in
     step bench --set quick --plugin "$rowblock" --peer "$peer:lnmod_fp32" --peer "$peer:lnmod_no_shift" --filter "$plugin_bench"
     run=$(find results -path '*/bench/*' -name meta.json ! -path "*/.*" | sort | comm -13 "$before" - | tail -1)
     [ -n "$run" ] && { $ada report "$(dirname "$run")" >"$out/report-plugin.md"; echo "report rc=$? -> report-plugin.md"; }
+    ;;
+  aa)
+    if [ -n "$aa_prev" ]; then
+      [ -f "$aa_prev/bench.json" ] && [ -f "$aa_prev/meta.json" ] ||
+        { echo "aa: $aa_prev: no run folder here (unpack the first lease's results.tgz before this call)"; exit 2; }
+      hv() { sed -n "s/.*\"kernel_hash_v2\": *\"\([0-9a-f]*\)\".*/\1/p" | head -1; }
+      h1=$(hv <"$aa_prev/meta.json")
+      h2=$($ada env --json | hv)
+      [ -n "$h1" ] && [ "$h1" = "$h2" ] ||
+        { echo "aa: $aa_prev has other kernel sources ($h1) than this build ($h2): no A/A pair"; exit 2; }
+    fi
+    aa_bench | tee "$out/aa-bench.txt"
+    new=$(sed -n 's/^run folder: //p' "$out/aa-bench.txt" | tail -1)
+    new=${new#"$PWD/"}
+    if [ -n "$aa_prev" ] && [ -n "$new" ]; then
+      $ada compare "$aa_prev" "$new" | tee "$out/aa-compare.txt"; echo "compare lease1 lease2 rc=${PIPESTATUS[0]} (want 0: 0 slower)"
+      $ada compare --history "$new" | tee "$out/aa-compare-history.txt"; echo "compare --history rc=${PIPESTATUS[0]} (want 0)"
+    elif [ -n "$aa_prev" ]; then
+      echo "aa: the second lease's bench wrote no run folder: nothing to compare"
+    else
+      echo "aa: first lease done: $new -- next, on a fresh lease: ci/device_run.sh aa $new"
+    fi
     ;;
 esac
 find results -name meta.json ! -path "*/.*" | sort | comm -13 "$before" - | xargs -r -n1 dirname >"$out/new_runs.txt"

@@ -4,7 +4,11 @@
 # adaload here (no GPU: every selected benchmark is listed as skipped, exit 77), selects
 # exactly the bar shapes of issue 18 -- bf16, fp32 modulation, D 1536/3072/5120, rows 32,760
 # and 75,600; per sample in the peers' step, per token and per frame in the other -- in both
-# directions for every variant, each with its copy ceiling, and nothing else.
+# directions for every variant, each with its copy ceiling, and nothing else. And MODE aa's
+# plan (issue 17's GPU A/A check): both leases run the same bench step, which selects every
+# forward kernel benchmark of the wan set with its copy ceiling and nothing else; the second
+# lease then compares the first lease's run with its own (pair and --history); a first-lease
+# run that is not a bench run folder under results/ is refused (exit 2).
 set -uo pipefail
 ada=$1
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -70,3 +74,28 @@ if [ -e "$plugdir/libadaload_example_rowblock.so" ]; then
 else
   echo "device_run plugin plan: the steps not run ($plugdir has no example plug-in: a build without CUDA)"
 fi
+
+aa1=$("$root/ci/device_run.sh" --dry-run aa) || fail "aa --dry-run exited $?"
+aa2=$("$root/ci/device_run.sh" --dry-run aa results/nvidia-h200/bench/2026-12-02T010000Z_abcdef0) || fail "aa LEASE1 --dry-run exited $?"
+echo "$aa1"; echo "$aa2"
+b1=$(grep '^adaload bench ' <<<"$aa1"); b2=$(grep '^adaload bench ' <<<"$aa2")
+[ "$(grep -c . <<<"$b1")" = 1 ] && [ "$b1" = "$b2" ] || fail "aa: want one bench step, the same on both leases"
+grep -q '^adaload compare' <<<"$aa1" && fail "aa: the first lease has nothing to compare"
+grep -qx 'adaload compare results/nvidia-h200/bench/2026-12-02T010000Z_abcdef0 results/\\<gpu\\>/bench/\\<this\\ lease\\'"'"'s\\ run\\>' <<<"$aa2" ||
+  fail "aa: the second lease must compare the first lease's run with its own"
+grep -q '^adaload compare --history ' <<<"$aa2" || fail "aa: the second lease must judge its run against the history"
+"$root/ci/device_run.sh" --dry-run aa /tmp/elsewhere >/dev/null 2>&1
+[ $? = 2 ] || fail "aa: a first-lease run outside results/<gpu>/bench/ must be refused (exit 2)"
+eval "set -- ${b1#adaload }"
+"$ada" "$@" --out "$tmp/aa" >"$tmp/aa.out" 2>&1
+rc=$?
+[ "$rc" = 77 ] || { cat "$tmp/aa.out"; fail "aa bench: exit $rc (want 77: no GPU here)"; }
+sel=$(sed -n 's/^skipped ([^)]*): //p' "$tmp/aa.out")
+nshapes=$("$ada" bench --list-shapes --set wan | grep -o '"suffix"' | wc -l)
+got=$(grep -cE '^lnmod_fwd/(naive|row_per_warp|dtile)/' <<<"$sel")
+[ "$got" = $((nshapes * nvar)) ] || fail "aa bench: $got forward kernel benchmarks, want $((nshapes * nvar))"
+other=$(grep -vE '^(lnmod_fwd/(naive|row_per_warp|dtile)/|copy/bytes[0-9]+(/graph[0-9]+)?$)' <<<"$sel" || true)
+[ -z "$other" ] || fail "aa bench selects more: $other"
+[ "$(grep -c '^copy/' <<<"$sel")" -gt 0 ] || fail "aa bench: no copy ceilings"
+[ -e "$tmp/aa" ] && fail "aa bench left a run folder"
+echo "device_run aa plan: ok"
