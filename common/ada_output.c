@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
+#include <signal.h> /* kill(pid, 0): is the writer of a stale temporary alive */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,87 +17,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ada_output_sig.h"
 #include "ada_util.h"
 
 #define TMP_SUFFIX ".adaload"
 #define PROGRESS_BYTES ((long long)64 << 20)
 
 enum { KIND_REPLACE, KIND_THROUGH, KIND_STDOUT };
-enum { MAX_INPUTS = 16, MAX_DIRS = 4, PATH_CAP = 4096 };
-
-/* ---- the signal handler's state (the only process-wide state; see the header) -------- */
-
-static char g_temps[ADA_OUT_MAX_OPEN][PATH_CAP];
-static volatile sig_atomic_t g_temp_used[ADA_OUT_MAX_OPEN];
-static char g_dirs[MAX_DIRS][PATH_CAP], g_dir_meta[MAX_DIRS][PATH_CAP];
-static volatile sig_atomic_t g_dir_used[MAX_DIRS];
-static volatile sig_atomic_t g_installed;
-
-static void on_signal(int sig)
-{
-    for (int i = 0; i < ADA_OUT_MAX_OPEN; i++)
-        if (g_temp_used[i]) unlink(g_temps[i]);
-    for (int i = 0; i < MAX_DIRS; i++)
-        if (g_dir_used[i]) {
-            unlink(g_dir_meta[i]);
-            rmdir(g_dirs[i]);
-        }
-    signal(sig, SIG_DFL);
-    raise(sig);
-}
-
-static void install_handlers(void)
-{
-    if (g_installed) return;
-    g_installed = 1;
-    const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
-    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
-        struct sigaction old, sa;
-        if (sigaction(sigs[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL) continue; /* keep SIG_IGN */
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_signal;
-        sigemptyset(&sa.sa_mask);
-        sigaction(sigs[i], &sa, NULL);
-    }
-}
-
-/* A slot for path in the handler's list, or -1 when all are taken. */
-static int track(const char *path)
-{
-    install_handlers();
-    if (strlen(path) >= PATH_CAP) return -1;
-    for (int i = 0; i < ADA_OUT_MAX_OPEN; i++)
-        if (!g_temp_used[i]) {
-            memcpy(g_temps[i], path, strlen(path) + 1);
-            g_temp_used[i] = 1;
-            return i;
-        }
-    return -1;
-}
-
-static void untrack(int slot)
-{
-    if (slot >= 0) g_temp_used[slot] = 0;
-}
-
-void ada_output_own_dir(const char *dir)
-{
-    install_handlers();
-    if (strlen(dir) + 16 >= PATH_CAP) return;
-    for (int i = 0; i < MAX_DIRS; i++)
-        if (!g_dir_used[i]) {
-            snprintf(g_dirs[i], PATH_CAP, "%s", dir);
-            snprintf(g_dir_meta[i], PATH_CAP, "%s/meta.json", dir);
-            g_dir_used[i] = 1;
-            return;
-        }
-}
-
-void ada_output_disown_dir(const char *dir)
-{
-    for (int i = 0; i < MAX_DIRS; i++)
-        if (g_dir_used[i] && !strcmp(g_dirs[i], dir)) g_dir_used[i] = 0;
-}
+enum { MAX_INPUTS = 16, PATH_CAP = 4096 };
 
 /* ---- the transaction ------------------------------------------------------------------ */
 
@@ -107,7 +34,10 @@ struct ada_out {
     char *label;
     char *tmp;     /* KIND_REPLACE: the temporary */
     char *backup;  /* during the renames: a hard link to the old target */
-    int kind, slot, bslot, had_old, fd;
+    ada_temp_slot *slot, *bslot; /* the handler's entries of tmp and backup */
+    int kind, had_old, fd;
+    int parked;    /* its temporary exists but holds no descriptor until ada_out_file */
+    int done;      /* completed early by ada_out_close */
     int werr;      /* the errno of the first failed write (ENOSPC ...), 0 when none failed */
     mode_t mode;
     FILE *f;
@@ -124,10 +54,13 @@ struct ada_outset {
         char *real;
     } in[MAX_INPUTS];
     int nin;
-    ada_out *out[ADA_OUT_MAX_OPEN];
-    int nout;
+    ada_out **out;
+    size_t nout, cap;
+    size_t nopen; /* outputs holding a descriptor now (ADA_OUT_OPEN_FILES) */
+    char *swept;     /* the folder last swept of stale temporaries */
+    ada_out **names; /* the file outputs by target (open addressing), for "the same file as" */
+    size_t names_cap;
     ada_out_status st;
-    int err_no;
 };
 
 static ada_out_status fail(ada_outset *t, ada_out_status st, int e, char *err, size_t n, const char *fmt, ...)
@@ -142,7 +75,7 @@ static ada_out_status fail(ada_outset *t, ada_out_status st, int e, char *err, s
         va_end(ap);
     }
     t->st = st;
-    t->err_no = e;
+    errno = e;
     return st;
 }
 
@@ -215,6 +148,18 @@ static void sweep(const char *target)
     closedir(d);
 }
 
+/* sweep, once per folder and transaction (the last folder swept is remembered: outputs in
+ * one folder come one after the other, and a folder of 1,000 outputs is read once). */
+static void sweep_once(ada_outset *t, const char *target)
+{
+    const char *slash = strrchr(target, '/');
+    size_t len = slash ? (size_t)(slash - target) : 0;
+    if (t->swept && strlen(t->swept) == len && !strncmp(t->swept, target, len)) return;
+    sweep(target);
+    free(t->swept);
+    t->swept = strndup(target, len); /* NULL (out of memory): the next output sweeps again */
+}
+
 /* ---- a FILE that counts bytes and says how far a long write got -------------------- */
 
 /* The bytes written, 0 on an error (o->werr set); never -1, which glibc counts as bytes. */
@@ -241,13 +186,17 @@ static ssize_t cookie_write(void *c, const char *buf, size_t size)
     return (ssize_t)done;
 }
 
-static int cookie_close(void *c)
+/* Closes the output's descriptor, if it holds one. close's result. */
+static int close_fd(ada_out *o)
 {
-    ada_out *o = c;
-    int rc = o->fd >= 0 ? close(o->fd) : 0;
+    if (o->fd < 0) return 0;
+    int rc = close(o->fd);
     o->fd = -1;
+    o->t->nopen--;
     return rc;
 }
+
+static int cookie_close(void *c) { return close_fd(c); }
 
 static FILE *counted_file(ada_out *o)
 {
@@ -268,14 +217,73 @@ static int same_as_input(const ada_outset *t, const struct stat *st, int exists,
     return 0;
 }
 
+static uint64_t name_hash(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return h;
+}
+
+/* The index of target in the table, or of the empty place where it would go. */
+static size_t name_at(const ada_outset *t, const char *target)
+{
+    size_t i = (size_t)name_hash(target) & (t->names_cap - 1);
+    while (t->names[i] && strcmp(t->names[i]->target, target)) i = (i + 1) & (t->names_cap - 1);
+    return i;
+}
+
+/* The table rebuilt from out[] at cap places (a power of two, more than twice the outputs). */
+static int rehash(ada_outset *t, size_t cap)
+{
+    ada_out **names = calloc(cap, sizeof *names);
+    if (!names) return -1;
+    free(t->names);
+    t->names = names;
+    t->names_cap = cap;
+    for (size_t i = 0; i < t->nout; i++)
+        if (t->out[i]->kind != KIND_STDOUT) t->names[name_at(t, t->out[i]->target)] = t->out[i];
+    return 0;
+}
+
+/* Takes o out of the table (linear probing: later entries of its run move up). */
+static void name_remove(ada_outset *t, const ada_out *o)
+{
+    size_t mask = t->names_cap - 1, i = name_at(t, o->target);
+    if (t->names[i] != o) return;
+    t->names[i] = NULL;
+    for (size_t j = (i + 1) & mask; t->names[j]; j = (j + 1) & mask) {
+        size_t k = (size_t)name_hash(t->names[j]->target) & mask; /* where it wants to be */
+        int reachable = i <= j ? (k <= i || k > j) : (k <= i && k > j);
+        if (reachable) { /* its run passes the hole: move it there */
+            t->names[i] = t->names[j];
+            t->names[j] = NULL;
+            i = j;
+        }
+    }
+}
+
+/* Room for one more output in out[] and in the table (kept at most half full). */
+static int grow(ada_outset *t)
+{
+    if (t->nout == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 8;
+        ada_out **out = realloc(t->out, cap * sizeof *out);
+        if (!out) return -1;
+        t->out = out;
+        t->cap = cap;
+    }
+    if (2 * (t->nout + 1) <= t->names_cap) return 0;
+    return rehash(t, t->names_cap ? 2 * t->names_cap : 16);
+}
+
 static void out_free(ada_out *o)
 {
     if (!o) return;
     if (o->f && o->kind != KIND_STDOUT) fclose(o->f);
-    else if (o->fd >= 0) close(o->fd);
+    close_fd(o);
     if (o->tmp) unlink(o->tmp);
-    untrack(o->slot);
-    untrack(o->bslot);
+    ada_temp_untrack(o->slot);
+    ada_temp_untrack(o->bslot);
     free(o->target);
     free(o->label);
     free(o->tmp);
@@ -314,38 +322,50 @@ static ada_out_status classify(ada_outset *t, ada_out *o, const char *path, char
         return fail(t, ADA_OUT_EUSAGE, ENOTSUP, err, n, "%s %s: is a socket (refused)", o->label, path);
     if (same_as_input(t, &st, exists, o->target))
         return fail(t, ADA_OUT_EUSAGE, EEXIST, err, n, "%s %s: names an input of this command (refused)", o->label, path);
-    for (int i = 0; i < t->nout; i++)
-        if (t->out[i]->kind != KIND_STDOUT && !strcmp(t->out[i]->target, o->target))
-            return fail(t, ADA_OUT_EUSAGE, EEXIST, err, n, "%s %s: the same file as %s (refused)", o->label, path,
-                        t->out[i]->label);
+    const ada_out *same = t->names[name_at(t, o->target)];
+    if (same)
+        return fail(t, ADA_OUT_EUSAGE, EEXIST, err, n, "%s %s: the same file as %s (refused)", o->label, path,
+                    same->label);
     o->kind = (!exists || S_ISREG(st.st_mode)) ? KIND_REPLACE : KIND_THROUGH;
     o->had_old = exists && S_ISREG(st.st_mode);
     o->mode = st.st_mode & 07777;
     return ADA_OUT_OK;
 }
 
+/* A descriptor of o's target (written through) or temporary (created when create), counted
+ * in t->nopen. -1 with errno. */
+static int open_fd(ada_out *o, int create)
+{
+    if (o->kind == KIND_THROUGH) o->fd = open(o->target, O_WRONLY | O_NOCTTY);
+    else o->fd = open(o->tmp, O_WRONLY | O_NOCTTY | (create ? O_CREAT | O_TRUNC : 0), 0666);
+    if (o->fd >= 0) o->t->nopen++;
+    return o->fd;
+}
+
 static ada_out_status open_target(ada_outset *t, ada_out *o, const char *path, char *err, size_t n)
 {
-    if (o->kind == KIND_THROUGH) {
-        o->fd = open(o->target, O_WRONLY | O_NOCTTY);
-        if (o->fd < 0)
-            return fail(t, ADA_OUT_EIO, errno, err, n, "%s %s: cannot write: %s", o->label, path, strerror(errno));
-    } else {
-        sweep(o->target);
+    if (o->kind == KIND_REPLACE) {
+        sweep_once(t, o->target);
         size_t len = strlen(o->target) + 48;
         o->tmp = malloc(len);
         if (!o->tmp) return fail(t, ADA_OUT_ENOMEM, ENOMEM, err, n, "out of memory");
         snprintf(o->tmp, len, "%s.tmp.%ld%s", o->target, (long)getpid(), TMP_SUFFIX);
-        o->slot = track(o->tmp);
-        if (o->slot < 0) return fail(t, ADA_OUT_ENOMEM, EMFILE, err, n, "%s: too many open outputs", o->label);
-        o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOCTTY, 0666);
-        if (o->fd < 0) {
-            int e = errno;
-            free(o->tmp);
-            o->tmp = NULL;
-            return fail(t, ADA_OUT_EIO, e, err, n, "%s %s: cannot write: %s", o->label, path, strerror(e));
-        }
-        if (o->had_old) (void)fchmod(o->fd, o->mode);
+        o->slot = ada_temp_track(o->tmp); /* before the file exists: a signal never misses it */
+        if (!o->slot) return fail(t, ADA_OUT_ENOMEM, ENOMEM, err, n, "out of memory");
+    }
+    if (open_fd(o, 1) < 0) {
+        int e = errno;
+        ada_temp_untrack(o->slot);
+        o->slot = NULL;
+        free(o->tmp); /* nothing was created */
+        o->tmp = NULL;
+        return fail(t, ADA_OUT_EIO, e, err, n, "%s %s: cannot write: %s", o->label, path, strerror(e));
+    }
+    if (o->kind == KIND_REPLACE && o->had_old) (void)fchmod(o->fd, o->mode);
+    if (o->kind == KIND_REPLACE && t->nopen > ADA_OUT_OPEN_FILES) {
+        close_fd(o); /* the temporary stays; ada_out_file opens it again */
+        o->parked = 1;
+        return ADA_OUT_OK;
     }
     o->f = counted_file(o);
     if (!o->f) return fail(t, ADA_OUT_ENOMEM, ENOMEM, err, n, "out of memory");
@@ -354,11 +374,7 @@ static ada_out_status open_target(ada_outset *t, ada_out *o, const char *path, c
 
 ada_out *ada_outset_add(ada_outset *t, const char *path, const char *label, char *err, size_t n)
 {
-    if (t->nout >= ADA_OUT_MAX_OPEN) {
-        fail(t, ADA_OUT_ENOMEM, EMFILE, err, n, "too many outputs");
-        return NULL;
-    }
-    ada_out *o = calloc(1, sizeof *o);
+    ada_out *o = grow(t) == 0 ? calloc(1, sizeof *o) : NULL;
     if (!o || !(o->label = strdup(label ? label : path))) {
         free(o);
         fail(t, ADA_OUT_ENOMEM, ENOMEM, err, n, "out of memory");
@@ -366,10 +382,9 @@ ada_out *ada_outset_add(ada_outset *t, const char *path, const char *label, char
     }
     o->t = t;
     o->fd = -1;
-    o->slot = o->bslot = -1;
     ada_out_status st;
     if (!strcmp(path, "-")) {
-        for (int i = 0; i < t->nout; i++)
+        for (size_t i = 0; i < t->nout; i++)
             if (t->out[i]->kind == KIND_STDOUT) {
                 fail(t, ADA_OUT_EUSAGE, EEXIST, err, n, "%s -: standard output is already %s (refused)", o->label,
                      t->out[i]->label);
@@ -388,11 +403,28 @@ ada_out *ada_outset_add(ada_outset *t, const char *path, const char *label, char
         out_free(o);
         return NULL;
     }
+    if (o->kind != KIND_STDOUT) t->names[name_at(t, o->target)] = o;
     t->out[t->nout++] = o;
     return o;
 }
 
-FILE *ada_out_file(ada_out *o) { return o->f; }
+FILE *ada_out_file(ada_out *o)
+{
+    if (o->parked && !o->done) { /* its descriptor was given back when it was added */
+        int e = open_fd(o, 0) < 0 ? errno : 0;
+        if (!e && !(o->f = counted_file(o))) {
+            close_fd(o);
+            e = ENOMEM;
+        }
+        if (e) {
+            fail(o->t, e == ENOMEM ? ADA_OUT_ENOMEM : ADA_OUT_EIO, e, NULL, 0, "%s", "");
+            errno = e;
+            return NULL;
+        }
+        o->parked = 0;
+    }
+    return o->f;
+}
 
 const char *ada_out_write_path(ada_out *o)
 {
@@ -401,18 +433,20 @@ const char *ada_out_write_path(ada_out *o)
         fclose(o->f); /* closes the fd too; the writer opens the path itself */
         o->f = NULL;
     }
+    o->parked = 0;
     return o->kind == KIND_REPLACE ? o->tmp : o->target;
 }
 
 void ada_out_drop(ada_out *o)
 {
     ada_outset *t = o->t;
-    for (int i = 0; i < t->nout; i++)
+    for (size_t i = 0; i < t->nout; i++)
         if (t->out[i] == o) {
-            memmove(&t->out[i], &t->out[i + 1], (size_t)(t->nout - i - 1) * sizeof *t->out);
+            memmove(&t->out[i], &t->out[i + 1], (t->nout - i - 1) * sizeof *t->out);
             t->nout--;
             break;
         }
+    if (o->kind != KIND_STDOUT) name_remove(t, o);
     out_free(o);
 }
 
@@ -420,6 +454,10 @@ void ada_out_drop(ada_out *o)
 static int finish(ada_out *o)
 {
     if (o->kind == KIND_STDOUT) return fflush(stdout) == 0 && !ferror(stdout) ? 0 : -1;
+    if (o->werr && !o->f) { /* a write failed, or its descriptor could not be had back */
+        errno = o->werr;
+        return -1;
+    }
     if (!o->f) { /* written by someone else through ada_out_write_path: sync what it wrote */
         if (o->kind != KIND_REPLACE) return 0;
         int fd = open(o->tmp, O_RDONLY);
@@ -444,12 +482,16 @@ static int finish(ada_out *o)
     return ok ? 0 : -1;
 }
 
-static void sync_dir_of(const char *path)
+/* fsyncs the folder of path unless it is the folder of prev (the output synced before). */
+static void sync_dir_of(const char *path, const char *prev)
 {
     char dir[PATH_CAP];
     const char *slash = strrchr(path, '/');
     if (!slash) return;
-    snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    size_t len = slash == path ? 1 : (size_t)(slash - path);
+    const char *ps = prev ? strrchr(prev, '/') : NULL;
+    if (ps && (size_t)(ps == prev ? 1 : ps - prev) == len && !strncmp(path, prev, len)) return;
+    snprintf(dir, sizeof dir, "%.*s", (int)len, path);
     int fd = open(dir, O_RDONLY | O_DIRECTORY);
     if (fd >= 0) {
         (void)fsync(fd);
@@ -457,35 +499,40 @@ static void sync_dir_of(const char *path)
     }
 }
 
+/* Keeps o's old target as a hard link (o->backup) while the renames run; none when that
+ * cannot be made (the rename then still replaces it, but a later failure cannot restore it). */
+static void keep_old(ada_out *o)
+{
+    size_t len = strlen(o->target) + 64;
+    o->backup = malloc(len);
+    if (!o->backup) return;
+    snprintf(o->backup, len, "%s.old.tmp.%ld%s", o->target, (long)getpid(), TMP_SUFFIX);
+    o->bslot = ada_temp_track(o->backup);
+    if (!o->bslot || link(o->target, o->backup) != 0) {
+        ada_temp_untrack(o->bslot);
+        o->bslot = NULL;
+        free(o->backup);
+        o->backup = NULL;
+    }
+}
+
 /* The renames, each old target kept as a hard link until all succeeded. */
 static ada_out_status rename_all(ada_outset *t, char *err, size_t n)
 {
-    int i;
+    size_t i;
     for (i = 0; i < t->nout; i++) {
         ada_out *o = t->out[i];
         if (o->kind != KIND_REPLACE) continue;
-        if (o->had_old) {
-            size_t len = strlen(o->target) + 64;
-            o->backup = malloc(len);
-            if (o->backup) {
-                snprintf(o->backup, len, "%s.old.tmp.%ld%s", o->target, (long)getpid(), TMP_SUFFIX);
-                o->bslot = track(o->backup);
-                if (o->bslot < 0 || link(o->target, o->backup) != 0) {
-                    untrack(o->bslot);
-                    o->bslot = -1;
-                    free(o->backup);
-                    o->backup = NULL;
-                }
-            }
-        }
+        if (o->had_old) keep_old(o);
         if (rename(o->tmp, o->target) != 0) break;
+        ada_temp_untrack(o->slot); /* its name is the target's now */
+        o->slot = NULL;
         free(o->tmp);
         o->tmp = NULL;
-        untrack(o->slot);
-        o->slot = -1;
     }
     int e = errno;
-    for (int j = 0; j < t->nout; j++) {
+    const char *prev = NULL;
+    for (size_t j = 0; j < t->nout; j++) {
         ada_out *o = t->out[j];
         if (o->kind != KIND_REPLACE) continue;
         if (i < t->nout && j < i) { /* a later rename failed: put this one back */
@@ -494,13 +541,12 @@ static ada_out_status rename_all(ada_outset *t, char *err, size_t n)
         } else if (o->backup) {
             unlink(o->backup);
         }
-        if (o->backup) {
-            untrack(o->bslot);
-            o->bslot = -1;
-            free(o->backup);
-            o->backup = NULL;
-        }
-        if (i == t->nout) sync_dir_of(o->target);
+        ada_temp_untrack(o->bslot);
+        o->bslot = NULL;
+        free(o->backup);
+        o->backup = NULL;
+        if (i == t->nout) sync_dir_of(o->target, prev);
+        prev = o->target;
     }
     if (i < t->nout)
         return fail(t, ADA_OUT_EIO, e, err, n, "%s %s: cannot replace it: %s", t->out[i]->label, t->out[i]->target,
@@ -508,11 +554,25 @@ static ada_out_status rename_all(ada_outset *t, char *err, size_t n)
     return ADA_OUT_OK;
 }
 
+ada_out_status ada_out_close(ada_out *o, char *err, size_t n)
+{
+    if (!o->done) {
+        o->done = 1;
+        if (finish(o) != 0 && !o->werr) o->werr = errno ? errno : EIO;
+    }
+    if (o->werr)
+        return fail(o->t, ADA_OUT_EIO, o->werr, err, n, "%s %s: cannot write: %s", o->label, o->target,
+                    strerror(o->werr));
+    return ADA_OUT_OK;
+}
+
 ada_out_status ada_outset_commit(ada_outset *t, char *err, size_t n)
 {
-    for (int i = 0; i < t->nout; i++) {
+    for (size_t i = 0; i < t->nout; i++) {
         ada_out *o = t->out[i];
-        if (finish(o) != 0) {
+        if (o->done) {
+            if (ada_out_close(o, err, n) != ADA_OUT_OK) return t->st;
+        } else if (finish(o) != 0) {
             int e = errno ? errno : EIO;
             return fail(t, ADA_OUT_EIO, e, err, n, "%s %s: cannot write: %s", o->label, o->target, strerror(e));
         }
@@ -523,25 +583,10 @@ ada_out_status ada_outset_commit(ada_outset *t, char *err, size_t n)
 void ada_outset_free(ada_outset *t)
 {
     if (!t) return;
-    for (int i = 0; i < t->nout; i++) out_free(t->out[i]);
+    for (size_t i = 0; i < t->nout; i++) out_free(t->out[i]);
     for (int i = 0; i < t->nin; i++) free(t->in[i].real);
+    free(t->out);
+    free(t->names);
+    free(t->swept);
     free(t);
-}
-
-/* ---- one-file helpers ---------------------------------------------------------------------- */
-
-int ada_write_file_atomic(const char *path, const void *data, size_t len)
-{
-    ada_outset *t = ada_outset_new("");
-    if (!t) {
-        errno = ENOMEM;
-        return -1;
-    }
-    ada_out *o = ada_outset_add(t, path, path, NULL, 0);
-    int rc = -1;
-    if (o && fwrite(data, 1, len, ada_out_file(o)) == len && ada_outset_commit(t, NULL, 0) == ADA_OUT_OK) rc = 0;
-    int e = rc ? (t->err_no ? t->err_no : EIO) : 0;
-    ada_outset_free(t);
-    errno = e;
-    return rc;
 }

@@ -7,6 +7,7 @@
  *   ada_out *a = ada_outset_add(t, "plan.jsonl", "plan", err, sizeof err);   // NULL: refused
  *   ada_out *b = ada_outset_add(t, "-", "summary", err, sizeof err);         // "-" = stdout
  *   fputs("...", ada_out_file(a));  ...
+ *   ada_out_close(a, err, sizeof err);               // optional: done with a (frees its descriptor)
  *   if (ada_outset_commit(t, err, sizeof err)) -> exit 2 with err (no target was touched)
  *   ada_outset_free(t);                              // aborts (removes temps) if not committed
  *
@@ -33,7 +34,14 @@
  * Progress: an output that grows past 64 MiB prints "adaload CMD: writing LABEL: N MB" on
  * stderr at most once per second, and the commit says when it syncs such a file.
  * The handler's list of temporaries is the one piece of process-wide state of the project
- * (a signal handler has nothing else to reach); at most ADA_OUT_MAX_OPEN at once.
+ * (a signal handler has nothing else to reach; common/ada_output_sig.c); it grows as needed.
+ * Any number of outputs: a transaction may hold thousands (adaload plan --per-rank writes a
+ * file per rank). The first ADA_OUT_OPEN_FILES outputs keep their descriptor from
+ * ada_outset_add on; every later replaced output is classified and its temporary created at
+ * once (so refusals and unwritable folders show before any work) but gets a descriptor only
+ * when ada_out_file is first called. A writer of many outputs writes them one after the
+ * other and ada_out_close's each when done, so that few descriptors and stream buffers are
+ * held at once. One thread at a time uses a transaction (and the list).
  */
 #ifndef ADALOAD_ADA_OUTPUT_H
 #define ADALOAD_ADA_OUTPUT_H
@@ -50,7 +58,7 @@ typedef enum {
     ADA_OUT_ENOMEM = 3,
 } ada_out_status;
 
-enum { ADA_OUT_MAX_OPEN = 32 };
+enum { ADA_OUT_OPEN_FILES = 16 };
 
 typedef struct ada_outset ada_outset;
 typedef struct ada_out ada_out;
@@ -64,8 +72,14 @@ ada_out_status ada_outset_input(ada_outset *t, const char *path);
 ada_out *ada_outset_add(ada_outset *t, const char *path, const char *label, char *err, size_t n);
 /* The status of the last failed call (ADA_OUT_OK when none failed). */
 ada_out_status ada_outset_status(const ada_outset *t);
-/* Where to write the output's bytes. */
+/* Where to write the output's bytes. NULL (errno set, the commit fails too) only after
+ * ada_out_close, or for an output added past the first ADA_OUT_OPEN_FILES whose temporary
+ * cannot be opened again (no descriptor left: EMFILE). */
 FILE *ada_out_file(ada_out *o);
+/* Completes o now (flush, fsync, close: its descriptor and stream buffer are given back);
+ * its temporary waits for the commit, which reports a failure here again. ADA_OUT_OK, or
+ * the failure with err (the transaction then cannot commit). */
+ada_out_status ada_out_close(ada_out *o, char *err, size_t n);
 /* For a writer that opens files itself (Google Benchmark, a child process): the path to
  * write (the temporary, or the written-through target); ada_out_file's stream is closed
  * first. */

@@ -1,5 +1,5 @@
 /* ada_output_text.c -- the helpers of ada_output.h that need no transaction state: the
- * canonical JSON text, one JSON file written atomically, mkdir -p. */
+ * canonical JSON text, one file or one JSON file written atomically, mkdir -p. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +22,23 @@ char *ada_json_text(const json_t *v)
     buf[len] = '\n';
     buf[len + 1] = '\0';
     return buf;
+}
+
+int ada_write_file_atomic(const char *path, const void *data, size_t len)
+{
+    ada_outset *t = ada_outset_new("");
+    if (!t) {
+        errno = ENOMEM;
+        return -1;
+    }
+    errno = 0;
+    ada_out *o = ada_outset_add(t, path, path, NULL, 0);
+    FILE *f = o ? ada_out_file(o) : NULL;
+    int rc = f && fwrite(data, 1, len, f) == len && ada_outset_commit(t, NULL, 0) == ADA_OUT_OK ? 0 : -1;
+    int e = rc ? (errno ? errno : EIO) : 0; /* the transaction's failures set errno */
+    ada_outset_free(t);
+    errno = e;
+    return rc;
 }
 
 int ada_write_json_atomic(const char *path, const json_t *v)

@@ -64,3 +64,53 @@ Test(ada_output_enospc, failed_writes_are_not_counted)
         }
     free(buf);
 }
+
+/* A transaction of 1,024 outputs (half of them replacing old files), written one after
+ * the other with ada_out_close, the disk full in the middle (at output 600): the close
+ * says so, the commit refuses, and every old file stays, no new file and no temporary. */
+Test(ada_output_enospc, full_in_the_middle_of_many)
+{
+    enum { N = 1024, SIZE = 1000 };
+    char p[N][200], line[SIZE + 1];
+    for (int i = 0; i < N; i++) {
+        snprintf(p[i], sizeof p[i], "%s/rank%d.jsonl", test_tmpdir, i);
+        if (i % 2) {
+            FILE *f = fopen(p[i], "w");
+            cr_assert_not_null(f);
+            fputs("old content\n", f);
+            fclose(f);
+        }
+    }
+    memset(line, 'x', SIZE);
+    line[SIZE] = '\0';
+    char err[512] = "";
+    ada_outset *t = ada_outset_new("test");
+    ada_out *o[N];
+    for (int i = 0; i < N; i++) cr_assert_not_null(o[i] = ada_outset_add(t, p[i], "rank", err, sizeof err), "%s", err);
+    test_failwrite_budget(600LL * SIZE + SIZE / 2);
+    int failed_at = -1;
+    for (int i = 0; i < N && failed_at < 0; i++) {
+        FILE *f = ada_out_file(o[i]);
+        cr_assert_not_null(f);
+        fputs(line, f);
+        if (ada_out_close(o[i], err, sizeof err) != ADA_OUT_OK) failed_at = i;
+    }
+    cr_assert_eq(failed_at, 600);
+    cr_assert(strstr(err, "No space left on device"), "%s", err);
+    test_failwrite_budget(-1); /* space again: the failed close alone must stop the commit */
+    cr_assert_eq(ada_outset_commit(t, err, sizeof err), ADA_OUT_EIO, "a failed close fails the commit");
+    cr_assert(strstr(err, "rank") && strstr(err, "No space left on device"), "%s", err);
+    ada_outset_free(t);
+    for (int i = 0; i < N; i++) {
+        FILE *f = fopen(p[i], "r");
+        if (i % 2 == 0) {
+            cr_assert_null(f, "rank %d: a new file appeared", i);
+            continue;
+        }
+        char got[64] = "";
+        cr_assert(f && fgets(got, sizeof got, f));
+        fclose(f);
+        cr_assert_str_eq(got, "old content\n", "rank %d", i);
+    }
+    cr_assert_eq(entries(), N / 2, "a temporary was left behind");
+}

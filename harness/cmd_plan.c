@@ -18,7 +18,8 @@
  * to stderr). `--policy both` (used by `adaload run`) plans under both policies with the
  * same seed and prints them side by side; it writes no files. --per-rank DIR writes
  * DIR/rank<r>.jsonl for every rank (only its own entries; plan_write_rank) in the same
- * transaction; DIR is made when missing (and removed again when nothing was written).
+ * transaction, any number of ranks (each file written and closed in turn); DIR is made
+ * when missing (and removed again when nothing was written).
  * Exit: 0 ok, 2 bad usage, bad input or an output that cannot be written (one line naming
  * the option, the file:line: column, or the output), 3 out of memory.
  */
@@ -149,9 +150,6 @@ static int finish_args(const raw_opts *w, options *o, plan_config *c)
         return ada_usage_error("plan", "--summary-json and --plan-out name the same file"), -1;
     if (o->both && o->per_rank)
         return ada_usage_error("plan", "--policy both prints a table only: drop --per-rank"), -1;
-    if (o->per_rank && c->gpus + 2 > ADA_OUT_MAX_OPEN)
-        return ada_usage_error("plan", "--per-rank: at most %d ranks (--gpus %" PRId64 ")", ADA_OUT_MAX_OPEN - 2,
-                               c->gpus), -1;
     if ((o->start_given || o->steps_given) && !o->plan_out && !o->per_rank)
         return ada_usage_error("plan", "--%s: selects steps of --plan-out or --per-rank, which are missing",
                                o->start_given ? "start-step" : "steps"), -1;
@@ -280,12 +278,20 @@ static int write_outputs(const options *o, ada_outset *t, ada_out *plan_out, ada
     if ((plan_out || o->per_rank) && o->start_step > r->steps)
         return ada_usage_error("plan", "--start-step %" PRId64 ": the plan has %" PRId64 " steps", o->start_step,
                                r->steps);
-    for (int64_t i = 0; o->per_rank && i < r->cfg.gpus; i++) {
-        plan_status st = plan_write_rank(r, mf, ada_out_file(ranks[i]), i, o->start_step, o->steps_given ? o->steps : -1);
+    char err[1024];
+    uint64_t id = o->per_rank ? plan_identity(r) : 0;
+    for (int64_t i = 0; o->per_rank && i < r->cfg.gpus; i++) { /* one after the other, each closed when done */
+        FILE *f = ada_out_file(ranks[i]);
+        int64_t count = o->steps_given ? o->steps : -1;
+        plan_status st = f ? plan_write_rank(r, mf, f, i, o->start_step, count, id) : PLAN_ERR_WRITE;
         if (st) {
             ada_msg("plan", "cannot write --per-rank %s (rank %" PRId64 "): %s", o->per_rank, i,
                     st == PLAN_ERR_NOMEM ? "out of memory" : errno ? strerror(errno) : "I/O error");
             return exit_of(st);
+        }
+        if (ada_out_close(ranks[i], err, sizeof err) != ADA_OUT_OK) {
+            ada_msg("plan", "%s", err);
+            return ada_outset_status(t) == ADA_OUT_ENOMEM ? ADA_EXIT_INTERNAL : ADA_EXIT_USAGE;
         }
     }
     if (plan_out) {
@@ -314,7 +320,6 @@ static int write_outputs(const options *o, ada_outset *t, ada_out *plan_out, ada
             return ADA_EXIT_USAGE;
         }
     }
-    char err[1024];
     if (ada_outset_commit(t, err, sizeof err) != ADA_OUT_OK) {
         ada_msg("plan", "%s", err);
         return ada_outset_status(t) == ADA_OUT_ENOMEM ? ADA_EXIT_INTERNAL : ADA_EXIT_USAGE;
@@ -369,7 +374,7 @@ int cmd_plan(int argc, char **argv)
     plan_manifest *mf = NULL;
     int rc = load_inputs(&o, &cfg, &model, &prof, &mf);
     if (rc) return rc;
-    ada_out *plan_out = NULL, *summary = NULL, *ranks[ADA_OUT_MAX_OPEN] = {NULL};
+    ada_out *plan_out = NULL, *summary = NULL, **ranks = NULL;
     int made_dir = 0;
     if (o.per_rank && !o.both) {
         struct stat sb;
@@ -383,10 +388,17 @@ int cmd_plan(int argc, char **argv)
             plan_manifest_free(mf);
             return ada_usage_error("plan", "--per-rank %s: not a folder", o.per_rank);
         }
+        if (!(ranks = calloc((size_t)cfg.gpus, sizeof *ranks))) {
+            if (made_dir) rmdir(o.per_rank);
+            plan_manifest_free(mf);
+            ada_msg("plan", "out of memory");
+            return ADA_EXIT_INTERNAL;
+        }
     }
     ada_outset *t = open_outputs(&o, cfg.gpus, &plan_out, &summary, ranks, &rc);
     if (rc) {
         if (made_dir) rmdir(o.per_rank);
+        free(ranks);
         plan_manifest_free(mf);
         return rc;
     }
@@ -423,6 +435,7 @@ int cmd_plan(int argc, char **argv)
     }
     ada_outset_free(t); /* removes the temporaries of an uncommitted transaction */
     if (made_dir && rc) rmdir(o.per_rank); /* a folder made here goes when nothing was written */
+    free(ranks);
     plan_baselines_free(&bl);
     plan_result_free(a);
     plan_result_free(b);

@@ -44,3 +44,9 @@ add_test(NAME compare_report_scale
          COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_scale.sh $<TARGET_FILE:adaload>
                  ${CMAKE_CURRENT_BINARY_DIR}/scale)
 set_tests_properties(compare_report_scale PROPERTIES TIMEOUT 300)
+
+# `adaload plan --per-rank` at 1,024 ranks, the disk full (the write shim) or a target
+# unwritable in the middle of the ranks (test_plan_per_rank.c).
+ada_test(plan_per_rank test_plan_per_rank.c adaload_cli)
+ada_failwrite(test_plan_per_rank)
+target_link_libraries(test_plan_per_rank PRIVATE test_failwrite)

@@ -374,7 +374,8 @@ uint64_t plan_identity(const plan_result *r)
 }
 
 /* The last line: what the file holds, so a reader can tell a whole file from a cut one. */
-static void end_record(line_buf *b, const plan_result *r, int64_t first, int64_t last, int64_t rank)
+static void end_record(line_buf *b, const plan_result *r, int64_t first, int64_t last, int64_t rank,
+                       uint64_t plan_id)
 {
     char num[64];
     b->n = 0;
@@ -396,7 +397,7 @@ static void end_record(line_buf *b, const plan_result *r, int64_t first, int64_t
     lb_u64(b, r->cfg.epoch);
     if (rank >= 0) {
         snprintf(num, sizeof num, ",\"rank\":%lld,\"plan_id\":\"%016llx\"", (long long)rank,
-                 (unsigned long long)plan_identity(r));
+                 (unsigned long long)plan_id);
         lb_str(b, num);
     }
     snprintf(num, sizeof num, ",\"samples\":%lld}\n", (long long)r->samples_planned);
@@ -405,7 +406,7 @@ static void end_record(line_buf *b, const plan_result *r, int64_t first, int64_t
 
 /* rank < 0: every rank's entry; else only that rank's, and its end record says so. */
 static plan_status write_steps(const plan_result *r, const plan_manifest *mf, FILE *f, int64_t first,
-                               int64_t count, int64_t rank)
+                               int64_t count, int64_t rank, uint64_t plan_id)
 {
     if (!mf->ids_kept || !r->order || first < 0 || first > r->steps) return PLAN_ERR_USAGE;
     int64_t R = r->cfg.gpus;
@@ -480,7 +481,7 @@ static plan_status write_steps(const plan_result *r, const plan_manifest *mf, FI
         else if (fwrite(b.p, 1, b.n, f) != b.n) st = PLAN_ERR_WRITE;
     }
     if (st == PLAN_OK) {
-        end_record(&b, r, first, last, rank);
+        end_record(&b, r, first, last, rank, plan_id);
         if (b.oom) st = PLAN_ERR_NOMEM;
         else if (fwrite(b.p, 1, b.n, f) != b.n) st = PLAN_ERR_WRITE;
     }
@@ -492,12 +493,12 @@ static plan_status write_steps(const plan_result *r, const plan_manifest *mf, FI
 plan_status plan_write_plan(const plan_result *r, const plan_manifest *mf, FILE *f,
                             int64_t first, int64_t count)
 {
-    return write_steps(r, mf, f, first, count, -1);
+    return write_steps(r, mf, f, first, count, -1, 0);
 }
 
 plan_status plan_write_rank(const plan_result *r, const plan_manifest *mf, FILE *f, int64_t rank,
-                            int64_t first, int64_t count)
+                            int64_t first, int64_t count, uint64_t plan_id)
 {
     if (rank < 0 || rank >= r->cfg.gpus) return PLAN_ERR_USAGE;
-    return write_steps(r, mf, f, first, count, rank);
+    return write_steps(r, mf, f, first, count, rank, plan_id);
 }

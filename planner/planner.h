@@ -457,10 +457,11 @@ plan_status plan_write_plan(const plan_result *r, const plan_manifest *mf, FILE 
                             int64_t first, int64_t count);
 /* One rank's part of plan_write_plan's output (--per-rank): the same step lines with only
  * that rank's entry in "ranks" (sync marks and group totals as in the whole plan), and an
- * end record that adds "rank":r,"plan_id":"<16 hex>" (plan_identity), so that the files of
- * different plans cannot be mixed unnoticed. rank outside [0, gpus) is PLAN_ERR_USAGE. */
+ * end record that adds "rank":r,"plan_id":"<16 hex of plan_id>", so that the files of
+ * different plans cannot be mixed unnoticed. plan_id must be plan_identity(r), computed
+ * once for all ranks (it reads the whole plan). rank outside [0, gpus) is PLAN_ERR_USAGE. */
 plan_status plan_write_rank(const plan_result *r, const plan_manifest *mf, FILE *f, int64_t rank,
-                            int64_t first, int64_t count);
+                            int64_t first, int64_t count, uint64_t plan_id);
 /* A 64-bit identity (FNV-1a) of a plan: its configuration, slots, micro-batches and order. */
 uint64_t plan_identity(const plan_result *r);
 

@@ -119,9 +119,15 @@ class Command(unittest.TestCase):
             p = plan("--per-rank", f)
             self.assertEqual(p.returncode, 2)
             self.assertIn("not a folder", p.stderr)
-            p = plan("--per-rank", os.path.join(d, "pr"), "--gpus", "31")
-            self.assertEqual(p.returncode, 2)
-            self.assertIn("--per-rank: at most 30 ranks", p.stderr)
+            # more ranks than the 32 outputs the transaction once held: every rank's file
+            big = os.path.join(d, "big")
+            whole = os.path.join(d, "whole64.jsonl")
+            p = plan("--per-rank", big, "--gpus", "64", "--plan-out", whole)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(sorted(os.listdir(big)), sorted("rank%d.jsonl" % r for r in range(64)))
+            for r in (0, 31, 32, 63):
+                self.assertEqual(view(PlanBatches(os.path.join(big, "rank%d.jsonl" % r), rank=r, world_size=64)),
+                                 view(PlanBatches(whole, rank=r, world_size=64)))
             # all files or none: a failing output leaves no per-rank folder behind
             pr = os.path.join(d, "pr")
             p = plan("--gpus", "2", "--per-rank", pr, "--summary-json", os.path.join(d, "no", "s.json"))
