@@ -18,7 +18,7 @@ set(ADALOAD_PY_ENV
   "ADALOAD_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
   "ADALOAD_EXPECT_CUDA=${ADALOAD_EXPECT_CUDA}"
   "PYTHONDONTWRITEBYTECODE=1")
-foreach(t sampler per_rank plan_trainer readme_loop loader torch_cpu torch_gpu)
+foreach(t sampler per_rank plan_fast plan_trainer readme_loop loader torch_cpu torch_gpu)
   add_test(NAME python_${t}
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/tests/test_${t}.py)
   set_tests_properties(python_${t} PROPERTIES ENVIRONMENT "${ADALOAD_PY_ENV}"

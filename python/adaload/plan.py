@@ -31,6 +31,8 @@ the window's first step instead (the attribute start_step then says where). A fi
 only steps F.. (what `adaload plan --start-step F` writes); start_step must be at least F (such a file
 cannot show a window that began before F).
 Only this rank's entry of each line is decoded (the other ranks' are counted, not parsed).
+A per-rank file in `adaload plan`'s own layout is read in bulk (_plan_fast: the same checks
+by one regular expression per line); any other file, or one that fails a check, line by line.
 A per-rank file (`adaload plan --per-rank DIR` writes DIR/rank<r>.jsonl) holds the same
 lines with only rank r's entry, and its end record adds "rank": r and "plan_id" (the
 identity of the whole plan): it is read in place of the whole plan by rank r only (another
@@ -49,6 +51,7 @@ import os
 import re
 import tempfile
 
+from . import _plan_fast
 from .errors import PlanError
 
 MicroBatch = collections.namedtuple(
@@ -269,6 +272,49 @@ def _step_lines(path, world_size, rank=None, info=None):
         count += 1
 
 
+def _last_line(path):
+    """The file's last line (the end record of a whole file), "" when there is none."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - 4096))
+            tail = f.read()
+    except OSError:
+        return ""
+    k = tail.rfind(b"\n", 0, len(tail) - 1)
+    return tail[k + 1:].decode("utf-8", "replace") if k >= 0 or len(tail) < 4096 else ""
+
+
+def _fast_rank(path, world_size, rank, info):
+    """rank's MicroBatches of a per-rank file in `adaload plan`'s own layout (_plan_fast),
+    or None when the file is not one or fails any check of _step_lines: the caller then
+    reads it line by line, which refuses it with the message naming the line."""
+    try:
+        end = json.loads(_last_line(path))
+    except ValueError:
+        return None
+    if not isinstance(end, dict) or end.get("end") is not True:
+        return None
+    part = "rank" in end
+    if not part and world_size > 1:
+        return None  # a whole plan: line by line (see _plan_fast)
+    got = _plan_fast.rows(path, rank, MicroBatch)
+    if got is None or got[1] != _last_line(path):
+        return None
+    mine = got[0]
+    first = mine[0].step
+    where = "%s:%d" % (path, len(mine) + 1)
+    if [m.step for m in mine] != list(range(first, first + len(mine))):
+        return None
+    try:
+        _check_end(end, where, first, len(mine), world_size)
+        _check_part(end, where, rank, part)
+    except PlanError:
+        return None
+    info["plan_id"] = end.get("plan_id") if part else None
+    return mine
+
+
 def read_steps(path, world_size, with_head=False):
     """Yields (step, ranks) for every step line of a plan file, checked (PlanError on the
     first bad line, on a missing or wrong end record): steps consecutive from the first
@@ -409,12 +455,13 @@ class PlanBatches:
 
     def _load(self, path, start_step):
         # Only this rank's entries are kept (and decoded): a 10M-sample plan stays small per rank.
-        self._mine = []
         info = {}
-        for step, head, (e,) in _step_lines(path, self.world_size, self.rank, info):
-            self._mine.append(MicroBatch(step, e["bucket"], float(e["cost"]), list(e["ids"]),
-                                         head["sync"], head["group_samples"], head["group_tokens"],
-                                         e.get("tokens"), head["window"]))
+        self._mine = _fast_rank(path, self.world_size, self.rank, info)
+        if self._mine is None:  # not adaload plan's own layout, or refused: line by line
+            self._mine = [MicroBatch(step, e["bucket"], float(e["cost"]), list(e["ids"]), head["sync"],
+                                     head["group_samples"], head["group_tokens"], e.get("tokens"),
+                                     head["window"])
+                          for step, head, (e,) in _step_lines(path, self.world_size, self.rank, info)]
         self.first_step = self._mine[0].step
         self.plan_id = info.get("plan_id")
         self.steps = self.first_step + len(self._mine)  # one past the last step
@@ -452,6 +499,6 @@ class PlanBatches:
     def __iter__(self):
         for mb in self._mine[self._from:]:
             ids = PlanIds(mb.ids)
-            for k in PlanIds.__slots__:
-                setattr(ids, k, getattr(mb, k))
+            (ids.step, ids.bucket, ids.cost, _, ids.sync, ids.group_samples, ids.group_tokens,
+             ids.tokens, ids.window) = mb
             yield ids
