@@ -32,6 +32,7 @@ import tempfile
 
 # adaload.plan (the plan file's reader) from this source tree when it is not installed.
 sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from adaload.fit import lstsq  # noqa: E402  (the one solver, shared with calibrate.py)
 
 SCHEMA = "adaload.e2e/1"
 CONFIG_KEYS = ("name", "policy", "assign", "kernel", "measured", "predicted")
@@ -280,29 +281,6 @@ def model_file_doc(name, width, depth, heads, ffn, text_len, fixed_bytes, bytes_
             "mem_bytes_per_token": int(max(1, round(bytes_per_token))),
             "train_flop_factor": 4,
             "sources": {"memory": source, "shape": "harness/e2e/model.py with these options"}}
-
-
-def lstsq(rows, ys):
-    """Least squares by the normal equations, columns scaled to a largest magnitude of 1;
-    None when the system is singular."""
-    n = len(rows[0])
-    sc = [max(abs(r[i]) for r in rows) or 1.0 for i in range(n)]
-    rows = [[r[i] / sc[i] for i in range(n)] for r in rows]
-    a = [[sum(r[i] * r[j] for r in rows) for j in range(n)] for i in range(n)]
-    b = [sum(r[i] * y for r, y in zip(rows, ys)) for i in range(n)]
-    for c in range(n):
-        piv = max(range(c, n), key=lambda r: abs(a[r][c]))
-        if abs(a[piv][c]) < 1e-12 * max(abs(a[i][i]) for i in range(n)):
-            return None
-        a[c], a[piv], b[c], b[piv] = a[piv], a[c], b[piv], b[c]
-        for r in range(c + 1, n):
-            f = a[r][c] / a[c][c]
-            a[r] = [x - f * y for x, y in zip(a[r], a[c])]
-            b[r] -= f * b[c]
-    x = [0.0] * n
-    for r in range(n - 1, -1, -1):
-        x[r] = (b[r] - sum(a[r][k] * x[k] for k in range(r + 1, n))) / a[r][r]
-    return [x[i] / sc[i] for i in range(n)]
 
 
 def fit_memory(points):

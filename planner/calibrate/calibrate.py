@@ -42,6 +42,10 @@ import socket
 import statistics
 import sys
 
+# The least-squares solver of the adaload package (python/adaload/fit.py) of this source tree.
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from adaload.fit import lstsq  # noqa: E402
+
 DEFAULT_POINTS = [(b, s) for b in (1, 2, 4, 8) for s in (1560, 3600, 14040, 32760, 75600)]
 DEFAULT_DEPTHS = (1, 2, 4, 8)
 
@@ -210,27 +214,6 @@ def measure(torch, cfg, stack, act, B, S, reps, warmup):
     return times, peak
 
 
-def lstsq(rows, ys):
-    """Ordinary least squares by the normal equations (small systems, double precision), with
-    each column scaled to a largest magnitude of 1 so the system stays well conditioned."""
-    n = len(rows[0])
-    sc = [max(abs(r[i]) for r in rows) or 1.0 for i in range(n)]
-    rows = [[r[i] / sc[i] for i in range(n)] for r in rows]
-    a = [[sum(r[i] * r[j] for r in rows) for j in range(n)] for i in range(n)]
-    b = [sum(r[i] * y for r, y in zip(rows, ys)) for i in range(n)]
-    for c in range(n):
-        piv = max(range(c, n), key=lambda r: abs(a[r][c]))
-        a[c], a[piv], b[c], b[piv] = a[piv], a[c], b[piv], b[c]
-        for r in range(c + 1, n):
-            f = a[r][c] / a[c][c]
-            a[r] = [x - f * y for x, y in zip(a[r], a[c])]
-            b[r] -= f * b[c]
-    x = [0.0] * n
-    for r in range(n - 1, -1, -1):
-        x[r] = (b[r] - sum(a[r][k] * x[k] for k in range(r + 1, n))) / a[r][r]
-    return [x[i] / sc[i] for i in range(n)]
-
-
 def depth_fit(ks, ys, L):
     """Line y = a + b k over (k, y); returns (y at L, its standard error, the stddev of one
     y about the line). The error is 0 when the points lie on the line (or are too few)."""
@@ -274,10 +257,13 @@ def fit_memory(prof):
     x = None
     if len({p[0] for p in prof}) >= 2:
         x = lstsq([[B * S, 1.0, B] for B, S, *_ in prof], ys)
-        if x[2] < 0:
+        if x is not None and x[2] < 0:
             x = None
     if x is None:
-        x = lstsq([[B * S, 1.0] for B, S, *_ in prof], ys) + [0.0]
+        x = lstsq([[B * S, 1.0] for B, S, *_ in prof], ys)
+        if x is None:
+            raise ValueError("the memory fit needs points with at least 2 different batch x tokens")
+        x += [0.0]
     rel = [abs(x[1] + B * (x[0] * S + x[2]) - y) / y for (B, S, *_), y in zip(prof, ys)]
     return {"bytes_per_token": x[0], "intercept": x[1], "bytes_per_sample": x[2],
             "rms_rel": (sum(e * e for e in rel) / len(rel)) ** 0.5, "max_rel": max(rel)}
@@ -285,14 +271,16 @@ def fit_memory(prof):
 
 def write_profile(out, prof, meta):
     """The profile CSV (what plan_profile.c reads) and OUT.json, each through a temporary and
-    a rename; returns this script's fits (seconds, peak)."""
+    a rename; returns this script's fits (seconds, or None when the points cannot determine
+    it; peak)."""
     tfit = lstsq([[B * S, B * S * S, B, 1.0] for B, S, *_ in prof], [p[2] for p in prof])
     mfit = fit_memory(prof)
     meta = dict(meta)
     meta["extrapolation"] = ("per (B, S) a line over every (depth, repetition): seconds(L) = a + b L, "
                              "peak(L) = m0 + c L")
     meta["spread"] = [dict({"batch": p[0], "tokens": p[1]}, **(p[4] if len(p) > 4 else {})) for p in prof]
-    meta["fit_seconds"] = {"alpha": tfit[0], "beta": tfit[1], "gamma": tfit[2], "overhead": tfit[3]}
+    # None (null): the points cannot tell the terms apart (e.g. one batch size)
+    meta["fit_seconds"] = tfit and {"alpha": tfit[0], "beta": tfit[1], "gamma": tfit[2], "overhead": tfit[3]}
     meta["fit_peak"] = mfit
     tmp = out + ".tmp"
     with open(tmp, "w") as f:
@@ -357,7 +345,7 @@ def main():
     tfit, mfit = write_profile(a.out, prof, meta)
     print(f"calibrate: wrote {a.out} ({len(prof)} points) and {a.out}.json; "
           f"bytes/token {mfit['bytes_per_token']:.0f}, bytes/sample {mfit['bytes_per_sample']:.4g}, "
-          f"t0 {tfit[3]:.4g} s; worst noise factor {max(p[4]['noise_factor'] for p in prof):.3g}")
+          f"t0 {tfit[3] if tfit else float('nan'):.4g} s; worst noise factor {max(p[4]['noise_factor'] for p in prof):.3g}")
     return 0
 
 

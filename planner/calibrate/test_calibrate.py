@@ -48,6 +48,24 @@ class Calibrate(unittest.TestCase):
                       [0.4 + B * (2.5e-4 * S + 8e-9 * S * S + 0.02) for B, S in pts])
         for got, want in zip(x, (2.5e-4, 8e-9, 0.02, 0.4)):
             self.assertAlmostEqual(got / want, 1.0, places=9)
+        # the one solver (python/adaload/fit.py), also e2e_lib's
+        from adaload import fit
+        self.assertIs(cal.lstsq, fit.lstsq)
+        # one batch size: the per-sample column is the constant's multiple -> None, not noise
+        one = [(2, s) for s in (1560, 3600, 14040)]
+        self.assertIsNone(cal.lstsq([[B * S, 1.0, B] for B, S in one], [1e9 + 3e5 * B * S for B, S in one]))
+        self.assertIsNone(cal.lstsq([[0.0, 1.0], [0.0, 1.0]], [1.0, 2.0]))
+        m = cal.fit_memory([(B, S, 0.0, 1e9 + 3e5 * B * S) for B, S in one])
+        self.assertAlmostEqual(m["bytes_per_token"] / 3e5, 1.0, places=9)
+        self.assertEqual(m["bytes_per_sample"], 0.0)
+        with self.assertRaises(ValueError):
+            cal.fit_memory([(1, 1560, 0.0, 1e9), (1, 1560, 0.0, 1.1e9)])
+        with tempfile.TemporaryDirectory() as d:
+            tfit, _ = cal.write_profile(os.path.join(d, "p.csv"), [(B, S, 0.1 * B * S, 1e9 + 3e5 * B * S) for B, S in one],
+                                        {"schema": "adaload.calibrate/1"})
+            self.assertIsNone(tfit)
+            with open(os.path.join(d, "p.csv.json")) as f:
+                self.assertIsNone(json.load(f)["fit_seconds"])
 
     def test_extrapolation_and_the_reader(self):
         pts = cal.DEFAULT_POINTS
