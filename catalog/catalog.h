@@ -66,6 +66,7 @@ typedef struct {
     char *verify_grid, *verify_backend; /* NULL when not a verify run */
     int verify_cases_passed;            /* every case passed and all_passed */
     int verify_plugins;                 /* it checked plug-in variants (gate_record_has_plugins) */
+    int verify_shard, verify_nshards;   /* its shard of the grid (gate_record_shard); 0, 0: all */
     int verify_passed;                  /* it passes the gate's rule, whatever sources it names
                                            (gate_record_passes: the gate owns the rule) */
 } cat_run;

@@ -84,10 +84,12 @@ static cat_status measure_verify(const char *dir, cat_run *r, char *err, size_t 
     r->verify_cases_passed = json_is_true(json_object_get(v, "all_passed")) && cases > 0 && passed == cases;
     r->verify_passed = gate_record_passes(v, &passes, why, sizeof why) == GATE_OK && passes;
     r->verify_plugins = gate_record_has_plugins(v);
-    char text[320];
-    snprintf(text, sizeof text, "%s%sgrid %s, %lld/%lld cases passed, %s%s",
+    (void)gate_record_shard(v, &r->verify_shard, &r->verify_nshards);
+    char text[320], shard[48] = "";
+    if (r->verify_nshards) snprintf(shard, sizeof shard, " shard %d/%d", r->verify_shard, r->verify_nshards);
+    snprintf(text, sizeof text, "%s%sgrid %s%s, %lld/%lld cases passed, %s%s",
              backend && strcmp(backend, "cuda") ? backend : "",
-             backend && strcmp(backend, "cuda") ? " backend, " : "", grid ? grid : "unknown",
+             backend && strcmp(backend, "cuda") ? " backend, " : "", grid ? grid : "unknown", shard,
              (long long)passed, (long long)cases, st, r->verify_plugins ? ", with plug-ins" : "");
     json_decref(v);
     if (!r->verify_grid || !r->verify_backend) return cat__fail(CAT_NOMEM, err, en, "out of memory");

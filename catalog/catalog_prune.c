@@ -30,6 +30,13 @@ static void keep(cat_decision *d, const char *why)
     snprintf(d->reason, sizeof d->reason, "%s", why);
 }
 
+/* q holds every case r holds: q is a whole grid, or the same shard of the same count (a
+ * shard never stands in for another, nor for a whole record). */
+static int covers(const cat_run *q, const cat_run *r)
+{
+    return q->verify_nshards == 0 || (q->verify_nshards == r->verify_nshards && q->verify_shard == r->verify_shard);
+}
+
 static void decide_verify(const cat_catalog *c, int64_t i, const cat_prune_opts *o, cat_decision *d)
 {
     const cat_run *r = &c->run[i];
@@ -38,7 +45,7 @@ static void decide_verify(const cat_catalog *c, int64_t i, const cat_prune_opts 
     int64_t newer = -1, newer_match = -1;
     for (int64_t j = i + 1; j < c->n; j++) {
         const cat_run *q = &c->run[j];
-        if (strcmp(q->kind, "verify") || strcmp(q->testbed, r->testbed) || !is_gate_record(q)) continue;
+        if (strcmp(q->kind, "verify") || strcmp(q->testbed, r->testbed) || !is_gate_record(q) || !covers(q, r)) continue;
         newer = j;
         if (matches_tree(q, o)) newer_match = j;
     }

@@ -313,6 +313,40 @@ Test(catalog, prune_keeps_records_around_plugin_runs)
     cat_free(&c);
 }
 
+/* Shards of one grid are parts, not versions: a newer shard supersedes only the same shard
+ * (same count); a newer whole record supersedes any of them. */
+static void shard_verify(const char *run, const char *hash, int k, int nk)
+{
+    char rel[256], text[640];
+    meta(run, "1111111aaaa", "false", hash);
+    snprintf(rel, sizeof rel, "%s/verify.json", run);
+    snprintf(text, sizeof text,
+             "{\"schema\": \"adaload.verify/1\", \"kernel_hash_v2\": \"%s\", \"grid\": \"full\", "
+             "\"backend\": \"cuda\", \"shard\": {\"index\": %d, \"count\": %d}, \"cases\": [{\"pass\": true}], "
+             "\"summary\": {\"cases\": 1, \"passed\": 1}, \"all_passed\": true, \"sanitizers\": {}}\n",
+             hash, k, nk);
+    test_tmp_put(rel, text);
+}
+
+Test(catalog, prune_keeps_every_shard)
+{
+    shard_verify("r/gpu/verify/2026-01-01T000000Z_s1", "h1", 1, 3);
+    shard_verify("r/gpu/verify/2026-01-02T000000Z_s2", "h1", 2, 3);
+    shard_verify("r/gpu/verify/2026-01-03T000000Z_s1again", "h1", 1, 3);
+    shard_verify("r/gpu/verify/2026-01-04T000000Z_s3", "h1", 3, 3);
+    cat_catalog c;
+    cr_assert_eq(cat_scan(at("r"), &c, err, sizeof err), CAT_OK, "%s", err);
+    cr_assert_eq(c.n, 4);
+    cr_assert(strstr(c.run[1].measured, "shard 2/3"), "%s", c.run[1].measured);
+    cat_decision d[4];
+    cat_prune_opts o = {.hash_v1 = "h1", .hash_v2 = "h1", .on_main = main_line};
+    cr_assert_eq(cat_prune_plan(&c, &o, d), CAT_OK);
+    cr_assert_eq(d[0].prune, 1, "shard 1 again, newer: %s", d[0].reason);
+    cr_assert(strstr(d[0].reason, "2026-01-03T000000Z_s1again"), "%s", d[0].reason);
+    for (int i = 1; i < 4; i++) cr_assert_eq(d[i].prune, 0, "%s: %s", c.run[i].path, d[i].reason);
+    cat_free(&c);
+}
+
 /* A record made after a comment-only kernel edit: its scheme-1 hash is not the tree's, its
  * scheme-2 hash is; it is the tree's record, and an older one with neither is superseded. */
 Test(catalog, prune_matches_scheme_2)

@@ -83,6 +83,7 @@ typedef struct {
     json_t *names, *shapes; /* the data's name and shape tables */
     ada_history *hist;      /* the testbed's bench runs so far (run_history.h) */
     int64_t nbench;
+    int gate_joined; /* the gate passes by joining this many shards (gate_scan's joined) */
 } tb_state;
 
 static json_t *row_json(const ada_cmp_row *r, int64_t ia, int64_t ib)
@@ -171,8 +172,14 @@ static dash_status add_verify(const char *results, const cat_run *r, tb_state *s
     gate_status gs = rec ? gate_judge(rec, &h, &v, msg, sizeof msg) : GATE_MALFORMED;
     json_t *sch = json_object_get(rec, "kernel_hash_v2") ? NULL : json_object_get(rec, "hash_scheme");
     json_t *head = run_head(r);
+    /* A shard or the sanitizer record of the gate's passing join counts as the gate's too. */
+    const int joined = st->gate_joined && (v == GATE_PART || v == GATE_SANITIZERS);
     const char *status = gs != GATE_OK ? "malformed"
                          : v == GATE_PASS ? "passes the gate for this tree"
+                         : joined && v == GATE_PART ? "passes the gate for this tree (a shard of the join)"
+                         : joined ? "passes the gate for this tree (the sanitizer record of the join)"
+                         : v == GATE_PART ? "a passing shard of this tree's sources (the join is incomplete)"
+                         : v == GATE_SANITIZERS ? "this tree's sanitizer record (no complete set of shards)"
                          : v == GATE_NOT_COUNTED ? "this tree's sources, not counted"
                          : !r->verify_cases_passed ? "did not pass"
                          : r->verify_grid && strcmp(r->verify_grid, "full") ? "all cases passed (not a full-grid record)"
@@ -182,7 +189,7 @@ static dash_status add_verify(const char *results, const cat_run *r, tb_state *s
              !json_object_set_new(head, "backend", json_string(r->verify_backend ? r->verify_backend : "")) &&
              !json_object_set_new(head, "hash_scheme", json_integer(json_object_get(rec, "kernel_hash_v2") ? 2 : json_is_integer(sch) ? json_integer_value(sch) : 1)) &&
              !json_object_set_new(head, "passed", json_boolean(r->verify_passed)) &&
-             !json_object_set_new(head, "gate", json_boolean(gs == GATE_OK && v == GATE_PASS)) &&
+             !json_object_set_new(head, "gate", json_boolean(gs == GATE_OK && (v == GATE_PASS || joined))) &&
              !json_object_set_new(head, "status", json_string(status)) &&
              !json_object_set_new(head, "why", json_string(msg)) &&
              !json_array_append_new(json_object_get(st->tb, "verify"), head);
@@ -263,6 +270,12 @@ dash_status dash_collect(const char *results, const dash_opts *oin, json_t **dat
         return dash__fail(DASH_NOMEM, err, en, "out of memory");
     }
     dash_status s = DASH_OK;
+    /* Whether the gate passes by a join of shards: their records are then marked as the gate's. */
+    gate_hashes gh = {.v1 = o.hash_v1, .v2 = o.hash_v2};
+    gate_scan_result gsr;
+    int gate_joined = 0;
+    if (gate_scan(results, &gh, &gsr) == GATE_OK) gate_joined = gsr.joined;
+    gate_scan_free(&gsr);
     /* One testbed at a time, in name order; runs in catalog (time) order within it. */
     char **names = calloc((size_t)c.n + 1, sizeof *names);
     int64_t nn = 0;
@@ -281,7 +294,7 @@ dash_status dash_collect(const char *results, const dash_opts *oin, json_t **dat
     if (!names) s = dash__fail(DASH_NOMEM, err, en, "out of memory");
     for (int64_t k = 0; k < nn && s == DASH_OK; k++) {
         tb_state st = {.tb = new_testbed(names[k]), .names = json_object_get(d, "names"),
-                       .shapes = json_object_get(d, "shapes"), .hist = ada_history_new()};
+                       .shapes = json_object_get(d, "shapes"), .hist = ada_history_new(), .gate_joined = gate_joined};
         if (!st.tb || !st.hist || json_array_append_new(json_object_get(d, "testbeds"), st.tb)) {
             ada_history_free(st.hist);
             s = dash__fail(DASH_NOMEM, err, en, "out of memory");

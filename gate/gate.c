@@ -264,9 +264,59 @@ static void escape_msg(char *msg, size_t n)
     memcpy(msg, tmp, k + 1);
 }
 
-/* gate_judge; with any, a record of other sources is judged as if it were of these. */
-static gate_status judge(const json_t *rec, const gate_hashes *h, int any, gate_verdict *v, char *msg, size_t n)
+/* "shard": {index, count} into *k, *nk (0, 0 without one). GATE_MALFORMED when it is not
+ * 1 <= index <= count, 2 <= count <= 64. */
+static gate_status shard_of(const json_t *rec, int *k, int *nk, char *msg, size_t n)
 {
+    json_t *sh = json_object_get(rec, "shard");
+    *k = *nk = 0;
+    if (!sh) return GATE_OK;
+    json_t *i = json_object_get(sh, "index"), *c = json_object_get(sh, "count");
+    if (!json_is_integer(i) || !json_is_integer(c) || json_integer_value(c) < 2 || json_integer_value(c) > 64 ||
+        json_integer_value(i) < 1 || json_integer_value(i) > json_integer_value(c))
+        return bad(msg, n, "shard is not {index, count} with 1 <= index <= count and 2 <= count <= 64");
+    *k = (int)json_integer_value(i);
+    *nk = (int)json_integer_value(c);
+    return GATE_OK;
+}
+
+/* 1 when every sanitizer verdict is "not run: ..." (the run was not asked for them). */
+static int no_sanitizers(const json_t *rec)
+{
+    json_t *san = json_object_get(rec, "sanitizers");
+    for (int t = 0; t < 4; t++) {
+        const char *sv = str(san, tools[t]);
+        if (!sv || strncmp(sv, "not run", 7)) return 0;
+    }
+    return 1;
+}
+
+/* The record's cases against those of grid (shard k of nk): 1 equal, 0 not (why in msg),
+ * -1 out of memory, -2 the grid has none. */
+static int cases_are_grids(const json_t *rec, int compact, const char *grid, int k, int nk, char *msg, size_t n)
+{
+    int nreg = 0;
+    const char *const *reg = verify_registry_variants(&nreg);
+    char **got = NULL, **want = NULL;
+    int64_t ng = 0, nw = 0;
+    int rk = record_keys(rec, compact, &got, &ng, msg, n);
+    if (rk) return rk < 0 ? -1 : 0;
+    verify_status vs = verify_grid_keys_shard(grid, reg, nreg, k, nk, &want, &nw);
+    if (vs != VERIFY_OK) {
+        free(got);
+        return vs == VERIFY_ERR_NOMEM ? -1 : -2;
+    }
+    int same = same_cases(got, ng, want, nw, grid, msg, n);
+    free(got);
+    free(want);
+    return same;
+}
+
+/* gate_judge_ex; with any, a record of other sources is judged as if it were of these. */
+static gate_status judge(const json_t *rec, const gate_hashes *h, int any, gate_judgement *j, char *msg, size_t n)
+{
+    memset(j, 0, sizeof *j);
+    gate_verdict *v = &j->verdict;
     *v = GATE_OTHER_SOURCES;
     msg[0] = '\0';
     if (!json_is_object(rec)) return bad(msg, n, "not a JSON object");
@@ -285,6 +335,7 @@ static gate_status judge(const json_t *rec, const gate_hashes *h, int any, gate_
     if (!json_is_object(san)) return bad(msg, n, "no sanitizers object");
     if (!json_is_boolean(all)) return bad(msg, n, "no all_passed boolean");
     if (!grid || !backend) return bad(msg, n, "no grid or backend string");
+    if (shard_of(rec, &j->shard, &j->nshards, msg, n) != GATE_OK) return GATE_MALFORMED;
     int ok = 1;
     gate_status s = compact ? judge_groups(rec, &ok, msg, n) : judge_cases(cases, &ok, msg, n);
     if (s != GATE_OK) return s;
@@ -296,27 +347,41 @@ static gate_status judge(const json_t *rec, const gate_hashes *h, int any, gate_
                                 "of adaload's own kernels count"),
                GATE_OK;
     if (strcmp(backend, "cuda")) return snprintf(msg, n, "backend is \"%s\", not a GPU run", backend), GATE_OK;
-    if (strcmp(grid, "full")) return snprintf(msg, n, "grid is \"%s\", the gate needs \"full\"", grid), GATE_OK;
-    if (!ok) return GATE_OK;
-    if (!json_is_true(all)) return snprintf(msg, n, "all_passed is false"), GATE_OK;
     int nreg = 0;
     const char *const *reg = verify_registry_variants(&nreg);
-    if (!sanitizers_ran(rec, scheme, grid, reg, nreg, msg, n)) return GATE_OK;
-    char **got = NULL, **want = NULL;
-    int64_t ng = 0, nw = 0;
-    int rk = record_keys(rec, compact, &got, &ng, msg, n);
-    if (rk < 0) return GATE_NOMEM;
-    if (rk > 0) return GATE_OK;
-    verify_status vs = verify_grid_keys(grid, reg, nreg, &want, &nw);
-    if (vs != VERIFY_OK) {
-        free(got);
-        return vs == VERIFY_ERR_NOMEM ? GATE_NOMEM : bad(msg, n, "grid %s has no cases", grid);
+    if (strcmp(grid, "full")) {
+        /* Not a grid record; it may be the sanitizer record of joined shards: every case of its
+         * grid passed, and the sanitizer runs the full grid's record would hold, clean. */
+        char why[600];
+        int sane = ok && json_is_true(all) && !j->nshards && sanitizers_ran(rec, scheme, "full", reg, nreg, why, sizeof why);
+        int same = sane ? cases_are_grids(rec, compact, grid, 0, 0, why, sizeof why) : 0;
+        if (same == -1) return GATE_NOMEM;
+        if (same == 1) {
+            *v = GATE_SANITIZERS;
+            return snprintf(msg, n, "grid \"%s\": the sanitizer record of joined full-grid shards", grid), GATE_OK;
+        }
+        return snprintf(msg, n, "grid is \"%s\", the gate needs \"full\"", grid), GATE_OK;
     }
-    int same = same_cases(got, ng, want, nw, grid, msg, n);
-    free(got);
-    free(want);
-    if (same) *v = GATE_PASS;
+    if (!ok) return GATE_OK;
+    if (!json_is_true(all)) return snprintf(msg, n, "all_passed is false"), GATE_OK;
+    /* A shard may leave the sanitizers to another record of its join; whatever it did run
+     * must be clean. A whole record holds its own. */
+    if (!(j->nshards && no_sanitizers(rec))) {
+        if (!sanitizers_ran(rec, scheme, grid, reg, nreg, msg, n)) return GATE_OK;
+        j->sanitizers_clean = 1;
+    }
+    int same = cases_are_grids(rec, compact, grid, j->shard, j->nshards, msg, n);
+    if (same == -1) return GATE_NOMEM;
+    if (same == -2) return bad(msg, n, "grid %s has no cases", grid);
+    if (same) *v = j->nshards ? GATE_PART : GATE_PASS;
+    if (same && j->nshards) snprintf(msg, n, "shard %d of %d: counts once joined with the others", j->shard, j->nshards);
     return GATE_OK;
+}
+
+int gate_record_shard(const json_t *rec, int *shard, int *nshards)
+{
+    char msg[160];
+    return shard_of(rec, shard, nshards, msg, sizeof msg) == GATE_OK ? 0 : -1;
 }
 
 int gate_record_has_plugins(const json_t *rec)
@@ -328,20 +393,28 @@ int gate_record_has_plugins(const json_t *rec)
     return 0;
 }
 
+gate_status gate_judge_ex(const json_t *rec, const gate_hashes *h, gate_judgement *j, char *msg, size_t n)
+{
+    gate_status s = judge(rec, h, 0, j, msg, n);
+    escape_msg(msg, n);
+    return s;
+}
+
 gate_status gate_judge(const json_t *rec, const gate_hashes *h, gate_verdict *v, char *msg, size_t n)
 {
-    gate_status s = judge(rec, h, 0, v, msg, n);
-    escape_msg(msg, n);
+    gate_judgement j;
+    gate_status s = gate_judge_ex(rec, h, &j, msg, n);
+    *v = j.verdict;
     return s;
 }
 
 gate_status gate_record_passes(const json_t *rec, int *passes, char *msg, size_t n)
 {
     gate_hashes none = {NULL, NULL};
-    gate_verdict v = GATE_OTHER_SOURCES;
-    gate_status s = judge(rec, &none, 1, &v, msg, n);
+    gate_judgement j;
+    gate_status s = judge(rec, &none, 1, &j, msg, n);
     escape_msg(msg, n);
-    *passes = s == GATE_OK && v == GATE_PASS;
+    *passes = s == GATE_OK && (j.verdict == GATE_PASS || j.verdict == GATE_PART);
     return s;
 }
 
@@ -453,106 +526,3 @@ json_t *gate_summary(const json_t *full)
     return out;
 }
 
-/* ---- scanning results/ ----------------------------------------------------------------- */
-
-static int note_line(gate_scan_result *r, size_t *cap, const char *path, const char *why);
-
-/* Appends "path: why\n" to the notes, control bytes of both escaped: a note is one line. */
-static int note(gate_scan_result *r, size_t *cap, const char *rawpath, const char *rawwhy)
-{
-    size_t pl = 4 * strlen(rawpath) + 1, wl = 4 * strlen(rawwhy) + 1;
-    char *path = malloc(pl), *why = malloc(wl);
-    if (!path || !why) {
-        free(path);
-        free(why);
-        return -1;
-    }
-    ada_escape(rawpath, path, pl);
-    ada_escape(rawwhy, why, wl);
-    int rc = note_line(r, cap, path, why);
-    free(path);
-    free(why);
-    return rc;
-}
-
-static int note_line(gate_scan_result *r, size_t *cap, const char *path, const char *why)
-{
-    size_t len = r->notes ? strlen(r->notes) : 0, add = strlen(path) + strlen(why) + 4;
-    if (len + add > *cap) {
-        size_t c = *cap ? *cap * 2 : 1024;
-        while (len + add > c) c *= 2;
-        char *p = realloc(r->notes, c);
-        if (!p) return -1;
-        r->notes = p;
-        *cap = c;
-        if (!len) p[0] = '\0';
-    }
-    snprintf(r->notes + len, *cap - len, "%s: %s\n", path, why);
-    return 0;
-}
-
-static int is_dir(const char *p)
-{
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-static gate_status judge_run(const char *dir, const gate_hashes *h, gate_scan_result *r, size_t *cap)
-{
-    char path[4200], msg[600];
-    struct stat st;
-    json_t *rec = gate_read_record(dir, path, sizeof path, msg, sizeof msg);
-    if (!rec && stat(path, &st) != 0) return GATE_OK; /* not a record: the catalog's check names it */
-    r->records++;
-    gate_verdict v = GATE_OTHER_SOURCES;
-    gate_status s = rec ? gate_judge(rec, h, &v, msg, sizeof msg) : GATE_MALFORMED;
-    json_decref(rec);
-    char why[700];
-    int e = 0;
-    if (s == GATE_MALFORMED) {
-        r->malformed++;
-        snprintf(why, sizeof why, "malformed record: %s", msg);
-        e = note(r, cap, path, why);
-    } else if (v == GATE_PASS) {
-        r->matching++;
-        if (!r->passed++) snprintf(r->pass_path, sizeof r->pass_path, "%s", path);
-    } else if (v == GATE_NOT_COUNTED) {
-        r->matching++;
-        snprintf(why, sizeof why, "same kernel sources, not counted: %s", msg);
-        e = note(r, cap, path, why);
-    }
-    return e ? GATE_NOMEM : GATE_OK;
-}
-
-static int skip(const struct dirent *d) { return d->d_name[0] != '.'; }
-
-gate_status gate_scan(const char *results, const gate_hashes *h, gate_scan_result *r)
-{
-    memset(r, 0, sizeof *r);
-    size_t cap = 0;
-    struct dirent **tb = NULL;
-    int ntb = is_dir(results) ? scandir(results, &tb, skip, alphasort) : 0;
-    gate_status s = GATE_OK;
-    for (int a = 0; a < ntb; a++) {
-        char vdir[4200];
-        snprintf(vdir, sizeof vdir, "%.4000s/%.180s/verify", results, tb[a]->d_name);
-        struct dirent **runs = NULL;
-        int nr = (s == GATE_OK && is_dir(vdir)) ? scandir(vdir, &runs, skip, alphasort) : 0;
-        for (int b = 0; b < nr; b++) {
-            char dir[4200];
-            snprintf(dir, sizeof dir, "%.4000s/%.190s", vdir, runs[b]->d_name);
-            if (s == GATE_OK && is_dir(dir)) s = judge_run(dir, h, r, &cap);
-            free(runs[b]);
-        }
-        free(runs);
-        free(tb[a]);
-    }
-    free(tb);
-    return s;
-}
-
-void gate_scan_free(gate_scan_result *r)
-{
-    free(r->notes);
-    r->notes = NULL;
-}

@@ -39,6 +39,15 @@
  * - every sanitizer verdict (memcheck, racecheck, initcheck, synccheck) is "clean", and
  *   each sanitizer run says it ran over verify's sanitizer grid (verify_sanitizer_grid:
  *   "quick") for every registry variant, that grid's case count, exit code 0.
+ * Shards: a grid longer than one device call is recorded in parts (verify --shard K/N: the
+ * record holds "shard": {index K, count N}, 2 <= N <= 64, and the cases of the input sets
+ * verify_set_in_shard gives it). Such a record passes as a part (GATE_PART) by the rule
+ * above with its shard's cases (verify_grid_keys_shard) in place of the grid's, and may
+ * leave the sanitizers out (every verdict "not run ..."; whatever it ran must pass). A
+ * sanitizer record is one of another grid (quick) whose cases all passed and equal that
+ * grid's, with the sanitizer runs a full-grid record would hold (GATE_SANITIZERS). The scan
+ * passes when one record passes, or when passing parts 1..N of one N and a sanitizer
+ * record (or a part that ran the sanitizers) are all of these sources.
  * A record that checked plug-in variants (a non-empty "plugins" array, or a variant named
  * "plugin:<name>": a researcher's library, plugin/ada_plugin.h) never passes, whatever else
  * it holds: the gate is about adaload's own kernel sources.
@@ -70,14 +79,29 @@ typedef enum {
     GATE_OTHER_SOURCES = 0, /* the record is of other kernel sources */
     GATE_PASS = 1,          /* of these sources, and it passes */
     GATE_NOT_COUNTED = 2,   /* of these sources, but it does not pass (why in msg) */
+    GATE_PART = 3,          /* of these sources, a passing shard: passes once joined (below) */
+    GATE_SANITIZERS = 4,    /* of these sources, a passing sanitizer record for a join */
 } gate_verdict;
+
+/* What gate_judge_ex says of a record: the verdict, its shard (0/0: the whole grid) and
+ * whether it ran the sanitizers and they passed the rule above. */
+typedef struct {
+    gate_verdict verdict;
+    int shard, nshards;
+    int sanitizers_clean;
+} gate_judgement;
 
 /* Judges one parsed record (either format). GATE_MALFORMED with why in msg. */
 gate_status gate_judge(const json_t *rec, const gate_hashes *h, gate_verdict *v, char *msg, size_t n);
+gate_status gate_judge_ex(const json_t *rec, const gate_hashes *h, gate_judgement *j, char *msg, size_t n);
 
 /* The pass rule alone, whatever kernel sources the record names (what the catalog lists as
- * "passed"): *passes = 1 when it passes. GATE_MALFORMED as for gate_judge. */
+ * "passed"): *passes = 1 when it passes (a shard: as a part). GATE_MALFORMED as for gate_judge. */
 gate_status gate_record_passes(const json_t *rec, int *passes, char *msg, size_t n);
+
+/* The record's shard (0, 0: the whole grid) into *shard, *nshards; -1 when "shard" is not
+ * a valid {index, count} (then 0, 0). */
+int gate_record_shard(const json_t *rec, int *shard, int *nshards);
 
 /* 1 when rec checked plug-in variants (see above): never a gate record. */
 int gate_record_has_plugins(const json_t *rec);
@@ -92,7 +116,8 @@ json_t *gate_summary(const json_t *full);
 
 typedef struct {
     int64_t records, matching, passed, malformed;
-    char pass_path[4200]; /* the first passing record */
+    int joined;           /* the pass is the join of this many shards (0: one record) */
+    char pass_path[4200]; /* the first passing record (for a join: its parts, said in words) */
     char *notes;          /* "path: why" lines of records that did not count or are malformed */
 } gate_scan_result;
 

@@ -37,8 +37,15 @@ static json_t *sanitizer_runs(const char *grid)
 /* A record of every case of grid G for the registry's variants, built here case by case
  * from verify's sets (not from the gate's own expectation); case number `fail` fails (-1:
  * none). scheme 0 = no hash_scheme field (an older record). */
-static json_t *grid_record(const char *hash, int scheme, const char *grid, const char *case_grid, int64_t fail,
-                           const char *memcheck)
+static int same_set(const verify_set *a, const verify_set *b)
+{
+    return a->layout == b->layout && a->combo == b->combo && a->D == b->D && a->rows == b->rows && a->huge == b->huge;
+}
+
+/* grid_record's work for shard k of nk of case_grid (0, 0: all of it): the input sets are
+ * counted here as the cases go by (a set's cases are consecutive in verify's order). */
+static json_t *shard_grid_record(const char *hash, int scheme, const char *grid, const char *case_grid, int k,
+                                 int nk, int64_t fail, const char *memcheck)
 {
     int nreg;
     (void)verify_registry_variants(&nreg);
@@ -47,28 +54,50 @@ static json_t *grid_record(const char *hash, int scheme, const char *grid, const
     int64_t nids;
     cr_assert_eq(verify_grid_registry_cases(case_grid, &ids, &nids), VERIFY_OK);
     json_t *cases = json_array();
-    int64_t k = 0;
-    for (; k < nids; k++) {
+    int64_t set = -1, kept = 0;
+    for (int64_t q = 0; q < nids; q++) {
+        if (q == 0 || !same_set(&ids[q].set, &ids[q - 1].set)) set++;
+        if (nk > 1 && set % nk != k - 1) continue;
+        const int64_t c = kept++;
         lnmod_dtype x, m, y;
-        const verify_set *st = &ids[k].set;
+        const verify_set *st = &ids[q].set;
         verify_combo(st->combo, &x, &m, &y);
         json_array_append_new(cases, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:f, s:b}", "variant",
-                                               ids[k].variant, "x", lnmod_dtype_name(x), "mod", lnmod_dtype_name(m),
+                                               ids[q].variant, "x", lnmod_dtype_name(x), "mod", lnmod_dtype_name(m),
                                                "y", lnmod_dtype_name(y), "layout",
                                                lnmod_layout_name((lnmod_layout)st->layout), "direction",
-                                               verify_direction_name(ids[k].direction), "D", (json_int_t)st->D,
-                                               "rows", (json_int_t)st->rows, "worst_ratio", k == fail ? 3.0 : 0.5,
-                                               "pass", k != fail));
+                                               verify_direction_name(ids[q].direction), "D", (json_int_t)st->D,
+                                               "rows", (json_int_t)st->rows, "worst_ratio", c == fail ? 3.0 : 0.5,
+                                               "pass", c != fail));
     }
     free(ids);
+    const int64_t kk = kept;
     json_t *r = json_pack("{s:s, s:s, s:s, s:s, s:o, s:{s:s, s:s, s:s, s:s}, s:o, s:{s:I, s:I}, s:b}", "schema",
                           "adaload.verify/1", "kernel_source_hash", hash, "backend", "cuda", "grid", grid, "cases",
                           cases, "sanitizers", "memcheck", memcheck, "racecheck", "clean", "initcheck", "clean",
                           "synccheck", "clean", "sanitizer_runs", sanitizer_runs(verify_sanitizer_grid(grid)),
-                          "summary", "cases", (json_int_t)k, "passed", (json_int_t)(fail >= 0 ? k - 1 : k),
+                          "summary", "cases", (json_int_t)kk, "passed", (json_int_t)(fail >= 0 ? kk - 1 : kk),
                           "all_passed", fail < 0);
     cr_assert_not_null(r);
     if (scheme) json_object_set_new(r, "hash_scheme", json_integer(scheme));
+    if (nk > 1) json_object_set_new(r, "shard", json_pack("{s:i, s:i}", "index", k, "count", nk));
+    return r;
+}
+
+static json_t *grid_record(const char *hash, int scheme, const char *grid, const char *case_grid, int64_t fail,
+                           const char *memcheck)
+{
+    return shard_grid_record(hash, scheme, grid, case_grid, 0, 0, fail, memcheck);
+}
+
+/* Shard k of nk of the full grid as verify --shard writes it: no sanitizer runs. */
+static json_t *shard_record(const char *hash, int k, int nk, int64_t fail)
+{
+    json_t *r = shard_grid_record(hash, 2, "full", "full", k, nk, fail, "clean");
+    json_t *san = json_object_get(r, "sanitizers");
+    for (int t = 0; t < 4; t++)
+        json_object_set_new(san, verify_sanitizer_tools[t], json_string("not run: --sanitizers not given"));
+    json_object_del(r, "sanitizer_runs");
     return r;
 }
 
@@ -155,6 +184,9 @@ Test(gate, failures_do_not_count)
     cr_assert_eq(judge(r, GATE_OK), GATE_NOT_COUNTED);
     json_decref(r);
     r = full_record("h1-of-this-tree", 0, 1, "quick", "clean");
+    cr_assert_eq(judge(r, GATE_OK), GATE_SANITIZERS, "a quick record with clean sanitizers: only the part of a join");
+    json_decref(r);
+    r = full_record("h1-of-this-tree", 0, 1, "quick", "errors");
     cr_assert_eq(judge(r, GATE_OK), GATE_NOT_COUNTED);
     json_decref(r);
     r = full_record("h1-of-this-tree", 0, 1, "full", "errors");
@@ -371,4 +403,57 @@ Test(gate, scan, .fini = test_tmp_remove)
     cr_assert_eq(gate_scan(root, &tree, &r), GATE_OK);
     cr_assert_eq(r.malformed, 1);
     gate_scan_free(&r);
+}
+
+static int scan_passes(const char *root, int *joined)
+{
+    gate_scan_result r;
+    cr_assert_eq(gate_scan(root, &tree, &r), GATE_OK);
+    const int p = r.passed > 0;
+    *joined = r.joined;
+    gate_scan_free(&r);
+    return p;
+}
+
+/* Shards of one grid join into a pass only complete, of one count, each with its own cases,
+ * all passed, with a sanitizer record of these sources. */
+Test(gate, shards_join, .fini = test_tmp_remove)
+{
+    test_tmp_make("gate");
+    char root[128];
+    int joined = 0;
+    snprintf(root, sizeof root, "%s/results", test_tmpdir);
+    json_t *r = shard_record("h2-of-this-tree", 2, 3, -1);
+    cr_assert_eq(judge(r, GATE_OK), GATE_PART);
+    json_object_set_new(json_object_get(r, "shard"), "index", json_integer(1));
+    cr_assert_eq(judge(r, GATE_OK), GATE_NOT_COUNTED, "shard 2's cases claimed as shard 1's");
+    json_object_set_new(json_object_get(r, "shard"), "index", json_integer(4));
+    judge(r, GATE_MALFORMED);
+    json_object_set_new(json_object_get(r, "shard"), "index", json_integer(2));
+    json_object_set_new(r, "plugins", json_pack("[s]", "x.so"));
+    cr_assert_eq(judge(r, GATE_OK), GATE_NOT_COUNTED, "a shard with plug-ins");
+    json_decref(r);
+
+    write_rec("results/gpu/verify/2026-02-01T000000Z_a/verify.json", shard_record("h2-of-this-tree", 1, 3, -1));
+    write_rec("results/gpu/verify/2026-02-01T000001Z_c/verify.json", shard_record("h2-of-this-tree", 3, 3, -1));
+    write_rec("results/gpu/verify/2026-02-01T000002Z_s/verify.json", full_record("h2-of-this-tree", 2, 1, "quick", "clean"));
+    cr_assert(!scan_passes(root, &joined), "shard 2 of 3 missing");
+    write_rec("results/gpu/verify/2026-02-01T000003Z_x/verify.json", shard_record("h2-of-this-tree", 2, 2, -1));
+    cr_assert(!scan_passes(root, &joined), "a shard of another count does not fill the gap");
+    write_rec("results/gpu/verify/2026-02-01T000004Z_b/verify.json", shard_record("h2-of-this-tree", 2, 3, 5));
+    cr_assert(!scan_passes(root, &joined), "shard 2 has a failed case");
+    write_rec("results/gpu/verify/2026-02-01T000004Z_b/verify.json", shard_record("other-sources", 2, 3, -1));
+    cr_assert(!scan_passes(root, &joined), "shard 2 is of other sources");
+    write_rec("results/gpu/verify/2026-02-01T000004Z_b/verify.json", shard_record("h2-of-this-tree", 2, 3, -1));
+    cr_assert(scan_passes(root, &joined), "1, 2 and 3 of 3 and the sanitizer record");
+    cr_assert_eq(joined, 3);
+    /* The sanitizer record must be of these sources and clean. */
+    write_rec("results/gpu/verify/2026-02-01T000002Z_s/verify.json", full_record("other", 2, 1, "quick", "clean"));
+    cr_assert(!scan_passes(root, &joined), "no sanitizer record of these sources");
+    write_rec("results/gpu/verify/2026-02-01T000002Z_s/verify.json", full_record("h2-of-this-tree", 2, 1, "quick", "errors"));
+    cr_assert(!scan_passes(root, &joined), "the sanitizers found errors");
+    /* A shard that ran the sanitizers itself is its own sanitizer record. */
+    json_t *s3 = shard_grid_record("h2-of-this-tree", 2, "full", "full", 3, 3, -1, "clean");
+    write_rec("results/gpu/verify/2026-02-01T000001Z_c/verify.json", s3);
+    cr_assert(scan_passes(root, &joined), "shard 3 carries the sanitizer runs");
 }

@@ -49,7 +49,9 @@ int cmd_gate(int argc, char **argv)
         printf("usage: adaload gate [--results DIR] [--hash H] [--hash-v2 H2]\n"
                "  Passes when DIR/<testbed>/verify/<run>/ holds a passing full-grid GPU record (every\n"
                "  case passed, every sanitizer clean) of these kernel sources: scheme-2 hash H2\n"
-               "  (comments and layout do not count), or, for older records, scheme-1 hash H.\n");
+               "  (comments and layout do not count), or, for older records, scheme-1 hash H; or the\n"
+               "  records of shards 1..N of N of the full grid (verify --shard K/N) and a sanitizer\n"
+               "  record (verify --grid quick --sanitizers) of those sources, which it joins.\n");
         cli_print_options(stdout, opts);
         printf("exit: 0 a record passes, 1 none does (or a record is malformed), 2 bad usage\n");
         return ADA_EXIT_OK;
@@ -87,7 +89,8 @@ int cmd_gate(int argc, char **argv)
         ada_msg(CMD,
                 "FAIL: no verification record for kernel sources %s (scheme 2: %s; %lld record(s) under %s, "
                 "none of these sources). Make one on a GPU machine: ./ci/build.sh build && ./build/adaload "
-                "verify --grid full --sanitizers, then commit its results/<gpu>/verify/<run>/ folder.",
+                "verify --grid full --sanitizers (or, where one call must stay short, verify --grid full --shard K/N for "
+                "K = 1..N and verify --grid quick --sanitizers), then commit its results/<gpu>/verify/<run>/ folder(s).",
                 hash, hash2, (long long)g.records, results);
     } else {
         ada_msg(CMD, "FAIL: %lld record(s) of kernel sources %s, none passing (see above)", (long long)g.matching, hash);

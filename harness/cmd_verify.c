@@ -415,6 +415,10 @@ static int finish(const vopts *o, verify_config *c, verify_session *s, vrun *r, 
     print_verdict(tot, san_errors);
     if (r->io_failed) return ADA_EXIT_USAGE; /* an output that cannot be written */
     if (tot->failed > 0 || san_errors) return ADA_EXIT_FAIL;
+    if (tot->not_run_nomem > 0) {
+        ada_msg(CMD, "out of memory: %lld case(s) could not run", (long long)tot->not_run_nomem);
+        return ADA_EXIT_INTERNAL;
+    }
     return ADA_EXIT_OK;
 }
 
@@ -458,7 +462,7 @@ int cmd_verify(int argc, char **argv)
     if (verify_grid_sets(o.grid, &sets, &nsets) == VERIFY_OK && o.shard_n > 1) {
         int k = 0; /* keep the shard's sets, in grid order */
         for (int i = 0; i < nsets; i++)
-            if (i % o.shard_n == o.shard_k - 1) sets[k++] = sets[i];
+            if (verify_set_in_shard(i, o.shard_k, o.shard_n)) sets[k++] = sets[i];
         nsets = k;
         c.shard = o.shard_k;
         c.nshards = o.shard_n;

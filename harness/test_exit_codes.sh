@@ -114,7 +114,7 @@ fi
 
 # ---- gate -------------------------------------------------------------------------------------
 expect 0 "gate (the committed record)" "$ada" gate
-expect 1 "gate: no record for this hash" "$ada" gate --hash 0000000000000000000000000000000000000000000000000000000000000000
+expect 1 "gate: no record for this hash" "$ada" gate --hash 0000000000000000000000000000000000000000000000000000000000000000 --hash-v2 0000000000000000000000000000000000000000000000000000000000000000
 expect 2 "gate: bad hash" "$ada" gate --hash nothex
 expect 2 "gate: --results not a folder" "$ada" gate --results "$work/nonexistent"
 

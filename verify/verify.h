@@ -68,6 +68,9 @@ typedef struct {
 
 /* The sets of grid "smoke", "quick" or "full" in a new malloc'd array. */
 verify_status verify_grid_sets(const char *grid, verify_set **sets, int *nsets);
+/* The rule of --shard K/N (verify_config.shard): 1 when set i of the grid (its index in
+ * verify_grid_sets' order) belongs to shard K of N; with nshards <= 1, every set does. */
+int verify_set_in_shard(int64_t i, int shard, int nshards);
 /* Dtype combination k (0 <= k < verify_ncombos()). */
 void verify_combo(int k, lnmod_dtype *x, lnmod_dtype *mod, lnmod_dtype *y);
 int verify_ncombos(void);
@@ -92,6 +95,9 @@ int verify_case_key_json(const json_t *c, char *buf, size_t n);
  * list as keys, a new malloc'd array of *nkeys strings (one allocation: free(*keys)). */
 verify_status verify_grid_keys(const char *grid, const char *const *variants, int nvariants, char ***keys,
                                int64_t *nkeys);
+/* The same for shard K of N of the grid (verify_set_in_shard); shard 0 of 0 is the whole. */
+verify_status verify_grid_keys_shard(const char *grid, const char *const *variants, int nvariants, int shard,
+                                     int nshards, char ***keys, int64_t *nkeys);
 /* The kernel registry's variant names (kernels/lnmod_registry.cu's table, in its order),
  * known to every build, with or without CUDA: read from the registry's source when the
  * build is configured (verify/registry_names.cmake; with CUDA, test_verify.c checks them
@@ -155,6 +161,7 @@ typedef struct {
 
 typedef struct {
     int64_t ncases_total, ncases_done, passed, failed, not_run;
+    int64_t not_run_nomem; /* of not_run: for want of host or device memory (exit 3) */
     /* per direction (0 fwd, 1 bwd) and variant */
     int64_t v_passed[2][VERIFY_MAX_VARIANTS], v_failed[2][VERIFY_MAX_VARIANTS], v_not_run[2][VERIFY_MAX_VARIANTS];
     double elapsed; /* seconds since the session started, at verify_session_finish */

@@ -39,6 +39,7 @@ typedef struct {
     unsigned char *gx[VERIFY_MAX_VARIANTS], *gsc[VERIFY_MAX_VARIANTS], *gsh[VERIFY_MAX_VARIANTS];
     size_t ws[VERIFY_MAX_VARIANTS];
     int ran[VERIFY_MAX_VARIANTS], guard[VERIFY_MAX_VARIANTS], same[VERIFY_MAX_VARIANTS];
+    int no_memory[VERIFY_MAX_VARIANTS]; /* not run: the workspace could not be had */
     char err[VERIFY_MAX_VARIANTS][512];
     verify_stats *st; /* [tid][variant][3]: dx, dscale, dshift */
     int threads;
@@ -245,7 +246,8 @@ static void launch_variant(verify_session *s, bwd_set *b, int j)
         return;
     unsigned char *ws = NULL;
     if (b->ws[j] && !(ws = verify_dev_get(bk, &s->bp.dws, b->ws[j]))) {
-        snprintf(b->err[j], sizeof b->err[j], "out of device memory for a %zu-byte workspace", b->ws[j]);
+        snprintf(b->err[j], sizeof b->err[j], "not run: out of device memory for a %zu-byte workspace", b->ws[j]);
+        b->no_memory[j] = 1;
         return;
     }
     if (launch_once(s, b, j, 0, ws) || launch_once(s, b, j, 1, ws)) return;
@@ -443,6 +445,13 @@ static void record_variant(verify_session *s, bwd_set *b, int j, const verify_st
     const char *variant = s->c->variants[b->vi[j]];
     json_t *c = verify_case_json(variant, VERIFY_DIR_BWD, &w->d, &w->g);
     char line[1024], detail[2048] = "", tail[700];
+    if (!b->ran[j] && b->no_memory[j] && !ref_err) { /* like every other allocation failure: not run */
+        json_object_set_new(c, "pass", json_false());
+        json_object_set_new(c, "not_run", json_string(b->err[j]));
+        verify_line_of(line, sizeof line, variant, VERIFY_DIR_BWD, w, b->err[j]);
+        verify_record_case(s, b->vi[j], VERIFY_DIR_BWD, c, 0, 1, line, NULL);
+        return;
+    }
     if (!b->ran[j] || ref_err) {
         snprintf(tail, sizeof tail, "FAIL: %.400s", ref_err ? ref_err : b->err[j]);
         json_object_set_new(c, "pass", json_false());

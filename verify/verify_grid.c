@@ -109,8 +109,23 @@ void verify_set_dtypes(const verify_set *s, char *buf, size_t n)
 
 static int key_cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
+int verify_set_in_shard(int64_t i, int shard, int nshards)
+{
+    return nshards <= 1 || i % nshards == shard - 1;
+}
+
+static verify_status grid_cases_shard(const char *grid, const char *const *variants, const int *has_bwd,
+                                      int nvariants, int directions, int shard, int nshards, verify_case_id **cases,
+                                      int64_t *n);
+
 verify_status verify_grid_keys(const char *grid, const char *const *variants, int nvariants, char ***keys,
                                int64_t *nkeys)
+{
+    return verify_grid_keys_shard(grid, variants, nvariants, 0, 0, keys, nkeys);
+}
+
+verify_status verify_grid_keys_shard(const char *grid, const char *const *variants, int nvariants, int shard,
+                                     int nshards, char ***keys, int64_t *nkeys)
 {
     *keys = NULL;
     *nkeys = 0;
@@ -119,7 +134,8 @@ verify_status verify_grid_keys(const char *grid, const char *const *variants, in
     for (int v = 0; v < nvariants; v++) has_bwd[v] = verify_registry_has_backward(variants[v]);
     verify_case_id *cases;
     int64_t n;
-    verify_status st = verify_grid_cases(grid, variants, has_bwd, nvariants, VERIFY_DIR_BOTH, &cases, &n);
+    if (nshards > 1 && (shard < 1 || shard > nshards)) return VERIFY_ERR_ARG;
+    verify_status st = grid_cases_shard(grid, variants, has_bwd, nvariants, VERIFY_DIR_BOTH, shard, nshards, &cases, &n);
     if (st != VERIFY_OK) return st;
     enum { KEYLEN = 128 };
     char **k = malloc((size_t)(n > 0 ? n : 1) * (sizeof *k + KEYLEN));
@@ -180,6 +196,13 @@ const char *verify_direction_name(int dir) { return dir == VERIFY_DIR_BWD ? "bwd
 verify_status verify_grid_cases(const char *grid, const char *const *variants, const int *has_bwd,
                                 int nvariants, int directions, verify_case_id **cases, int64_t *n)
 {
+    return grid_cases_shard(grid, variants, has_bwd, nvariants, directions, 0, 0, cases, n);
+}
+
+static verify_status grid_cases_shard(const char *grid, const char *const *variants, const int *has_bwd,
+                                      int nvariants, int directions, int shard, int nshards, verify_case_id **cases,
+                                      int64_t *n)
+{
     *cases = NULL;
     *n = 0;
     if (directions == 0) directions = VERIFY_DIR_BOTH;
@@ -195,6 +218,7 @@ verify_status verify_grid_cases(const char *grid, const char *const *variants, c
     }
     int64_t m = 0;
     for (int i = 0; i < nsets; i++) {
+        if (!verify_set_in_shard(i, shard, nshards)) continue;
         for (int dir = VERIFY_DIR_FWD; dir <= VERIFY_DIR_BWD; dir <<= 1) {
             if (!(directions & dir)) continue;
             for (int v = 0; v < nvariants; v++)

@@ -136,6 +136,8 @@ void verify_record_case(verify_session *s, int vi, int dir, json_t *c, int pass,
     s->t.ncases_done++;
     if (not_run) {
         s->t.not_run++;
+        const char *why = json_string_value(json_object_get(c, "not_run"));
+        if (why && (strstr(why, "out of host memory") || strstr(why, "out of device memory"))) s->t.not_run_nomem++;
         s->t.v_not_run[di][vi]++;
     } else if (pass) {
         s->t.passed++;
