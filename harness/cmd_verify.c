@@ -191,8 +191,8 @@ static void print_summary(const verify_config *c, const verify_totals *t)
     printf("total: %" PRId64 " cases, %" PRId64 " passed, %" PRId64 " failed, %" PRId64 " not run (%.1f s)\n",
            t->ncases_done, t->passed, t->failed, t->not_run, t->elapsed);
     printf("time: inputs %.1f s, device %.1f s, forward reference and comparison %.1f s, backward reference and "
-           "comparison %.1f s (%d threads)\n",
-           t->t_inputs, t->t_device, t->t_fwd_check, t->t_bwd_check, c->threads);
+           "comparison %.1f s (%d threads); buffer (re)allocation %.1f s of it all\n",
+           t->t_inputs, t->t_device, t->t_fwd_check, t->t_bwd_check, c->threads, t->t_alloc);
     printf("host CPU time (all threads): inputs %.1f s, float64 reference and comparison %.1f s (forward %.1f, "
            "backward %.1f)\n",
            t->c_inputs, t->c_fwd_check + t->c_bwd_check, t->c_fwd_check, t->c_bwd_check);
@@ -466,6 +466,10 @@ int cmd_verify(int argc, char **argv)
         nsets = k;
         c.shard = o.shard_k;
         c.nshards = o.shard_n;
+    }
+    if (sets && !strcmp(o.grid, "full") && verify_sets_largest_first(sets, nsets) != 0) {
+        free(sets);
+        sets = NULL;
     }
     if (!sets || verify_session_new(&c, nsets, &s) != VERIFY_OK) {
         free(sets);

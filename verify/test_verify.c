@@ -467,3 +467,27 @@ Test(verify_grid, keys_of_the_full_grid)
     free(keys);
     cr_assert_eq(verify_grid_keys("huge", v, 2, &keys, &n), VERIFY_ERR_ARG);
 }
+
+/* The full grid largest first: rows*D never grows along the order, the rows*D > 2^31 set
+ * is last, and the sets are the grid's (same multiset: each set's identity once), so a
+ * shard or a record holds the same cases in another order. */
+Test(grid, largest_first)
+{
+    verify_set *a, *b;
+    int na, nb;
+    cr_assert_eq(verify_grid_sets("full", &a, &na), VERIFY_OK);
+    cr_assert_eq(verify_grid_sets("full", &b, &nb), VERIFY_OK);
+    cr_assert_eq(verify_sets_largest_first(b, nb), 0);
+    cr_assert(b[nb - 1].huge, "the huge set last");
+    for (int i = 1; i < nb - 1; i++)
+        cr_assert_geq(b[i - 1].rows * b[i - 1].D, b[i].rows * b[i].D, "set %d grows", i);
+    for (int i = 0; i < na; i++) {
+        int found = 0;
+        for (int j = 0; j < nb && !found; j++)
+            found = a[i].layout == b[j].layout && a[i].combo == b[j].combo && a[i].D == b[j].D &&
+                    a[i].rows == b[j].rows && a[i].huge == b[j].huge;
+        cr_assert(found, "set %d of the grid is missing", i);
+    }
+    free(a);
+    free(b);
+}

@@ -71,6 +71,11 @@ verify_status verify_grid_sets(const char *grid, verify_set **sets, int *nsets);
 /* The rule of --shard K/N (verify_config.shard): 1 when set i of the grid (its index in
  * verify_grid_sets' order) belongs to shard K of N; with nshards <= 1, every set does. */
 int verify_set_in_shard(int64_t i, int shard, int nshards);
+/* Reorders sets[0..n) by rows*D, largest first (ties keep their order; the rows*D > 2^31
+ * set stays last): the verifier's buffer pools then grow a few times at the start instead
+ * of at every larger D (pinned host memory is slow to get). A record's cases are a multiset
+ * (the gate compares keys), so the order is the run's own business. 0, or -1 out of memory. */
+int verify_sets_largest_first(verify_set *sets, int n);
 /* Dtype combination k (0 <= k < verify_ncombos()). */
 void verify_combo(int k, lnmod_dtype *x, lnmod_dtype *mod, lnmod_dtype *y);
 int verify_ncombos(void);
@@ -168,6 +173,7 @@ typedef struct {
     /* where the time went: inputs, device (copies, poison, kernel), the forward's float64
      * reference and comparison (fused), the backward's (fused) */
     double t_inputs, t_device, t_fwd_check, t_bwd_check;
+    double t_alloc; /* of the above: (re)allocating pinned host and device buffers */
     /* process CPU seconds (every thread) of the same host phases: the host work, whatever
      * the wall clock of a loaded machine says */
     double c_inputs, c_fwd_check, c_bwd_check;

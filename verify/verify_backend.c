@@ -46,24 +46,28 @@ void verify_host_free(verify_buf *b)
 
 /* Page-locked on the GPU backend (the full grid moves a few hundred GB each way), plain
  * memory otherwise or if pinning fails. */
-void *verify_host_get_xfer(const verify_backend *bk, verify_buf *b, size_t bytes)
+void *verify_host_get_xfer(verify_backend *bk, verify_buf *b, size_t bytes)
 {
+    if (bytes == 0) bytes = 1;
+    if (b->cap >= bytes) return b->p;
+    const double t0 = ada_now_s();
+    void *p = NULL;
 #if ADALOAD_HAVE_CUDA
     if (!bk->model) {
-        if (bytes == 0) bytes = 1;
-        if (b->cap >= bytes) return b->p;
         verify_host_free(b);
         if (cudaMallocHost(&b->p, bytes) == cudaSuccess) {
             b->cap = bytes;
             b->pinned = 1;
+            bk->t_alloc += ada_now_s() - t0;
             return b->p;
         }
         (void)cudaGetLastError();
         b->p = NULL;
     }
 #endif
-    (void)bk;
-    return verify_host_get(b, bytes);
+    p = verify_host_get(b, bytes);
+    bk->t_alloc += ada_now_s() - t0;
+    return p;
 }
 
 void verify_dev_free(verify_backend *bk, verify_buf *b)
@@ -87,10 +91,13 @@ void *verify_dev_get(verify_backend *bk, verify_buf *b, size_t bytes)
 #if ADALOAD_HAVE_CUDA
     if (!bk->model) {
         if (b->cap != bytes) {
+            const double t0 = ada_now_s();
             if (b->p) cudaFree(b->p);
             b->p = NULL;
             b->cap = 0;
-            if (cudaMalloc(&b->p, bytes) != cudaSuccess) {
+            const int ok = cudaMalloc(&b->p, bytes) == cudaSuccess;
+            bk->t_alloc += ada_now_s() - t0;
+            if (!ok) {
                 (void)cudaGetLastError();
                 b->p = NULL;
                 return NULL;

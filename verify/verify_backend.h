@@ -25,6 +25,7 @@ typedef struct {
     int threads;
     int context_lost;   /* a sticky CUDA error: nothing more can run */
     char lost_why[256];
+    double t_alloc;     /* seconds spent (re)allocating buffers (pinned host, device) */
 } verify_backend;
 
 /* A grow-only host buffer, or an exact-size device buffer. */
@@ -37,7 +38,7 @@ typedef struct {
 /* Host memory of at least bytes (reused when big enough); NULL when out of memory. */
 void *verify_host_get(verify_buf *b, size_t bytes);
 /* Host memory that travels to or from the device: page-locked on the GPU backend. */
-void *verify_host_get_xfer(const verify_backend *bk, verify_buf *b, size_t bytes);
+void *verify_host_get_xfer(verify_backend *bk, verify_buf *b, size_t bytes);
 void verify_host_free(verify_buf *b);
 
 /* Device buffer of exactly bytes (guards + data); NULL when out of device memory. */

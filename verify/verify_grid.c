@@ -109,6 +109,32 @@ void verify_set_dtypes(const verify_set *s, char *buf, size_t n)
 
 static int key_cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
+typedef struct {
+    verify_set s;
+    int i;
+} ranked_set;
+
+static int bigger_first(const void *a, const void *b)
+{
+    const ranked_set *x = a, *y = b;
+    if (x->s.huge != y->s.huge) return x->s.huge - y->s.huge; /* the huge set last */
+    const int64_t nx = x->s.rows * x->s.D, ny = y->s.rows * y->s.D;
+    if (nx != ny) return nx > ny ? -1 : 1;
+    return x->i - y->i;
+}
+
+int verify_sets_largest_first(verify_set *sets, int n)
+{
+    if (n < 2) return 0;
+    ranked_set *r = malloc((size_t)n * sizeof *r);
+    if (!r) return -1;
+    for (int i = 0; i < n; i++) r[i] = (ranked_set){sets[i], i};
+    qsort(r, (size_t)n, sizeof *r, bigger_first);
+    for (int i = 0; i < n; i++) sets[i] = r[i].s;
+    free(r);
+    return 0;
+}
+
 int verify_set_in_shard(int64_t i, int shard, int nshards)
 {
     return nshards <= 1 || i % nshards == shard - 1;

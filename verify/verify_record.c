@@ -49,8 +49,9 @@ json_t *verify_record_new(const verify_config *c, const verify_totals *t, json_t
     json_object_set_new(rec, "tolerances", verify_tol_json());
     json_object_set_new(rec, "elapsed_s", json_real(t->elapsed));
     json_object_set_new(rec, "phase_seconds",
-                        json_pack("{s:f, s:f, s:f, s:f}", "inputs", t->t_inputs, "device", t->t_device,
-                                  "forward_check", t->t_fwd_check, "backward_check", t->t_bwd_check));
+                        json_pack("{s:f, s:f, s:f, s:f, s:f}", "inputs", t->t_inputs, "device", t->t_device,
+                                  "forward_check", t->t_fwd_check, "backward_check", t->t_bwd_check,
+                                  "allocation", t->t_alloc));
     json_object_set_new(rec, "cpu_seconds",
                         json_pack("{s:f, s:f, s:f}", "inputs", t->c_inputs, "forward_check", t->c_fwd_check,
                                   "backward_check", t->c_bwd_check));

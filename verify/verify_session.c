@@ -23,11 +23,12 @@ static void progress(verify_session *s, int force)
     double e = elapsed(s);
     if (!force && e - s->last_progress < 5.0) return;
     s->last_progress = e;
+    s->t.t_alloc = s->bk.t_alloc;
     ada_note(s->c->progress, s->c->progress_arg,
              "case %" PRId64 "/%" PRId64 ", %.0f s elapsed, %" PRId64 " failed (inputs %.0f, device %.0f, "
-             "fwd check %.0f, bwd check %.0f s)",
+             "fwd check %.0f, bwd check %.0f s; of them allocating %.0f s)",
              s->t.ncases_done, s->t.ncases_total, e, s->t.failed, s->t.t_inputs, s->t.t_device, s->t.t_fwd_check,
-             s->t.t_bwd_check);
+             s->t.t_bwd_check, s->t.t_alloc);
 }
 
 verify_status verify_session_new(const verify_config *c, int64_t nsets, verify_session **out)
@@ -88,6 +89,7 @@ void verify_session_finish(verify_session *s)
 {
     progress(s, 1);
     s->t.elapsed = elapsed(s);
+    s->t.t_alloc = s->bk.t_alloc;
 }
 
 const verify_totals *verify_session_totals(const verify_session *s) { return &s->t; }
