@@ -11,6 +11,8 @@
  * run like them) in full, and the medians of the newest ADA_BAND_RUNS runs of its code. */
 typedef struct {
     char *set;
+    char *plugins;        /* the runs' plug-in file hashes ("" none): a researcher's runs are
+                             their own history, never adaload's baseline */
     int64_t reps, runs;   /* repetitions; runs added */
     ada_bench_set last;
     ada_run_meta meta;
@@ -31,6 +33,7 @@ ada_history *ada_history_new(void) { return calloc(1, sizeof(ada_history)); }
 static void group_free(hist_group *g)
 {
     free(g->set);
+    free(g->plugins);
     free(g->label);
     ada_bench_set_free(&g->last);
     if (g->has_meta) ada_run_meta_free(&g->meta);
@@ -45,10 +48,12 @@ void ada_history_free(ada_history *h)
     free(h);
 }
 
-static hist_group *group_of(const ada_history *h, const char *set, int64_t reps)
+static const char *plugins_of(const ada_run_meta *m) { return m && m->plugin_hashes ? m->plugin_hashes : ""; }
+
+static hist_group *group_of(const ada_history *h, const char *set, int64_t reps, const char *plugins)
 {
     for (int64_t i = 0; i < h->n; i++)
-        if (h->g[i].reps == reps && !strcmp(h->g[i].set, set)) return &h->g[i];
+        if (h->g[i].reps == reps && !strcmp(h->g[i].set, set) && !strcmp(h->g[i].plugins, plugins)) return &h->g[i];
     return NULL;
 }
 
@@ -72,7 +77,7 @@ int ada_history_add(ada_history *h, ada_bench_set *b, ada_run_meta *m, int64_t i
 {
     const char *set = b->set ? b->set : "";
     int64_t reps = ada_bench_repetitions(b);
-    hist_group *g = group_of(h, set, reps);
+    hist_group *g = group_of(h, set, reps, plugins_of(m));
     json_t *med = medians_of(b);
     char *lab = strdup(label ? label : "");
     if (!g && med && lab) {
@@ -82,8 +87,15 @@ int ada_history_add(ada_history *h, ada_bench_set *b, ada_run_meta *m, int64_t i
             g = &n[h->n];
             memset(g, 0, sizeof *g);
             g->reps = reps;
-            if ((g->set = strdup(set))) h->n++;
-            else g = NULL;
+            g->set = strdup(set);
+            g->plugins = strdup(plugins_of(m));
+            if (g->set && g->plugins) {
+                h->n++;
+            } else {
+                free(g->set);
+                free(g->plugins);
+                g = NULL;
+            }
         }
     }
     if (!g || !med || !lab) {
@@ -166,10 +178,10 @@ int ada_history_judge(const ada_history *h, const ada_bench_set *b, const ada_ru
     int64_t reps = ada_bench_repetitions(b);
     char others[256];
     v->unlike = unlike_of(h, set, reps, others, sizeof others);
-    const hist_group *g = group_of(h, set, reps);
+    const hist_group *g = group_of(h, set, reps, plugins_of(m));
     if (!g) {
-        snprintf(v->why, sizeof v->why, "no earlier run of set %s with %lld repetitions: nothing to judge against%s%s%s",
-                 *set ? set : "(none)", (long long)reps,
+        snprintf(v->why, sizeof v->why, "no earlier run of set %s with %lld repetitions%s: nothing to judge against%s%s%s",
+                 *set ? set : "(none)", (long long)reps, *plugins_of(m) ? " and these plug-ins" : "",
                  v->unlike ? " (earlier runs of the set with other repetition counts are not comparable: " : "",
                  others, v->unlike ? ")" : "");
         return 0;

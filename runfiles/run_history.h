@@ -12,8 +12,10 @@
  *   ada_history_free(h);
  *
  * A history holds the runs of one testbed (the callers add only those). The rule:
- * 1. Like with like (ada_runs_alike, run_compare.h): only earlier runs of the same set and
- *    repetition count count. A 3-repetition run is not judged against 9-repetition runs, nor
+ * 1. Like with like (ada_runs_alike, run_compare.h): only earlier runs of the same set,
+ *    repetition count and plug-in libraries (meta.json's plug-in file hashes; none for
+ *    adaload's own runs, so a researcher's `bench --plugin` run is never the nightly's
+ *    baseline) count. A 3-repetition run is not judged against 9-repetition runs, nor
  *    a wan run against a sweep run; when no earlier run is like it, nothing is judged and
  *    `why` says what the earlier runs were.
  * 2. The baseline is the newest earlier run like it. Its kernel code (ada_run_same_code:

@@ -4,6 +4,7 @@
  * 9-repetition runs (not comparable: said so), a history of one run (the pair rule, said so)
  * and of none, a code change that restarts the band, a noisy benchmark inside its own band. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <criterion/criterion.h>
@@ -223,6 +224,36 @@ Test(history, band_of_the_baselines_code)
     nights(h, 2, "k2");
     judge(h, "wan", 9, base, "k2", "GPU-1", &v);
     cr_expect_eq(v.band_runs, 3);
+    cr_expect_str_eq(v.baseline, "night");
+    done(&v);
+    ada_history_free(h);
+}
+
+/* A researcher's run with a plug-in (bench --plugin) is its own history: the next nightly
+ * of adaload's kernels is judged against the last run without plug-ins, and the plug-in's
+ * next run against the plug-in's. */
+Test(history, plugin_runs_are_their_own_history)
+{
+    ada_history *h = ada_history_new();
+    nights(h, 3, "k1");
+    ada_bench_set b;
+    ada_run_meta m;
+    const double slow[NB] = {base[0], base[1] * 1.5, base[2] * 1.5, base[3] * 1.5};
+    run("wan", 9, slow, "k1", "GPU-1", &b, &m);
+    json_t *o = json_pack("{s:[{s:s, s:s, s:[s]}]}", "plugins", "path", "my.so", "file_sha256", "abc123",
+                          "variants", "plugin:mine");
+    ada_run_meta pm;
+    cr_assert_eq(ada_run_meta_from_json(o, &pm), 0);
+    json_decref(o);
+    free(m.plugin_hashes);
+    m.plugin_hashes = pm.plugin_hashes;
+    pm.plugin_hashes = NULL;
+    ada_run_meta_free(&pm);
+    cr_assert_eq(ada_history_add(h, &b, &m, 99, "plugin run"), 0);
+    ada_hist_verdict v;
+    judge(h, "wan", 9, base, "k1", "GPU-1", &v);
+    cr_assert(v.judged);
+    cr_expect_neq(v.baseline_id, 99, "the plug-in run is no baseline of adaload's nightly");
     cr_expect_str_eq(v.baseline, "night");
     done(&v);
     ada_history_free(h);
