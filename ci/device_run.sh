@@ -8,7 +8,8 @@
 #   MODE quick  env, verify --grid quick for every variant (forward and backward), bench --set quick
 #   MODE verify env, verify --grid smoke (stops here when it fails), then verify --grid full
 #               --sanitizers: forward and backward of every variant (--direction both, the
-#               default), the sanitizers over both beside the grid (the CI gate's record)
+#               default), the sanitizers over both after the grid (the CI gate's record; ~860 s
+#               on an H200 since the backward: longer than one device-tool call, use verify-shards)
 #   MODE verify-shards N K... the full grid's shards K of N (verify --shard K/N), "san" for the
 #               quick grid with --sanitizers: records the gate joins; each step only when
 #               the time left allows it (VERIFY_BUDGET_S, default 570)
