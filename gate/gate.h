@@ -47,7 +47,8 @@
  * sanitizer record is one of another grid (quick) whose cases all passed and equal that
  * grid's, with the sanitizer runs a full-grid record would hold (GATE_SANITIZERS). The scan
  * passes when one record passes, or when passing parts 1..N of one N and a sanitizer
- * record (or a part that ran the sanitizers) are all of these sources.
+ * record (or a part that ran the sanitizers) are all of these sources and of one testbed
+ * (results/<testbed>/: the full grid on one kind of machine).
  * A record that checked plug-in variants (a non-empty "plugins" array, or a variant named
  * "plugin:<name>": a researcher's library, plugin/ada_plugin.h) never passes, whatever else
  * it holds: the gate is about adaload's own kernel sources.

@@ -1,5 +1,5 @@
 /* gate_scan.c -- scanning results/ for the gate (gate.h): every record judged, the shards of
- * one source hash joined with a sanitizer record. */
+ * one source hash and one testbed joined with a sanitizer record of that testbed. */
 #include "gate.h"
 
 #include "ada_util.h"
@@ -72,7 +72,8 @@ static void join_note(join_state *js, const gate_judgement *j, const char *path)
         snprintf(js->san_path, sizeof js->san_path, "%s", path);
 }
 
-/* After the scan: a complete set of shards of one count with a sanitizer record passes. */
+/* After a testbed's records: a complete set of its shards of one count with a sanitizer
+ * record of it passes. */
 static void join_finish(const join_state *js, gate_scan_result *r)
 {
     if (r->passed || !js->sanitizers) return;
@@ -142,9 +143,11 @@ gate_status gate_scan(const char *results, const gate_hashes *h, gate_scan_resul
         }
         free(runs);
         free(tb[a]);
+        /* A join is of one testbed's records: the full grid on one kind of machine. */
+        if (s == GATE_OK) join_finish(js, r);
+        memset(js, 0, sizeof *js);
     }
     free(tb);
-    if (s == GATE_OK) join_finish(js, r);
     free(js);
     return s;
 }

@@ -405,6 +405,14 @@ Test(gate, scan, .fini = test_tmp_remove)
     gate_scan_free(&r);
 }
 
+static void move_run(const char *from, const char *to)
+{
+    char a[512], b[512];
+    snprintf(a, sizeof a, "%s/%s", test_tmpdir, from);
+    test_tmp_prepare(to, b, sizeof b);
+    cr_assert_eq(rename(a, b), 0, "%s -> %s", a, b);
+}
+
 static int scan_passes(const char *root, int *joined)
 {
     gate_scan_result r;
@@ -452,6 +460,12 @@ Test(gate, shards_join, .fini = test_tmp_remove)
     cr_assert(!scan_passes(root, &joined), "no sanitizer record of these sources");
     write_rec("results/gpu/verify/2026-02-01T000002Z_s/verify.json", full_record("h2-of-this-tree", 2, 1, "quick", "errors"));
     cr_assert(!scan_passes(root, &joined), "the sanitizers found errors");
+    /* Shard 2 on another testbed: no join of one machine's full grid. */
+    move_run("results/gpu/verify/2026-02-01T000004Z_b", "results/gpu2/verify/2026-02-01T000004Z_b");
+    write_rec("results/gpu/verify/2026-02-01T000002Z_s/verify.json", full_record("h2-of-this-tree", 2, 1, "quick", "clean"));
+    cr_assert(!scan_passes(root, &joined), "shards of two testbeds");
+    move_run("results/gpu2/verify/2026-02-01T000004Z_b", "results/gpu/verify/2026-02-01T000004Z_b");
+    cr_assert(scan_passes(root, &joined), "back on one testbed");
     /* A shard that ran the sanitizers itself is its own sanitizer record. */
     json_t *s3 = shard_grid_record("h2-of-this-tree", 2, "full", "full", 3, 3, -1, "clean");
     write_rec("results/gpu/verify/2026-02-01T000001Z_c/verify.json", s3);
