@@ -112,6 +112,19 @@ lnmod_status lnmod_res_check_bwd_in(const lnmod_res_desc *d, const lnmod_res_bwd
     return lnmod_res_desc_validate(d);
 }
 
+lnmod_status lnmod_res_check_fwd_out(const lnmod_res_desc *d, const lnmod_res_fwd_out *out)
+{
+    if (!d || !out || !out->h || !out->out) return LNMOD_ERR_NULL_POINTER;
+    return LNMOD_OK;
+}
+
+lnmod_status lnmod_res_check_bwd_out(const lnmod_res_desc *d, const lnmod_res_bwd_out *out)
+{
+    if (!d || !out || !out->dr || !out->dy || !out->dscale || !out->dshift) return LNMOD_ERR_NULL_POINTER;
+    if (d->gate == LNMOD_RES_GATE && !out->dgate) return LNMOD_ERR_NULL_POINTER;
+    return LNMOD_OK;
+}
+
 /* ---- byte counts: sums of count * size saturating at INT64_MAX ----------------------------- */
 
 static void add_bytes(int64_t *total, int64_t count, int64_t size)

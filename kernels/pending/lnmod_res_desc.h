@@ -129,6 +129,37 @@ typedef struct {
     const float *rstd; /* [rows] the forward's */
 } lnmod_res_bwd_in;
 
+/* Outputs of the forward (device pointers for the kernels, host for the CPU models). h: [rows, D] res_dtype, required; it may be r
+ * itself (in place: each element of r is read before the same thread writes h there), no
+ * other overlap. out: [rows, D] out_dtype, required. mean, rstd: [rows] fp32, optional (NULL
+ * to skip; the backward needs them). */
+typedef struct {
+    void *h;
+    void *out;
+    float *mean;
+    float *rstd;
+} lnmod_res_fwd_out;
+
+/* Outputs of the backward. dr: [rows, D] res_dtype, required; it may be in->dh itself (in
+ * place). dy: [rows, D] branch_dtype, required. dgate: gate rows at gate_stride (mod_dtype),
+ * required with a gate, ignored without. dscale, dshift: norm rows at scale_stride /
+ * shift_stride (MODULATE) or [D] (AFFINE: dweight, dbias), required. Every element of the
+ * column-sum outputs is overwritten, never accumulated into; they must not overlap each other
+ * or any other array. */
+typedef struct {
+    void *dr;
+    void *dy;
+    void *dgate;
+    void *dscale;
+    void *dshift;
+} lnmod_res_bwd_out;
+
+/* The outputs' pointer rules (checked by the kernels' entry points and the CPU models after
+ * the inputs'): LNMOD_ERR_NULL_POINTER for a NULL out, h, out->out (forward), dr, dy, dscale,
+ * dshift, or dgate with a gate (backward). Overlaps cannot be checked here. */
+lnmod_status lnmod_res_check_fwd_out(const lnmod_res_desc *d, const lnmod_res_fwd_out *out);
+lnmod_status lnmod_res_check_bwd_out(const lnmod_res_desc *d, const lnmod_res_bwd_out *out);
+
 /* lnmod_res_desc_validate, then the pointer rules: NULL d, in, r, y, scale, shift, or a NULL
  * gate with a gate, is LNMOD_ERR_NULL_POINTER (checked before the descriptor). */
 lnmod_status lnmod_res_check_fwd_in(const lnmod_res_desc *d, const lnmod_res_fwd_in *in);

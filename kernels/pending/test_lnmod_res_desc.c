@@ -159,6 +159,30 @@ Test(res_inputs, pointer_rules)
     cr_assert_eq(lnmod_res_check_bwd_in(&d, &b), LNMOD_OK);
 }
 
+Test(res_outputs, pointer_rules)
+{
+    float buf[1];
+    lnmod_res_desc d = wan14b();
+    lnmod_res_fwd_out f = {buf, buf, NULL, NULL};
+    cr_assert_eq(lnmod_res_check_fwd_out(&d, &f), LNMOD_OK, "stats are optional");
+    f.h = NULL;
+    cr_assert_eq(lnmod_res_check_fwd_out(&d, &f), LNMOD_ERR_NULL_POINTER);
+    f = (lnmod_res_fwd_out){buf, NULL, buf, buf};
+    cr_assert_eq(lnmod_res_check_fwd_out(&d, &f), LNMOD_ERR_NULL_POINTER);
+    cr_assert_eq(lnmod_res_check_fwd_out(&d, NULL), LNMOD_ERR_NULL_POINTER);
+    lnmod_res_bwd_out b = {buf, buf, buf, buf, buf};
+    cr_assert_eq(lnmod_res_check_bwd_out(&d, &b), LNMOD_OK);
+    for (int i = 0; i < 5; i++) {
+        lnmod_res_bwd_out c = b;
+        void **p = i == 0 ? &c.dr : i == 1 ? &c.dy : i == 2 ? &c.dgate : i == 3 ? &c.dscale : &c.dshift;
+        *p = NULL;
+        cr_assert_eq(lnmod_res_check_bwd_out(&d, &c), LNMOD_ERR_NULL_POINTER, "output %d", i);
+    }
+    d.gate = LNMOD_RES_GATE_NONE;
+    b.dgate = NULL;
+    cr_assert_eq(lnmod_res_check_bwd_out(&d, &b), LNMOD_OK, "no dgate without a gate");
+}
+
 Test(res_maps, rows_and_indices)
 {
     lnmod_res_desc d = small(LNMOD_PER_FRAME, LNMOD_RES_GATE, LNMOD_RES_MODULATE);

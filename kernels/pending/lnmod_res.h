@@ -1,0 +1,69 @@
+/* lnmod_res.h -- DESIGN (not built yet) of the C API of the fused gated residual +
+ * LayerNorm-Modulate CUDA kernels (issue 22). It moves into kernels/ with the first kernels
+ * (kernels/pending/README.md says how); until then nothing includes it. The op, the dtypes and
+ * every rule of the descriptor and the inputs are lnmod_res_desc.h's (its one owner).
+ *
+ *   // Wan's third site: x = x + y_ffn * e[5], then the next block's norm1(x)*(1 + e'[1]) + e'[0]
+ *   lnmod_res_desc d = lnmod_res_desc_default();
+ *   d.rows = B*S; d.D = 5120; d.rows_per_sample = S;
+ *   d.gate_stride = d.scale_stride = d.shift_stride = 6*5120;        // chunk views of e [B,6,D]
+ *   lnmod_res_fwd_in in = {x, y_ffn, e + 5*D, e_next + D, e_next};  // r, y, gate, scale, shift
+ *   lnmod_res_fwd_out o = {x, x_norm, mean, rstd};                    // h in place over r
+ *   lnmod_status st = lnmod_res_forward("dtile", &d, &in, &o, stream);
+ *
+ *   size_t ws; lnmod_res_backward_workspace("dtile", &d, &ws);
+ *   lnmod_res_bwd_in bi = {x, y_ffn, e + 5*D, e_next + D, d_x_norm, d_x, mean, rstd};
+ *   lnmod_res_bwd_out bo = {d_x, d_y, de + 5*D, de_next + D, de_next};
+ *   st = lnmod_res_backward("dtile", &d, &bi, &bo, wsp, ws, stream);
+ *
+ * Every call validates on the host first (lnmod_res_check_fwd_in / _bwd_in, then the outputs
+ * below, then the variant) and returns a status; a launch error is LNMOD_ERR_CUDA.
+ */
+#ifndef ADALOAD_LNMOD_RES_H
+#define ADALOAD_LNMOD_RES_H
+
+#include <cuda_runtime_api.h>
+
+#include "lnmod_res_desc.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The outputs (lnmod_res_fwd_out, lnmod_res_bwd_out) and their rules are lnmod_res_desc.h's. */
+
+/* The forward of one variant: h = r + g*y rounded once to res_dtype, out = the norm of that
+ * stored h with fp32 statistics (two-pass over the row held in registers/shared memory), one
+ * rounding of out at the end. Errors: the descriptor's and inputs', LNMOD_ERR_NULL_POINTER
+ * (h or out), LNMOD_ERR_UNKNOWN_VARIANT, LNMOD_ERR_UNSUPPORTED, LNMOD_ERR_CUDA. */
+lnmod_status lnmod_res_forward(const char *variant, const lnmod_res_desc *d,
+                               const lnmod_res_fwd_in *in, const lnmod_res_fwd_out *out,
+                               cudaStream_t stream);
+
+/* Device workspace bytes lnmod_res_backward needs for (variant, d); 0 when none. A function of
+ * the descriptor alone, as is every split of the column sums (dgate, dscale, dshift), so the
+ * results are bit-identical run to run and on any GPU of one architecture (the same rule as
+ * lnmod_backward_workspace). */
+lnmod_status lnmod_res_backward_workspace(const char *variant, const lnmod_res_desc *d,
+                                          size_t *bytes);
+
+/* The backward (lnmod_res_desc.h gives the formulas): t = dh + rstd*(gm - mg - xhat*mgx) in
+ * fp32 per element, dr = t and dy = g*t each rounded once from the fp32 t; dgate, dscale and
+ * dshift accumulated in fp32 per chunk of rows into the workspace and finalized in a fixed
+ * order, one rounding at the end. in->dh NULL: no gradient along the residual (zero).
+ * workspace: at least lnmod_res_backward_workspace bytes, 16-byte aligned (NULL when 0), its
+ * content on entry ignored, in use until the work on stream is done. Errors: as the forward,
+ * LNMOD_ERR_NULL_POINTER for a required output or a needed workspace, LNMOD_ERR_WORKSPACE. */
+lnmod_status lnmod_res_backward(const char *variant, const lnmod_res_desc *d,
+                                const lnmod_res_bwd_in *in, const lnmod_res_bwd_out *out,
+                                void *workspace, size_t workspace_bytes, cudaStream_t stream);
+
+/* The fewest bytes each variant really moves (>= lnmod_res_fwd_min_bytes / _bwd_min_bytes),
+ * for the notes and the benchmarks' copy ceiling; entries of the registry (lnmod_variant gains
+ * res_forward, res_backward, res_bwd_workspace, res_bytes_moved, res_bwd_bytes_moved, NULL
+ * where a variant has no fused op). */
+
+#ifdef __cplusplus
+}
+#endif
+#endif
