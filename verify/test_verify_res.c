@@ -193,3 +193,52 @@ Test(verify_res_model, refusals_write_nothing)
     for (int i = 0; i < 4; i++) cr_assert_eq(buf[i], (float)(i + 1));
     cr_assert_eq(verify_res_model_find("nope"), -1);
 }
+
+/* In place (h over r, dr over dh) and any thread count give res_model's out-of-place bits. */
+static void run_both(const lnmod_res_desc *d, int inplace, int threads, unsigned char *fwd, unsigned char *bwd)
+{
+    ada_rng rng;
+    ada_rng_seed(&rng, 2230);
+    const int64_t D = d->D, n = d->rows * D, me = lnmod_res_mod_rows(d) * 6 * D, nb = n * 4;
+    unsigned char *m = calloc((size_t)(10 * nb + 2 * me * 4 + 64), 1);
+    cr_assert_not_null(m);
+    void *r = m, *y = m + nb, *dout = m + 2 * nb, *dh = m + 3 * nb, *h = m + 4 * nb, *out = m + 5 * nb;
+    void *dr = m + 6 * nb, *dy = m + 7 * nb;
+    float *st = (float *)(m + 8 * nb);
+    void *e = m + 10 * nb, *de = m + 10 * nb + me * 4;
+    randomize(d->res_dtype, r, n, &rng, 1.0, 2.0);
+    randomize(d->branch_dtype, y, n, &rng, 0.0, 1.0);
+    randomize(d->out_dtype, dout, n, &rng, 0.0, 1.0);
+    randomize(d->res_dtype, dh, n, &rng, 0.0, 1.0);
+    randomize(d->mod_dtype, e, me, &rng, 0.0, 0.5);
+    lnmod_res_fwd_in in = {r, y, (char *)e + 2 * D * 4, (char *)e + D * 4, e};
+    lnmod_res_fwd_out fo = {inplace ? r : h, out, st, st + d->rows};
+    cr_assert_eq(verify_res_model_forward(0, d, &in, &fo, threads), LNMOD_OK);
+    memcpy(fwd, fo.h, (size_t)nb);
+    memcpy(fwd + nb, out, (size_t)nb);
+    lnmod_res_bwd_in bi = {fo.h, y, in.gate, in.scale, dout, dh, st, st + d->rows};
+    lnmod_res_bwd_out bo = {inplace ? dh : dr, dy, (char *)de + 2 * D * 4, (char *)de + D * 4, de};
+    void *ws = malloc((size_t)verify_res_model_bwd_workspace(d));
+    cr_assert_not_null(ws);
+    cr_assert_eq(verify_res_model_backward(0, d, &bi, &bo, ws, threads), LNMOD_OK);
+    memcpy(bwd, bo.dr, (size_t)nb);
+    memcpy(bwd + nb, dy, (size_t)nb);
+    memcpy(bwd + 2 * nb, de, (size_t)(me * 4));
+    free(ws);
+    free(m);
+}
+
+Test(verify_res_model, in_place_and_threads_same_bits)
+{
+    for (int s = 0; s < SITE_COUNT; s++) {
+        lnmod_res_desc d = site_desc(s, LNMOD_PER_FRAME, LNMOD_BF16);
+        const size_t nb = (size_t)(d.rows * d.D * 4), me = (size_t)(lnmod_res_mod_rows(&d) * 6 * d.D * 4);
+        unsigned char *fa = malloc(2 * nb), *fb = malloc(2 * nb), *ba = malloc(2 * nb + me), *bb = malloc(2 * nb + me);
+        cr_assert(fa && fb && ba && bb);
+        run_both(&d, 0, 1, fa, ba);
+        run_both(&d, 1, 3, fb, bb);
+        cr_assert(!memcmp(fa, fb, 2 * nb), "site %d: forward in place differs", s);
+        cr_assert(!memcmp(ba, bb, 2 * nb + me), "site %d: backward in place differs", s);
+        free(fa), free(fb), free(ba), free(bb);
+    }
+}

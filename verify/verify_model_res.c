@@ -1,8 +1,9 @@
 /* verify_model_res.c -- the fp32 CPU models of the fused gated residual + LayerNorm-Modulate op
  * and their planted bugs (verify_model_res.h). The backward runs in three phases like
- * verify_model_bwd.c's: (1) per token row, t, dr, dy and the row's mg, mgx (kept in the
- * workspace); (2) per norm row and per gate row, fp32 partials of VERIFY_MODEL_CHUNK rows;
- * (3) the partials summed in chunk order, rounded once into the strided outputs. The chunking
+ * verify_model_bwd.c's: (1) per norm row, fp32 partials of dout*xhat and dout over chunks
+ * of VERIFY_MODEL_CHUNK rows (they read h and dout only); (2) per gate chunk (per token row
+ * without a gate), t, dr, dy and the chunk's partial of t*y in one pass, so dr may overwrite
+ * dh; (3) the partials summed in chunk order, rounded once into the strided outputs. The chunking
  * is a function of the descriptor only: the same bits for any thread count. */
 #include <math.h>
 #include <stdlib.h>
@@ -131,7 +132,7 @@ int64_t verify_res_model_bwd_workspace(const lnmod_res_desc *d)
 {
     int64_t cn, cg;
     chunk_totals(d, &cn, &cg);
-    return (2 * d->rows + (2 * cn + cg) * d->D) * (int64_t)sizeof(float) + 16;
+    return (2 * cn + cg) * d->D * (int64_t)sizeof(float) + 16;
 }
 
 typedef struct {
@@ -139,9 +140,9 @@ typedef struct {
     const lnmod_res_desc *d;
     const lnmod_res_bwd_in *in;
     const lnmod_res_bwd_out *out;
-    float *rowstat;           /* [rows][2]: mg, mgx */
-    float *pn, *pg;           /* norm partials [chunk][2][D], gate partials [chunk][D] */
+    float *pn, *pg;             /* norm partials [chunk][2][D], gate partials [chunk][D] */
     int64_t *first_n, *first_g; /* first chunk of each norm / gate row */
+    int64_t cg;                 /* gate chunks */
 } bwd_ctx;
 
 static inline float xhat_f(const bwd_ctx *b, int64_t i, int64_t j)
@@ -149,45 +150,74 @@ static inline float xhat_f(const bwd_ctx *b, int64_t i, int64_t j)
     return (ldf(b->d->res_dtype, b->in->h, i * b->d->D + j) - b->in->mean[i]) * b->in->rstd[i];
 }
 
-/* t of element (i, j) from the row's mg, mgx: the one fp32 expression of every phase. */
-static inline float t_f(const bwd_ctx *b, int64_t i, int64_t j, float mg, float mgx)
+/* Row i: t = dh + rstd*(gm - mg - xhat*mgx) in fp32, dr = t and dy = g*t rounded once, and,
+ * when part is not NULL, part[j] += t*y (the gate's chunk partial). Each element of dh is read
+ * before dr's is written, so dr may be dh itself. gm, gx: scratch of D floats each. */
+static void bwd_row(const bwd_ctx *b, int64_t i, float *gm, float *gx, float *part)
 {
     const lnmod_res_desc *d = b->d;
-    const float gm = ldf(d->out_dtype, b->in->dout, i * d->D + j) * norm_a(d, b->in->scale, i, j);
-    const float dh = (b->in->dh && b->which != R_BWD_NO_DH) ? ldf(d->res_dtype, b->in->dh, i * d->D + j) : 0.0f;
-    return dh + b->in->rstd[i] * (gm - mg - xhat_f(b, i, j) * mgx);
+    const int64_t D = d->D;
+    for (int64_t j = 0; j < D; j++) {
+        gm[j] = ldf(d->out_dtype, b->in->dout, i * D + j) * norm_a(d, b->in->scale, i, j);
+        gx[j] = gm[j] * xhat_f(b, i, j);
+    }
+    const float mg = psum(gm, D) / (float)D, mgx = psum(gx, D) / (float)D, rs = b->in->rstd[i];
+    for (int64_t j = 0; j < D; j++) {
+        const float dh = b->in->dh ? ldf(d->res_dtype, b->in->dh, i * D + j) : 0.0f;
+        const float t = (b->which == R_BWD_NO_DH ? 0.0f : dh) + rs * (gm[j] - mg - xhat_f(b, i, j) * mgx);
+        if (part) part[j] += (b->which == R_BWD_DGATE_DH ? dh : t) * ldf(d->branch_dtype, b->in->y, i * D + j);
+        ref_store(d->res_dtype, b->out->dr, i * D + j, (double)t);
+        ref_store(d->branch_dtype, b->out->dy, i * D + j, (double)(gate_f(d, b->in->gate, i, j) * t));
+    }
 }
 
+/* Phase 1 without a gate: token rows [lo, hi). */
 static void bwd_rows(void *c, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
     bwd_ctx *b = c;
-    const lnmod_res_desc *d = b->d;
-    const int64_t D = d->D;
+    float *gm = malloc((size_t)(2 * b->d->D) * sizeof *gm);
+    if (!gm) {
+        b->failed = 1; /* a benign race: every writer stores 1 */
+        return;
+    }
+    for (int64_t i = lo; i < hi; i++) bwd_row(b, i, gm, gm + b->d->D, NULL);
+    free(gm);
+}
+
+/* Phase 1 with a gate: gate chunks [lo, hi) (every token row is in exactly one), each chunk's
+ * rows in order, the chunk's partial of t*y beside dr and dy. */
+static void bwd_gate_chunks(void *c, int64_t lo, int64_t hi, int tid)
+{
+    (void)tid;
+    bwd_ctx *b = c;
+    const int64_t D = b->d->D, nm = lnmod_res_mod_rows(b->d);
     float *gm = malloc((size_t)(2 * D) * sizeof *gm);
     if (!gm) {
         b->failed = 1;
         return;
     }
-    float *gx = gm + D;
-    for (int64_t i = lo; i < hi; i++) {
-        for (int64_t j = 0; j < D; j++) {
-            gm[j] = ldf(d->out_dtype, b->in->dout, i * D + j) * norm_a(d, b->in->scale, i, j);
-            gx[j] = gm[j] * xhat_f(b, i, j);
+    int64_t k = 0;
+    for (int64_t q = lo; q < hi; q++) {
+        int64_t a = 0, z = nm - 1; /* the gate row of chunk q: the last k with first_g[k] <= q */
+        while (a < z) {
+            const int64_t mid = (a + z + 1) / 2;
+            if (b->first_g[mid] <= q) a = mid;
+            else z = mid - 1;
         }
-        const float mg = psum(gm, D) / (float)D, mgx = psum(gx, D) / (float)D;
-        b->rowstat[2 * i] = mg;
-        b->rowstat[2 * i + 1] = mgx;
-        for (int64_t j = 0; j < D; j++) {
-            const float t = t_f(b, i, j, mg, mgx);
-            ref_store(d->res_dtype, b->out->dr, i * D + j, (double)t);
-            ref_store(d->branch_dtype, b->out->dy, i * D + j, (double)(gate_f(d, b->in->gate, i, j) * t));
-        }
+        k = a;
+        int64_t i0, i1;
+        gate_range(b->d, k, &i0, &i1);
+        const int64_t r0 = i0 + (q - b->first_g[k]) * VERIFY_MODEL_CHUNK;
+        const int64_t r1 = r0 + VERIFY_MODEL_CHUNK < i1 ? r0 + VERIFY_MODEL_CHUNK : i1;
+        float *part = b->pg + q * D;
+        memset(part, 0, (size_t)D * sizeof *part);
+        for (int64_t i = r0; i < r1; i++) bwd_row(b, i, gm, gm + D, part);
     }
     free(gm);
 }
 
-/* Phase 2 over norm rows [lo, hi). */
+/* Phase 2 over norm rows [lo, hi) (reads h and dout only). */
 static void norm_partials(void *c, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
@@ -209,32 +239,6 @@ static void norm_partials(void *c, int64_t lo, int64_t hi, int tid)
         }
     }
 }
-
-/* Phase 2 over gate rows [lo, hi). */
-static void gate_partials(void *c, int64_t lo, int64_t hi, int tid)
-{
-    (void)tid;
-    const bwd_ctx *b = c;
-    const lnmod_res_desc *d = b->d;
-    const int64_t D = d->D;
-    for (int64_t k = lo; k < hi; k++) {
-        int64_t i0, i1;
-        gate_range(d, k, &i0, &i1);
-        for (int64_t q = 0; q < nchunks(i0, i1); q++) {
-            float *s = b->pg + (b->first_g[k] + q) * D;
-            memset(s, 0, (size_t)D * sizeof *s);
-            const int64_t e = i0 + (q + 1) * VERIFY_MODEL_CHUNK < i1 ? i0 + (q + 1) * VERIFY_MODEL_CHUNK : i1;
-            for (int64_t i = i0 + q * VERIFY_MODEL_CHUNK; i < e; i++)
-                for (int64_t j = 0; j < D; j++) {
-                    float t;
-                    if (b->which == R_BWD_DGATE_DH) t = b->in->dh ? ldf(d->res_dtype, b->in->dh, i * D + j) : 0.0f;
-                    else t = t_f(b, i, j, b->rowstat[2 * i], b->rowstat[2 * i + 1]);
-                    s[j] += t * ldf(d->branch_dtype, b->in->y, i * D + j);
-                }
-        }
-    }
-}
-
 /* Phase 3: the partials of norm rows (which 0) or gate rows (1) in chunk order. */
 static void finalize(const bwd_ctx *b, int gate)
 {
@@ -277,16 +281,16 @@ lnmod_status verify_res_model_backward(int which, const lnmod_res_desc *d, const
     chunk_totals(d, &cn, &cg);
     int64_t *first = malloc((size_t)(nn + nm) * sizeof *first);
     if (!first) return LNMOD_ERR_ALLOC;
-    bwd_ctx b = {which, 0, d, in, out, (float *)ws, NULL, NULL, first, first + nn};
-    b.pn = b.rowstat + 2 * d->rows;
-    b.pg = b.pn + 2 * cn * d->D;
+    bwd_ctx b = {which, 0, d, in, out, (float *)ws, (float *)ws + 2 * cn * d->D, first, first + nn, cg};
     int64_t acc = 0, i0, i1;
     for (int64_t k = 0; k < nn; k++) first[k] = acc, norm_range(d, k, &i0, &i1), acc += nchunks(i0, i1);
     acc = 0;
     for (int64_t k = 0; k < nm; k++) b.first_g[k] = acc, gate_range(d, k, &i0, &i1), acc += nchunks(i0, i1);
-    verify_parallel(d->rows, 8 * d->D, threads, bwd_rows, &b);
+    /* the norm's partials first: they read h and dout, which dr and dy do not overwrite, and
+     * phase 1 may write dr over dh */
     verify_parallel(nn, 3 * d->D * (d->rows / nn), threads, norm_partials, &b);
-    if (d->gate == LNMOD_RES_GATE) verify_parallel(nm, 8 * d->D * (d->rows / nm), threads, gate_partials, &b);
+    if (d->gate == LNMOD_RES_GATE) verify_parallel(cg, 10 * d->D * VERIFY_MODEL_CHUNK, threads, bwd_gate_chunks, &b);
+    else verify_parallel(d->rows, 10 * d->D, threads, bwd_rows, &b);
     finalize(&b, 0);
     if (d->gate == LNMOD_RES_GATE) finalize(&b, 1);
     free(first);

@@ -16,6 +16,8 @@
  *   res_bwd_no_dh       the backward drops dh (t = the norm's part only): must fail dr, dy, dgate
  *   res_bwd_dgate_dh    dgate sums dh*y only, the norm's part of t forgotten: must fail dgate
  * The forward of the res_bwd_* models is res_model's; so is the backward of the others.
+ * In place as lnmod_res.h allows: h may be r (forward), dr may be dh (backward; dgate's
+ * partials are taken in the pass that writes dr, from the dh read just before).
  */
 #ifndef ADALOAD_VERIFY_MODEL_RES_H
 #define ADALOAD_VERIFY_MODEL_RES_H
@@ -37,8 +39,8 @@ int verify_res_model_find(const char *name);
 lnmod_status verify_res_model_forward(int which, const lnmod_res_desc *d, const lnmod_res_fwd_in *in,
                                       const lnmod_res_fwd_out *out, int threads);
 
-/* Workspace bytes of the backward for d (a function of d only): the per-row mg, mgx and the
- * column sums' chunk partials. */
+/* Workspace bytes of the backward for d (a function of d only): the column sums' chunk
+ * partials. */
 int64_t verify_res_model_bwd_workspace(const lnmod_res_desc *d);
 
 /* The backward of model which; ws holds verify_res_model_bwd_workspace(d) bytes (content on
