@@ -9,6 +9,7 @@
 #                  lib/ (found through RPATH $ORIGIN/lib, so python3 keeps its own)
 #   adaload-<tag>  extra experiment builds: EXTRA_BUILDS="tag:cmake-args;..." (optional)
 #   plugins/       the example plug-in and its planted-bug build (kernels/plugin/), for MODE plugin
+#   libadaload.so  the Python package's library (kernels + planner), for MODE e2e's adaload kernel
 #   git.env        ADALOAD_GIT_SHA / ADALOAD_GIT_DIRTY: the device copy of the tree has no .git
 # Then, on the GPU machine with .devbundle carried: ci/device_run.sh quick|full.
 set -euo pipefail
@@ -33,11 +34,12 @@ for variant in "${builds[@]}"; do
     '-DCMAKE_BUILD_RPATH=$ORIGIN/lib' "${extra[@]}" >"$bdir.configure.log" 2>&1 \
     || { cat "$bdir.configure.log"; exit 1; }
   targets=(adaload)
-  [ "$variant" = device ] && targets+=(adaload_example_rowblock adaload_example_rowblock_noeps)
+  [ "$variant" = device ] && targets+=(adaload_shared adaload_example_rowblock adaload_example_rowblock_noeps)
   cmake --build "$bdir" --target "${targets[@]}" -j "$(nproc)"
   if [ "$variant" = device ]; then
     mkdir -p "$bundle/plugins"
     for p in "$bdir"/plugins/*.so; do strip -o "$bundle/plugins/$(basename "$p")" "$p"; done
+    strip -o "$bundle/libadaload.so" "$bdir/libadaload.so"
   fi
   name=adaload; [ "$variant" = device-slow ] && name=adaload-slow
   case "$variant" in exp-*) name=adaload-${variant#exp-} ;; esac

@@ -38,10 +38,17 @@
 #               environment drift where the fingerprints differ) and `adaload compare
 #               --history <new run>`, both into $OUT/aa-compare*.txt. Refuses a LEASE1_RUN
 #               of other kernel sources (that is no A/A pair).
+#   MODE e2e    issue 20's experiment with replayed ranks (harness/e2e/replay.py): calibration,
+#               `adaload plan --per-rank` for dual, verl-kk, sort-by-length, equal-token +
+#               random and dual + random at W 2 and 8, every rank replayed on this GPU with
+#               PyTorch's chain and adaload's kernel (.devbundle/libadaload.so) inside
+#               E2E_BUDGET_S (default 420 s; what does not fit is listed as not run), op-bench,
+#               one run folder results/<gpu>/e2e/<run>/; its report into $OUT/report-e2e.md
+#               and the log into $OUT/e2e.log
 # (one call each, inside the device tool's 10-minute limit)
 #   ci/device_run.sh --dry-run MODE [ARG]  prints the adaload commands of MODE (bench-bwd,
-#                                     plugin, aa; nothing runs; PLUGIN_DIR overrides
-#                                     .devbundle/plugins)
+#                                     plugin, aa; e2e: the replay.py command; nothing runs;
+#                                     PLUGIN_DIR overrides .devbundle/plugins)
 set -uo pipefail
 dry=0
 [ "${1:-}" = --dry-run ] && { dry=1; shift; }
@@ -68,6 +75,7 @@ noeps_step() {
 # naive and row_per_warp are the ones that moved 5-9% from lease to lease.
 aa_filter='^lnmod_fwd/(naive|row_per_warp|dtile)/'
 aa_prev=${2:-}
+e2e_cmd="python3 harness/e2e/replay.py run --adaload .devbundle/adaload --budget-s ${E2E_BUDGET_S:-420} --work /tmp/adaload-e2e"
 if [ "$mode" = aa ] && [ -n "$aa_prev" ]; then
   case "$aa_prev" in
     results/*/bench/*) ;;
@@ -102,7 +110,10 @@ if [ "$dry" = 1 ]; then
       aa_bench
       [ -n "$aa_prev" ] && aa_compare "$aa_prev" "results/<gpu>/bench/<this lease's run>"
       [ -n "$aa_prev" ] || echo "(first lease: bring the run back, then ci/device_run.sh aa results/<gpu>/bench/<that run> on a fresh lease)" ;;
-    *) echo "--dry-run: only bench-bwd, plugin and aa print their plan" >&2; exit 2 ;;
+    e2e)
+      echo "$e2e_cmd"
+      echo "then: python3 harness/e2e/replay.py report <the new e2e run folder> > \$OUT/report-e2e.md" ;;
+    *) echo "--dry-run: only bench-bwd, plugin, aa and e2e print their plan" >&2; exit 2 ;;
   esac
   exit 0
 fi
@@ -210,6 +221,15 @@ case "$mode" in
     else
       echo "aa: first lease done: $new -- next, on a fresh lease: ci/device_run.sh aa $new"
     fi
+    ;;
+  e2e)
+    export ADALOAD_LIB=$root/.devbundle/libadaload.so PYTHONPATH=$root/python${PYTHONPATH:+:$PYTHONPATH}
+    [ -e "$ADALOAD_LIB" ] || echo "e2e: no $ADALOAD_LIB (ci/device_bundle.sh builds it): the adaload kernel's replays will be listed as failed"
+    python3 -c 'import torch; print("torch", torch.__version__, torch.cuda.is_available() and torch.cuda.get_device_name(0))'
+    log "$e2e_cmd"
+    $e2e_cmd 2>&1 | tee "$out/e2e.log"; echo "e2e rc=${PIPESTATUS[0]}"
+    run=$(find results -path '*/e2e/*' -name meta.json ! -path "*/.*" | sort | comm -13 "$before" - | tail -1)
+    [ -n "$run" ] && { python3 harness/e2e/replay.py report "$(dirname "$run")" >"$out/report-e2e.md"; echo "report rc=$? -> report-e2e.md"; }
     ;;
 esac
 find results -name meta.json ! -path "*/.*" | sort | comm -13 "$before" - | xargs -r -n1 dirname >"$out/new_runs.txt"

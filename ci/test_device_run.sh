@@ -8,7 +8,7 @@
 # plan (issue 17's GPU A/A check): both leases run the same bench step, which selects every
 # forward kernel benchmark of the wan set with its copy ceiling and nothing else; the second
 # lease then compares the first lease's run with its own (pair and --history); a first-lease
-# run that is not a bench run folder under results/ is refused (exit 2).
+# run that is not a bench run folder under results/ is refused (exit 2). And MODE e2e (below).
 set -uo pipefail
 ada=$1
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -99,3 +99,26 @@ other=$(grep -vE '^(lnmod_fwd/(naive|row_per_warp|dtile)/|copy/bytes[0-9]+(/grap
 [ "$(grep -c '^copy/' <<<"$sel")" -gt 0 ] || fail "aa bench: no copy ceilings"
 [ -e "$tmp/aa" ] && fail "aa bench left a run folder"
 echo "device_run aa plan: ok"
+
+# MODE e2e (issue 20, replayed ranks): one replay.py command, run here with --dry-run against
+# this build (slice, fake calibration, every plan for real): its plan of work lists every
+# configuration at W 2 and 8 with both kernels, and nothing is written under results/.
+e2e=$("$root/ci/device_run.sh" --dry-run e2e) || fail "e2e --dry-run exited $?"
+echo "$e2e"
+line=$(grep '^python3 harness/e2e/replay.py run ' <<<"$e2e")
+[ "$(grep -c . <<<"$line")" = 1 ] || fail "e2e: want one replay.py run command"
+grep -q -- '--adaload .devbundle/adaload' <<<"$line" || fail "e2e: the command must use the bundle's adaload"
+grep -q -- '--budget-s ' <<<"$line" || fail "e2e: the command must bound its time (--budget-s)"
+eval "set -- ${line#python3 }"
+(cd "$root" && python3 "$@" --dry-run --samples 600 --adaload "$ada" --work "$tmp/e2e" --results "$tmp/e2e-results") >"$tmp/e2e.out" 2>&1 ||
+  { cat "$tmp/e2e.out"; fail "e2e: the command's dry run failed"; }
+for c in dual verl-kk sort-by-length eqtok-random dual-random; do
+  for w in 2 8; do
+    for k in torch adaload; do
+      grep -qE "^  $c-w$w-$k +$w " "$tmp/e2e.out" || { cat "$tmp/e2e.out"; fail "e2e: no replay of $c at W $w with $k"; }
+    done
+  done
+done
+grep -q '^  total estimate ' "$tmp/e2e.out" || fail "e2e: no total estimate"
+[ -e "$tmp/e2e-results" ] && fail "e2e: the dry run wrote results"
+echo "device_run e2e plan: ok"

@@ -31,3 +31,7 @@ set_tests_properties(python_torch_gpu PROPERTIES LABELS "python;gpu")
 add_test(NAME e2e_unit
          COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/harness/e2e/test_e2e.py)
 set_tests_properties(e2e_unit PROPERTIES ENVIRONMENT "${ADALOAD_PY_ENV}" LABELS python)
+# The one-GPU experiment with replayed ranks (harness/e2e/replay.py), on its stand-in device.
+add_test(NAME e2e_replay
+         COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/harness/e2e/test_replay.py)
+set_tests_properties(e2e_replay PROPERTIES ENVIRONMENT "${ADALOAD_PY_ENV}" LABELS python)

@@ -336,25 +336,14 @@ def calibrate(a):
                          lambda f: f.write(json.dumps(doc, indent=2) + "\n"))
 
 
-def op_bench(a):
-    """The op's forward and backward alone (PyTorch chain and adaload's kernel) at the row
-    counts of the micro-batches that the training steps run: op.json, medians in seconds."""
-    import torch
+def op_times(torch, d, shapes, D, repeats, kinds):
+    """The op alone, forward and backward, per (batch, tokens) shape and kind (torch |
+    adaload): [{batch, tokens, <kind>: {fwd_s, bwd_s}}], medians of `repeats` after 2
+    untimed runs (CUDA events; the host clock on the CPU)."""
     from model import modulate_fn
-    d = Dev(torch, a.device)
     dev = d.dev
-    summary = json.load(open(a.summary))
-    shapes = set()
-    for plan in a.plan:
-        steps = e2e_lib.read_plan(plan, a.world_size)
-        warm, meas = e2e_lib.run_steps(e2e_lib.read_sync(plan), a.first_step, a.warmup, a.steps)
-        shapes |= {(len(ids), summary["buckets"][b]["tokens"]) for k in warm + meas
-                   for b, _, ids in steps[k] if ids}
-    shapes = sorted(shapes)
-    D = a.width
     res = []
     ev = d.marks(3)
-    kinds = ("torch", "adaload") if d.cuda else ("torch",)
     for B, S in shapes:
         x = torch.randn(B, S, D, device=dev, requires_grad=True)
         e = torch.randn(B, 6, D, device=dev, requires_grad=True)
@@ -363,7 +352,7 @@ def op_bench(a):
         for kind in kinds:
             f = modulate_fn(kind)
             fw, bw = [], []
-            for r in range(2 + a.repeats):
+            for r in range(2 + repeats):
                 sc, sh = e.chunk(6, dim=1)[1], e.chunk(6, dim=1)[0]
                 d.sync()
                 ev.mark(0)
@@ -378,6 +367,25 @@ def op_bench(a):
                 x.grad = e.grad = None
             row[kind] = {"fwd_s": statistics.median(fw), "bwd_s": statistics.median(bw)}
         res.append(row)
+        del x, e, dy
+    return res
+
+
+def op_bench(a):
+    """The op's forward and backward alone (PyTorch chain and adaload's kernel) at the row
+    counts of the micro-batches that the training steps run: op.json, medians in seconds."""
+    import torch
+    d = Dev(torch, a.device)
+    summary = json.load(open(a.summary))
+    shapes = set()
+    for plan in a.plan:
+        steps = e2e_lib.read_plan(plan, a.world_size)
+        warm, meas = e2e_lib.run_steps(e2e_lib.read_sync(plan), a.first_step, a.warmup, a.steps)
+        shapes |= {(len(ids), summary["buckets"][b]["tokens"]) for k in warm + meas
+                   for b, _, ids in steps[k] if ids}
+    D = a.width
+    kinds = ("torch", "adaload") if d.cuda else ("torch",)
+    res = op_times(torch, d, sorted(shapes), D, a.repeats, kinds)
     os.makedirs(a.out, exist_ok=True)
     e2e_lib.atomic_write(os.path.join(a.out, "op.json"), lambda f: f.write(
         json.dumps({"D": D, "shapes": res}, indent=2) + "\n"))

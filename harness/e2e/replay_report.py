@@ -1,0 +1,82 @@
+"""replay_report.py -- the table of a replayed-ranks e2e.json (replay.py): per configuration
+predicted against measured idle and samples/s with the issue's bar (idle within +-0.05,
+samples/s within +-10%), and, where a configuration is outside it, which explanation the
+numbers support:
+  - "cost model": re-predicting with each micro-batch's cost replaced by the measured mean
+    of its shape (replay_lib.explain) brings both figures inside the bar: the schedule is
+    followed, the plan's seconds per shape are off (by `cost_ratio` overall);
+  - "jitter": the jitter-aware prediction (the measured CV) brings the idle inside the bar
+    and samples/s is inside;
+  - "not explained" otherwise (the numbers are in the row).
+Then the measured and predicted ratios of the dual plan to each baseline at the same W and
+kernel, and what did not run (and why).
+
+    import replay_report
+    print(replay_report.render(json.load(open("results/.../e2e.json"))))
+"""
+IDLE_BAR, SPS_BAR = 0.05, 0.10
+
+
+def within(idle_m, idle_p, sps_m, sps_p):
+    return (abs(idle_p - idle_m) <= IDLE_BAR and sps_m > 0
+            and abs(sps_p / sps_m - 1) <= SPS_BAR)
+
+
+def verdict(c):
+    """(within the bar, the explanation of a gap) for one configuration of e2e.json."""
+    m, p, x = c["measured"], c["predicted"], c.get("explanation") or {}
+    if within(m["idle_fraction"], p["idle_fraction"], m["samples_per_s"], p["samples_per_s"]):
+        return True, ""
+    rp_idle, rp_sps = x.get("repredicted_idle_fraction"), x.get("repredicted_samples_per_s")
+    if rp_idle is not None and within(m["idle_fraction"], rp_idle, m["samples_per_s"], rp_sps):
+        return False, "cost model: measured/predicted seconds x%.3f (shapes %.3f-%.3f)" % (
+            x["cost_ratio"], x["shape_ratio_min"], x["shape_ratio_max"])
+    j = c.get("jitter_predicted")
+    if j and abs(j["idle_fraction"] - m["idle_fraction"]) <= IDLE_BAR and \
+            abs(p["samples_per_s"] / m["samples_per_s"] - 1) <= SPS_BAR:
+        return False, "jitter: CV %.3f, jitter-aware idle %.4f" % (j["cv"], j["idle_fraction"])
+    return False, "not explained"
+
+
+def _f(v, fmt):
+    return "--" if v is None else fmt % v
+
+
+def render(doc):
+    rows = ["# Replayed ranks on one GPU: predicted vs measured", "",
+            "Device: %s; %s ranks emulated (all-reduce and optimizer step not in the "
+            "figures). Bar: idle within +-%.2f, samples/s within +-%d%%." % (
+                doc["info"].get("device_name", doc["info"].get("device")),
+                "/".join(str(w) for w in doc.get("ranks", [])), IDLE_BAR, round(SPS_BAR * 100)),
+            "",
+            "| config | W | kernel | idle meas | idle pred | diff | idle pred (jitter) | "
+            "samples/s meas | pred | pred/meas | VRAM max | mem meas/pred | op share | bar | gap |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for c in doc["configs"]:
+        m, p = c["measured"], c["predicted"]
+        ok, why = verdict(c)
+        j = c.get("jitter_predicted") or {}
+        mem = c.get("memory") or {}
+        rows.append("| %s | %d | %s | %.4f | %.4f | %+.4f | %s | %.4g | %.4g | %.3f | %.3f | %s | %s | %s | %s |" % (
+            c.get("config", c["name"]), c.get("ranks", 0), c["kernel"], m["idle_fraction"],
+            p["idle_fraction"], p["idle_fraction"] - m["idle_fraction"],
+            _f(j.get("idle_fraction"), "%.4f"), m["samples_per_s"], p["samples_per_s"],
+            p["samples_per_s"] / m["samples_per_s"] if m["samples_per_s"] else float("nan"),
+            m.get("vram_util_max", 0.0), _f(mem.get("measured_over_predicted_max"), "%.3f"),
+            _f(m.get("op_share_of_compute"), "%.3f"), "yes" if ok else "**no**", why))
+    rows += ["", "Dual plan against each baseline (samples/s ratio, measured / predicted):", "",
+             "| W | kernel | baseline | measured | predicted | idle dual / baseline (measured) |",
+             "|---|---|---|---|---|---|"]
+    by = {(c.get("config"), c.get("ranks"), c["kernel"]): c for c in doc["configs"]}
+    for (name, w, k), d in sorted(by.items(), key=lambda t: (t[0][1], t[0][2], str(t[0][0]))):
+        if name != "dual":
+            continue
+        for (bn, bw, bk), b in sorted(by.items(), key=lambda t: str(t[0][0])):
+            if bw == w and bk == k and bn != "dual":
+                rows.append("| %d | %s | %s | %.3fx | %.3fx | %.4f / %.4f |" % (
+                    w, k, bn, d["measured"]["samples_per_s"] / b["measured"]["samples_per_s"],
+                    d["predicted"]["samples_per_s"] / b["predicted"]["samples_per_s"],
+                    d["measured"]["idle_fraction"], b["measured"]["idle_fraction"]))
+    if doc.get("not_run"):
+        rows += ["", "Not run:", ""] + ["- %s: %s" % (n["name"], n["reason"]) for n in doc["not_run"]]
+    return "\n".join(rows) + "\n"
