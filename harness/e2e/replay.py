@@ -193,13 +193,17 @@ def make_plans(a, mfile, profile, gib):
 
 
 def work_plan(a, plans):
-    """The replays in run order (torch first, then adaload), each with its schedule and
-    predicted seconds; printed as the plan of work."""
+    """The replays in run order, each with its schedule and predicted seconds; printed as
+    the plan of work."""
     items = []
-    # Every configuration with the first kernel (by --configs, then --ranks), then the next.
-    order = sorted(plans, key=lambda t: (a.config_list.index(t[1]), a.rank_list.index(t[0])))
-    for kernel in a.kernel_list:
-        for w, name, policy, assign, s, folder in order:
+    # Every configuration with the first kernel (by --configs, then --ranks), then the dual
+    # plan with the other kernels, then the rest: what a short budget cuts is the least needed.
+    order = sorted(((k, p) for k in a.kernel_list for p in plans), key=lambda t: (
+        t[0] != a.kernel_list[0] and t[1][1] != "dual", a.kernel_list.index(t[0]),
+        a.config_list.index(t[1][1]), a.rank_list.index(t[1][0])))
+    loaded = {}
+    for kernel, (w, name, policy, assign, s, folder) in order:
+        if folder not in loaded:
             plan = R.load_ranks(folder, w)
             warm, meas = R.schedule(plan, a.first_step, a.warmup, a.steps)
             if not meas:
@@ -207,10 +211,12 @@ def work_plan(a, plans):
                                  "plan has %d steps)" % (name, w, a.first_step, len(plan.steps)))
             est = R.estimate_s(plan, warm) + R.estimate_s(plan, meas) + \
                 R.estimate_s(plan, meas[:a.repeat_groups], a.repeats)
-            items.append({"name": "%s-w%d-%s" % (name, w, kernel), "config": name, "ranks": w,
-                          "kernel": kernel, "policy": policy, "assign": assign, "summary": s,
-                          "folder": folder, "plan": plan, "warm": warm, "meas": meas,
-                          "estimate_s": est * a.slack})
+            loaded[folder] = plan, warm, meas, est
+        plan, warm, meas, est = loaded[folder]
+        items.append({"name": "%s-w%d-%s" % (name, w, kernel), "config": name, "ranks": w,
+                      "kernel": kernel, "policy": policy, "assign": assign, "summary": s,
+                      "folder": folder, "plan": plan, "warm": warm, "meas": meas,
+                      "estimate_s": est * a.slack})
     print("plan of work (predicted seconds x %.2g slack; budget %.0f s):" % (a.slack, a.budget_s))
     print("  %-28s %4s %6s %7s %9s %9s %9s" % ("replay", "W", "groups", "mbatch", "pred idle",
                                                 "est s", "cum s"))
@@ -254,7 +260,10 @@ def run_replays(a, items, t_start, device_bytes):
             if hasattr(ex, "reset"):
                 ex.reset()
             recs, opt_s = R.replay(ex, it["plan"], summary["buckets"], it["warm"], it["meas"],
-                                   a.repeats, a.repeat_groups, a.seed)
+                                   a.repeats, a.repeat_groups, a.seed, t_start + a.budget_s)
+        except R.OverBudget as e:
+            not_run.append({"name": it["name"], "reason": "budget: %s" % e})
+            continue
         except R.OutOfMemory as e:
             not_run.append({"name": it["name"], "reason": "failed: out of memory: %s" % e})
             print("replay.py: %s: out of memory: %s" % (it["name"], e), file=sys.stderr)

@@ -29,6 +29,7 @@ import math
 import os
 import random
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -46,6 +47,10 @@ CONFIGS = {
 
 class OutOfMemory(Exception):
     """A micro-batch did not fit: the configuration fails (named step, rank, shape)."""
+
+
+class OverBudget(Exception):
+    """The replay passed its deadline between two groups: the configuration is cut short."""
 
 
 class Plan:
@@ -98,20 +103,25 @@ def _mb_seed(seed, k, r, rep):
     return (seed * 1000003 + k * 101 + r * 7919 + rep * 65537) % (2 ** 63)
 
 
-def replay(ex, plan, buckets, warm, meas, repeats=0, repeat_groups=0, seed=0):
+def replay(ex, plan, buckets, warm, meas, repeats=0, repeat_groups=0, seed=0, deadline=None,
+           clock=None):
     """Runs the groups on executor ex: per group, rank by rank, each of the rank's
     micro-batches of the group's steps (loss weight = its samples / the group's samples, so
     the accumulated gradient is W-rank DDP's mean), then one optimizer step. Then the first
     `repeat_groups` measured groups `repeats` more times (gradients discarded) for the
     per-micro-batch jitter. Returns (records, optimizer seconds of the measured groups);
     a record per step and rank: group, step, rank, warmup, repeat, compute_s, peak_bytes,
-    samples, tokens, bucket, sync. OutOfMemory propagates."""
+    samples, tokens, bucket, sync. OutOfMemory propagates; OverBudget when clock() passes
+    `deadline` before a group starts (clock: time.time unless given)."""
+    clock = clock or time.time
     recs, opt_s = [], []
     passes = [(g, i, True, 0) for i, g in enumerate(warm)]
     passes += [(g, i, False, 0) for i, g in enumerate(meas)]
     passes += [(g, i, False, rep) for rep in range(1, repeats + 1)
                for i, g in enumerate(meas[:repeat_groups])]
     for g, gi, warmup, rep in passes:
+        if deadline is not None and clock() > deadline:
+            raise OverBudget("stopped before group %d (pass %d): the budget ran out" % (gi, rep))
         for r in range(plan.ranks):
             for k in g:
                 b, _, ids = plan.steps[k][r]
