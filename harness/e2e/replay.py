@@ -242,11 +242,16 @@ def executor(a, kernel):
         k: getattr(a, k) for k in ("width", "depth", "heads", "ffn", "text_len", "lr")}), kernel, a.device)
 
 
+OP_RESERVE_S = 30.0  # kept from the replays' budget for op-bench
+
+
 def run_replays(a, items, t_start, device_bytes):
-    """Runs the items under the budget; returns (configs for e2e.json, not_run, records)."""
+    """Runs the items under the budget (less OP_RESERVE_S with --op-bench); returns (configs
+    for e2e.json, not_run, records, the last executor)."""
     configs, not_run, records, ex, ex_kernel = [], [], {}, None, None
+    budget = a.budget_s - (OP_RESERVE_S if a.op_bench and a.device != "stand-in" else 0.0)
     for it in items:
-        left = a.budget_s - (time.time() - t_start)
+        left = budget - (time.time() - t_start)
         if it["estimate_s"] > left:
             not_run.append({"name": it["name"], "reason": "budget: estimated %.1f s, %.1f s left"
                             % (it["estimate_s"], left)})
@@ -260,7 +265,7 @@ def run_replays(a, items, t_start, device_bytes):
             if hasattr(ex, "reset"):
                 ex.reset()
             recs, opt_s = R.replay(ex, it["plan"], summary["buckets"], it["warm"], it["meas"],
-                                   a.repeats, a.repeat_groups, a.seed, t_start + a.budget_s)
+                                   a.repeats, a.repeat_groups, a.seed, t_start + budget)
         except R.OverBudget as e:
             not_run.append({"name": it["name"], "reason": "budget: %s" % e})
             continue
@@ -294,7 +299,8 @@ def run_replays(a, items, t_start, device_bytes):
 
 def op_table(a, ex, records, t_start):
     """The op alone at every replayed shape (a torch executor only, and time left)."""
-    if not a.op_bench or not hasattr(ex, "op_bench") or a.budget_s - (time.time() - t_start) < 30:
+    if not a.op_bench or not hasattr(ex, "op_bench") or \
+            a.budget_s - (time.time() - t_start) < OP_RESERVE_S / 2:
         return None
     shapes = sorted({(x["samples"], x["tokens"] // x["samples"]) for recs in records.values()
                      for x in recs if x["samples"]})
