@@ -1,0 +1,449 @@
+// bv2_main.cu -- the harness of dtile backward v2 (experiment): v1 (lnmod_backward "dtile")
+// and v2 with G = 1..4 warp groups (bv2_backward) on each shape:
+//   * dx, dscale, dshift against the float64 backward at the forward's fp32 statistics with
+//     the verifier's allowances (bv2_check.h), every element, on fresh random inputs;
+//   * the gaps between modulation rows (stride 6*D) and 16 bytes past every output keep
+//     their poison; a second launch with other poison and a garbage workspace gives the
+//     same bytes ("det");
+//   * the median of --reps event-timed launches, L2 flushed (a 4 x L2 memset) before each,
+//     against a device-to-device copy of lnmod_bwd_min_bytes timed the same way in the same
+//     run ("% of copy": copy time / kernel time).
+// Prints one line per shape and kernel, then the table. Usage: bv2bench [--reps N]
+// [--seed S] [--only SUBSTRING | --shape NAME] [--quick: the untimed shapes only]
+// [--threads N] [--list]. Exit: 0 all passed, 1 a check failed, 2 bad usage, 3 a CUDA or
+// internal error, 77 no CUDA device.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bv2.h"
+#include "bv2_check.h"
+#include "bv2_plan.h"
+extern "C" {
+#include "ref_lnmod.h"
+}
+
+#define CK(call)                                                                              \
+    do {                                                                                      \
+        cudaError_t e_ = (call);                                                              \
+        if (e_ != cudaSuccess) {                                                              \
+            std::fprintf(stderr, "bv2bench: CUDA %s at line %d\n", cudaGetErrorString(e_), __LINE__); \
+            std::exit(3);                                                                     \
+        }                                                                                     \
+    } while (0)
+
+namespace {
+
+struct shape {
+    const char *name;
+    lnmod_dtype xt, mt, yt;
+    lnmod_layout lay;
+    int64_t D, rows, S, L;
+    int misalign; // 1: every pointer 4 bytes off 16-byte alignment, strides 6*D + 1
+    bool timed;
+};
+
+const lnmod_dtype BF = LNMOD_BF16, F32 = LNMOD_F32, H = LNMOD_F16;
+const lnmod_layout SAM = LNMOD_PER_SAMPLE, TOK = LNMOD_PER_TOKEN, FRM = LNMOD_PER_FRAME;
+
+// The bar's shapes (timed) first, then odd ones for the checks only.
+const shape SHAPES[] = {
+    {"bf16 sample D1536", BF, F32, BF, SAM, 1536, 32760, 32760, 1, 0, true},
+    {"bf16 sample D3072", BF, F32, BF, SAM, 3072, 32760, 32760, 1, 0, true},
+    {"bf16 sample D5120", BF, F32, BF, SAM, 5120, 32760, 32760, 1, 0, true},
+    {"bf16 sample D5120 r75600", BF, F32, BF, SAM, 5120, 75600, 75600, 1, 0, true},
+    {"bf16 sample D1536 B4", BF, F32, BF, SAM, 1536, 4 * 8190, 8190, 1, 0, true},
+    {"bf16 frame D1536", BF, F32, BF, FRM, 1536, 32760, 32760, 1560, 0, true},
+    {"bf16 frame D5120", BF, F32, BF, FRM, 5120, 32760, 32760, 1560, 0, true},
+    {"bf16 token D1536", BF, F32, BF, TOK, 1536, 32760, 32760, 1, 0, true},
+    {"bf16 token D5120", BF, F32, BF, TOK, 5120, 32760, 32760, 1, 0, true},
+    {"f32 sample D1536", F32, F32, F32, SAM, 1536, 32760, 32760, 1, 0, true},
+    {"f32 sample D5120", F32, F32, F32, SAM, 5120, 32760, 32760, 1, 0, true},
+    {"bf16-bf16-f32 sample D3072", BF, BF, F32, SAM, 3072, 8192, 4096, 1, 0, false},
+    {"f16 frame D2048 L300", H, H, H, FRM, 2048, 3000, 1000, 300, 0, false},
+    {"bf16 frame D1536 short last frame", BF, F32, BF, FRM, 1536, 3021, 1007, 500, 0, false},
+    {"bf16 sample D1536 S3 (rows < G)", BF, F32, BF, SAM, 1536, 6, 3, 1, 0, false},
+    {"bf16 sample D1000 (odd D)", BF, F32, BF, SAM, 1000, 4000, 2000, 1, 0, false},
+    {"bf16 sample D1536 misaligned", BF, F32, BF, SAM, 1536, 2000, 1000, 1, 1, false},
+    {"f32 token D8", F32, F32, F32, TOK, 8, 37, 37, 1, 0, false},
+    {"bf16 sample D8192", BF, F32, BF, SAM, 8192, 16384, 16384, 1, 0, false},
+    {"f32 sample D4 S5", F32, F32, F32, SAM, 4, 10, 5, 1, 0, false},
+};
+
+// The kernels: v1, then v2 with G groups and about 256 (v1's count) or 512 chunks.
+// g2h: two groups keeping the row in registers between its two passes (BV2_G2_HOLD).
+const int NK = 8;
+const char *KNAME[NK] = {"v1", "g1", "g2", "g3", "g4", "g2h", "g2c512", "g4c512"};
+const int KG[NK] = {0, 1, 2, 3, 4, BV2_G2_HOLD, 2, 4};
+const int KTARGET[NK] = {0, BV2_TARGET_V1, BV2_TARGET_V1, BV2_TARGET_V1, BV2_TARGET_V1,
+                         BV2_TARGET_V1, BV2_TARGET_FINE, BV2_TARGET_FINE};
+
+uint64_t rng_seed = 1;
+// xorshift64; each block of rows has its own stream (seed, shape, block) so that the
+// inputs are the same however many threads make them.
+double urand(uint64_t &s)
+{
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    return (double)(s >> 11) * (1.0 / 9007199254740992.0);
+}
+uint64_t stream_of(uint64_t a, uint64_t b)
+{
+    uint64_t z = rng_seed * 0x9e3779b97f4a7c15ull + a * 0xbf58476d1ce4e5b9ull + b * 0x94d049bb133111ebull + 1;
+    z ^= z >> 31;
+    return z ? z : 1;
+}
+
+struct opts {
+    int reps = 9, threads = 16;
+    bool quick = false, list = false;
+    const char *only = "", *exact = nullptr;
+    uint64_t seed = 1;
+};
+
+struct dev_bufs {
+    char *x, *dy, *sc, *sh, *y, *dx, *ds, *dh; // base allocations (+16 bytes each)
+    float *mean, *rstd;
+    void *ws;
+    size_t xb, yb, mb, wsb;
+    int off;
+};
+
+struct result {
+    float us = 0;
+    bv2_info info = {1, 0, 0, 0, 0, 0};
+    bool det = false, guard = false;
+    std::vector<char> dx, ds, dh; // first launch, base allocations
+};
+
+lnmod_status launch(int k, const lnmod_desc *d, const dev_bufs &b, cudaStream_t st, bv2_info *info)
+{
+    const int o = b.off;
+    if (k == 0)
+        return lnmod_backward("dtile", d, b.x + o, b.sc + o, b.dy + o, b.mean, b.rstd, b.dx + o,
+                              b.ds + o, b.dh + o, b.ws, b.wsb, st);
+    return bv2_backward(KG[k], KTARGET[k], d, b.x + o, b.sc + o, b.dy + o, b.mean, b.rstd, b.dx + o, b.ds + o,
+                        b.dh + o, b.ws, b.wsb, st, info);
+}
+
+template <typename F> float time_median(int reps, void *flush, size_t fb, cudaStream_t st, F fn)
+{
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    std::vector<float> t;
+    for (int i = 0; i < reps + 2; i++) { // two warm-up launches
+        CK(cudaMemsetAsync(flush, i & 0xff, fb, st));
+        CK(cudaEventRecord(e0, st));
+        fn();
+        CK(cudaEventRecord(e1, st));
+        CK(cudaEventSynchronize(e1));
+        float ms = 0;
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+        if (i >= 2) t.push_back(ms * 1000.0f);
+    }
+    CK(cudaEventDestroy(e0));
+    CK(cudaEventDestroy(e1));
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+}
+
+std::vector<char> fetch(const char *p, size_t n)
+{
+    std::vector<char> h(n);
+    CK(cudaMemcpy(h.data(), p, n, cudaMemcpyDeviceToHost));
+    return h;
+}
+
+// Poison 0x7f/0xff (pass 0) or 0x11/0x22 and a garbage workspace (pass 1).
+void poison(const dev_bufs &b, int pass)
+{
+    CK(cudaMemset(b.ds, pass ? 0x11 : 0x7f, b.mb + 16));
+    CK(cudaMemset(b.dh, pass ? 0x11 : 0x7f, b.mb + 16));
+    CK(cudaMemset(b.dx, pass ? 0x22 : 0xff, b.xb + 16));
+    if (b.ws) CK(cudaMemset(b.ws, pass ? 0x3c : 0xa5, b.wsb));
+}
+
+// Bytes of a modulation output that no element owns (the stride gaps, the 16 + off bytes
+// around it) still hold the poison byte p.
+bool guard_ok(const lnmod_desc *d, const std::vector<char> &h, int off, size_t esz, unsigned char p)
+{
+    const int64_t nm = lnmod_mod_rows(d);
+    std::vector<bool> owned(h.size(), false);
+    for (int64_t m = 0; m < nm; m++)
+        for (int64_t j = 0; j < d->D; j++)
+            for (size_t q = 0; q < esz; q++) owned[off + (size_t)(m * d->scale_stride + j) * esz + q] = true;
+    for (size_t i = 0; i < h.size(); i++)
+        if (!owned[i] && (unsigned char)h[i] != p) return false;
+    return true;
+}
+
+bool dx_guard_ok(const std::vector<char> &h, int off, size_t xb)
+{
+    for (size_t i = 0; i < h.size(); i++)
+        if ((i < (size_t)off || i >= off + xb) && (unsigned char)h[i] != 0xff) return false;
+    return true;
+}
+
+// The host inputs of a shape (x with a per-row offset, so that the statistics matter).
+void make_inputs(const lnmod_desc *d, uint64_t shape_no, int threads, std::vector<char> &hx,
+                 std::vector<char> &hdy, std::vector<char> &hs, std::vector<char> &hsh)
+{
+    const int64_t block = 256, nblk = (d->rows + block - 1) / block;
+    std::atomic<int64_t> next{0};
+    auto fill = [&] {
+        for (int64_t b; (b = next.fetch_add(1)) < nblk;) {
+            uint64_t s = stream_of(shape_no, (uint64_t)b);
+            const int64_t r1 = std::min(d->rows, (b + 1) * block);
+            for (int64_t i = b * block * d->D; i < r1 * d->D; i++) {
+                ref_store(d->x_dtype, hx.data(), i, (urand(s) - 0.5) * 4.0 + (double)((i / d->D) % 7) * 3.0);
+                ref_store(d->y_dtype, hdy.data(), i, urand(s) - 0.5);
+            }
+        }
+    };
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; t++) pool.emplace_back(fill);
+    for (auto &t : pool) t.join();
+    uint64_t s = stream_of(shape_no, ~0ull);
+    const int64_t nmod = (int64_t)(hs.size() / lnmod_dtype_size(d->mod_dtype));
+    for (int64_t i = 0; i < nmod; i++) {
+        ref_store(d->mod_dtype, hs.data(), i, (urand(s) - 0.5) * 0.5);
+        ref_store(d->mod_dtype, hsh.data(), i, urand(s) - 0.5);
+    }
+}
+
+dev_bufs alloc_bufs(const lnmod_desc *d, int misalign)
+{
+    dev_bufs b;
+    b.xb = (size_t)(d->rows * d->D) * lnmod_dtype_size(d->x_dtype);
+    b.yb = (size_t)(d->rows * d->D) * lnmod_dtype_size(d->y_dtype);
+    b.mb = (size_t)((lnmod_mod_rows(d) - 1) * d->scale_stride + d->D) * lnmod_dtype_size(d->mod_dtype);
+    b.off = misalign ? 4 : 0;
+    char **bufs[] = {&b.x, &b.dy, &b.sc, &b.sh, &b.y, &b.dx, &b.ds, &b.dh};
+    const size_t sz[] = {b.xb, b.yb, b.mb, b.mb, b.yb, b.xb, b.mb, b.mb};
+    for (int i = 0; i < 8; i++) CK(cudaMalloc(reinterpret_cast<void **>(bufs[i]), sz[i] + 16));
+    CK(cudaMalloc(&b.mean, (size_t)d->rows * 4));
+    CK(cudaMalloc(&b.rstd, (size_t)d->rows * 4));
+    size_t w1 = 0;
+    if (lnmod_backward_workspace("dtile", d, &w1) != LNMOD_OK) std::exit(3);
+    const int64_t w2 = bv2_workspace(d);
+    if (w2 < 0) std::exit(3);
+    b.wsb = std::max(w1, (size_t)w2);
+    b.ws = nullptr;
+    if (b.wsb) CK(cudaMalloc(&b.ws, b.wsb));
+    return b;
+}
+
+void free_bufs(dev_bufs &b)
+{
+    char *bufs[] = {b.x, b.dy, b.sc, b.sh, b.y, b.dx, b.ds, b.dh};
+    for (char *p : bufs) CK(cudaFree(p));
+    CK(cudaFree(b.mean));
+    CK(cudaFree(b.rstd));
+    if (b.ws) CK(cudaFree(b.ws));
+}
+
+// Kernel k on the shape: two poisoned launches (bytes compared), then the timing.
+void run_kernel(int k, const lnmod_desc *d, const dev_bufs &b, bool timed, const opts &o,
+                void *flush, size_t fb, cudaStream_t st, result &res)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        poison(b, pass);
+        lnmod_status q = launch(k, d, b, st, &res.info);
+        if (q != LNMOD_OK) {
+            std::fprintf(stderr, "bv2bench: %s: %s\n", KNAME[k], lnmod_status_name(q));
+            std::exit(3);
+        }
+        CK(cudaStreamSynchronize(st));
+        CK(cudaGetLastError());
+        std::vector<char> hx = fetch(b.dx, b.xb + 16), hs = fetch(b.ds, b.mb + 16),
+                          hh = fetch(b.dh, b.mb + 16);
+        if (pass == 0) {
+            const size_t es = lnmod_dtype_size(d->mod_dtype);
+            res.guard = dx_guard_ok(hx, b.off, b.xb) && guard_ok(d, hs, b.off, es, 0x7f) &&
+                        guard_ok(d, hh, b.off, es, 0x7f);
+            res.dx.swap(hx);
+            res.ds.swap(hs);
+            res.dh.swap(hh);
+        } else {
+            // The poison differs between the passes, so compare only the owned bytes: all of
+            // dx, and the modulation rows.
+            bool same = std::memcmp(hx.data() + b.off, res.dx.data() + b.off, b.xb) == 0;
+            const size_t es = lnmod_dtype_size(d->mod_dtype);
+            for (int64_t m = 0; same && m < lnmod_mod_rows(d); m++) {
+                const size_t at = b.off + (size_t)(m * d->scale_stride) * es;
+                same = std::memcmp(hs.data() + at, res.ds.data() + at, (size_t)d->D * es) == 0 &&
+                       std::memcmp(hh.data() + at, res.dh.data() + at, (size_t)d->D * es) == 0;
+            }
+            res.det = same;
+        }
+    }
+    if (timed)
+        res.us = time_median(o.reps, flush, fb, st, [&] {
+            if (launch(k, d, b, st, nullptr) != LNMOD_OK) std::exit(3);
+        });
+}
+
+// One shape: inputs, the forward's statistics, every kernel, the checks. Returns the
+// failures; appends the shape's table row.
+int run_shape(const shape &s, uint64_t shape_no, const opts &o, void *flush, size_t fb,
+              cudaStream_t st, std::vector<std::string> &table)
+{
+    lnmod_desc d = lnmod_desc_default();
+    d.rows = s.rows;
+    d.D = s.D;
+    d.rows_per_sample = s.S;
+    d.frame_len = s.L;
+    d.x_dtype = s.xt;
+    d.mod_dtype = s.mt;
+    d.y_dtype = s.yt;
+    d.layout = s.lay;
+    // Wan's [B, 6, D] modulation: stride 6*D (+1 misaligned); per token a plain [rows, D]
+    // (a 6*D stride there would make each of the four modulation buffers 4 GB at D5120).
+    d.scale_stride = d.shift_stride = s.lay == TOK ? s.D : 6 * s.D + (s.misalign ? 1 : 0);
+    if (lnmod_desc_validate(&d) != LNMOD_OK) {
+        std::fprintf(stderr, "bv2bench: bad shape %s\n", s.name);
+        std::exit(3);
+    }
+    dev_bufs b = alloc_bufs(&d, s.misalign);
+    std::vector<char> hx(b.xb), hdy(b.yb), hs(b.mb), hsh(b.mb);
+    make_inputs(&d, shape_no, o.threads, hx, hdy, hs, hsh);
+    const int off = b.off;
+    CK(cudaMemcpy(b.x + off, hx.data(), b.xb, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(b.dy + off, hdy.data(), b.yb, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(b.sc + off, hs.data(), b.mb, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(b.sh + off, hsh.data(), b.mb, cudaMemcpyHostToDevice));
+    if (lnmod_forward("dtile", &d, b.x + off, b.sc + off, b.sh + off, b.y + off, b.mean, b.rstd, st) != LNMOD_OK)
+        std::exit(3);
+    CK(cudaStreamSynchronize(st));
+    std::vector<float> hm((size_t)d.rows), hr((size_t)d.rows);
+    CK(cudaMemcpy(hm.data(), b.mean, (size_t)d.rows * 4, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(hr.data(), b.rstd, (size_t)d.rows * 4, cudaMemcpyDeviceToHost));
+
+    const bool timed = s.timed;
+    const int64_t minb = lnmod_bwd_min_bytes(&d);
+    float tc = 0;
+    if (timed) {
+        char *ca, *cb;
+        const size_t half = (size_t)minb / 2;
+        CK(cudaMalloc(&ca, half));
+        CK(cudaMalloc(&cb, half));
+        CK(cudaMemset(ca, 0x5a, half));
+        tc = time_median(o.reps, flush, fb, st, [&] { CK(cudaMemcpyAsync(cb, ca, half, cudaMemcpyDeviceToDevice, st)); });
+        CK(cudaFree(ca));
+        CK(cudaFree(cb));
+    }
+    std::vector<result> res(NK);
+    for (int k = 0; k < NK; k++) run_kernel(k, &d, b, timed, o, flush, fb, st, res[k]);
+    std::vector<bv2_got> got(NK);
+    for (int k = 0; k < NK; k++)
+        got[k] = bv2_got{res[k].dx.data() + off, res[k].ds.data() + off, res[k].dh.data() + off, 0, 0, nullptr};
+    if (bv2_check(&d, hx.data(), hs.data(), hdy.data(), hm.data(), hr.data(), got.data(), NK, o.threads) != 0) {
+        std::fprintf(stderr, "bv2bench: the reference refused %s\n", s.name);
+        std::exit(3);
+    }
+    int fails = 0;
+    std::printf("== %s  rows %lld D %lld  min bytes %lld", s.name, (long long)d.rows, (long long)d.D, (long long)minb);
+    if (timed) std::printf("  copy %.1f us (%.2f TB/s)", tc, (double)minb / tc / 1e6);
+    std::printf("\n");
+    std::string row = std::string("| ") + s.name + " | " + (timed ? std::to_string((int)(tc + 0.5)) : "-");
+    for (int k = 0; k < NK; k++) {
+        const result &r = res[k];
+        const bool ok = got[k].fails == 0 && r.det && r.guard;
+        fails += ok ? 0 : 1;
+        std::printf("  %-5s %8.1f us %6.1f%% of copy  path v%d T %d vpt %d ns %d grid %d cpg %lld  "
+                    "worst %.3f (%s) fails %lld det %s guard %s  %s\n",
+                    KNAME[k], r.us, timed ? 100.0 * tc / r.us : 0.0, k ? r.info.path : 1, r.info.threads,
+                    r.info.vpt, r.info.stages, r.info.grid, (long long)r.info.cpg, got[k].worst,
+                    got[k].worst_of, (long long)got[k].fails, r.det ? "yes" : "NO", r.guard ? "ok" : "BAD",
+                    ok ? "ok" : "FAIL");
+        char cell[64];
+        if (timed)
+            std::snprintf(cell, sizeof cell, " | %.1f%s%s", 100.0 * tc / r.us, k && r.info.path == 1 ? " =v1" : "",
+                          ok ? "" : " FAIL");
+        else
+            std::snprintf(cell, sizeof cell, " | %s%s", ok ? "ok" : "FAIL", k && r.info.path == 1 ? " =v1" : "");
+        row += cell;
+    }
+    table.push_back(row + " |");
+    std::fflush(stdout);
+    free_bufs(b);
+    return fails;
+}
+
+int usage(const char *msg)
+{
+    std::fprintf(stderr, "bv2bench: %s\nusage: bv2bench [--reps N>=9] [--seed S] [--only SUBSTRING | --shape NAME] [--quick] [--threads N] [--list]\n", msg);
+    return 2;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    opts o;
+    for (int i = 1; i < argc; i++) {
+        const std::string a = argv[i];
+        const bool has = i + 1 < argc;
+        if (a == "--reps" && has) o.reps = std::atoi(argv[++i]);
+        else if (a == "--seed" && has) o.seed = std::strtoull(argv[++i], nullptr, 10);
+        else if (a == "--only" && has) o.only = argv[++i];
+        else if (a == "--threads" && has) o.threads = std::atoi(argv[++i]);
+        else if (a == "--shape" && has) o.exact = argv[++i];
+        else if (a == "--list") o.list = true;
+        else if (a == "--quick") o.quick = true;
+        else return usage(("unknown or incomplete option '" + a + "'").c_str());
+    }
+    if (o.reps < 9) return usage("--reps must be at least 9 (the method's median of >= 9)");
+    if (o.threads < 1 || o.threads > 256) return usage("--threads must be 1..256");
+    if (o.list) { // "timed|check<TAB>name" a line (device.sh runs each timed shape alone)
+        for (const shape &s : SHAPES) std::printf("%s\t%s\n", s.timed ? "timed" : "check", s.name);
+        return 0;
+    }
+    if (o.exact) {
+        bool known = false;
+        for (const shape &s : SHAPES) known = known || !std::strcmp(s.name, o.exact);
+        if (!known) return usage((std::string("no shape named '") + o.exact + "' (--list)").c_str());
+    }
+    int ndev = 0;
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < 1) {
+        std::printf("bv2bench: no CUDA device: nothing can run here\n");
+        return 77;
+    }
+    rng_seed = o.seed;
+    cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, 0));
+    std::printf("device %s  SMs %d  L2 %d MB  seed %llu  reps %d\n", prop.name, prop.multiProcessorCount,
+                prop.l2CacheSize >> 20, (unsigned long long)o.seed, o.reps);
+    const size_t fb = (size_t)prop.l2CacheSize * 4;
+    void *flush;
+    CK(cudaMalloc(&flush, fb));
+    cudaStream_t st;
+    CK(cudaStreamCreate(&st));
+    std::vector<std::string> table;
+    int fails = 0;
+    for (size_t i = 0; i < sizeof SHAPES / sizeof SHAPES[0]; i++) {
+        const shape &s = SHAPES[i];
+        if (*o.only && !std::strstr(s.name, o.only)) continue;
+        if (o.exact && std::strcmp(s.name, o.exact)) continue;
+        if (o.quick && s.timed) continue;
+        fails += run_shape(s, i, o, flush, fb, st, table);
+    }
+    std::printf("\n%% of copy (median of %d, L2 flushed; '=v1': v2 fell back to v1; untimed shapes: checks)\n", o.reps);
+    std::printf("| shape | copy us |");
+    for (int k = 0; k < NK; k++) std::printf(" %s |", KNAME[k]);
+    std::printf("\n|---|---:|");
+    for (int k = 0; k < NK; k++) std::printf("---:|");
+    std::printf("\n");
+    for (const std::string &r : table) std::printf("%s\n", r.c_str());
+    std::printf("FAILS %d\n", fails);
+    return fails ? 1 : 0;
+}

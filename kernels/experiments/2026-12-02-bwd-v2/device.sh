@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# device.sh [--dry-run] -- on the GPU machine: v1 against v2 (README.md beside this). Builds
+# nothing there: build.sh here makes build-bwdv2/bv2bench.xz, which the device call carries.
+#   1. the check-only shapes in one process (bv2bench --quick): every kernel against the
+#      float64 reference, guards, determinism;
+#   2. each timed shape in its own process (a crash or hang costs that shape only, and
+#      `timeout` ends it), while the time used stays under BV2_BUDGET_S (default 200 s);
+#   3. the table of every shape into $OUT/table.md, the whole log into $OUT/bwdv2.log.
+# Exit: 0 every check passed, 1 a check failed or a shape did not finish, 2 no binary.
+# --dry-run (here): unpacks the binary to a temporary file, lists what would run, runs
+# nothing on a GPU.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../../.." && pwd)
+dry=0
+[ "${1:-}" = --dry-run ] && dry=1
+xzbin=${BV2_BIN:-$root/build-bwdv2/bv2bench.xz}
+budget=${BV2_BUDGET_S:-200}
+reps=${BV2_REPS:-11}
+per_shape=${BV2_SHAPE_TIMEOUT_S:-100}
+out=${OUT:-/tmp/bwdv2-out}
+if [ ! -f "$xzbin" ]; then
+  echo "device.sh: no $xzbin: run kernels/experiments/2026-12-02-bwd-v2/build.sh here first and carry build-bwdv2/bv2bench.xz" >&2
+  exit 2
+fi
+bin=$(mktemp /tmp/bv2bench.XXXXXX)
+trap 'rm -f "$bin"' EXIT
+xz -dc "$xzbin" >"$bin" && chmod +x "$bin" || { echo "device.sh: cannot unpack $xzbin" >&2; exit 2; }
+mapfile -t shapes < <("$bin" --list)
+[ "${#shapes[@]}" -gt 0 ] || { echo "device.sh: bv2bench --list printed nothing" >&2; exit 2; }
+if [ "$dry" = 1 ]; then
+  echo "would run: bv2bench --quick --reps $reps   (timeout $((2 * per_shape)) s; the check-only shapes:)"
+  for s in "${shapes[@]}"; do [ "${s%%$'\t'*}" = check ] && echo "    ${s#*$'\t'}"; done
+  for s in "${shapes[@]}"; do
+    [ "${s%%$'\t'*}" = timed ] && echo "would run: bv2bench --shape '${s#*$'\t'}' --reps $reps   (timeout $per_shape s)"
+  done
+  echo "then: the table into \$OUT/table.md, the log into \$OUT/bwdv2.log; budget $budget s"
+  exit 0
+fi
+mkdir -p "$out"
+log=$out/bwdv2.log
+rows=$(mktemp)
+: >"$rows.head"
+status=0
+start=$SECONDS
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv | tee "$log"
+run() { # run TIMEOUT ARGS...: one bv2bench process, its lines into the log, its table rows kept
+  local t=$1; shift
+  timeout "$t" "$bin" "$@" >"$rows.one" 2>&1
+  local rc=$?
+  cat "$rows.one" >>"$log"
+  grep '^| ' "$rows.one" | grep -v '^| shape |' >>"$rows"
+  [ -s "$rows.head" ] || grep -A1 -m1 '^| shape |' "$rows.one" >"$rows.head"
+  echo "bv2bench $* rc=$rc" | tee -a "$log"
+  grep -E '^(==|  [a-z0-9]+ )' "$rows.one" | grep -E 'FAIL|^==' | head -40
+  [ "$rc" = 0 ] || status=1
+}
+run $((2 * per_shape)) --quick --reps "$reps"
+for s in "${shapes[@]}"; do
+  [ "${s%%$'\t'*}" = timed ] || continue
+  name=${s#*$'\t'}
+  if [ $((SECONDS - start)) -ge "$budget" ]; then
+    echo "skipped (budget $budget s used): $name" | tee -a "$log"
+    status=1
+    continue
+  fi
+  run "$per_shape" --shape "$name" --reps "$reps"
+done
+{
+  echo "% of copy (median of $reps, L2 flushed; '=v1': v2 fell back to v1); check-only shapes: ok/FAIL"
+  cat "$rows.head" "$rows"
+} >"$out/table.md"
+rm -f "$rows" "$rows.one" "$rows.head"
+cat "$out/table.md"
+echo "device.sh: $((SECONDS - start)) s, status $status"
+exit "$status"
