@@ -15,6 +15,7 @@ mkdir -p "$out/obj"
 export PATH=/usr/local/cuda/bin:$PATH
 K=$root/kernels R=$root/reference V=$root/verify
 cw=(-Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wvla)
+# shellcheck disable=SC2054 # the commas belong to -Xcompiler's one argument
 nv=(nvcc -std=c++17 -O3 -arch=sm_90 -lineinfo -Xcompiler=-Wall,-Wextra,-Werror --Werror all-warnings
     -I"$K" -I"$here")
 blas_inc=$(pkg-config --cflags openblas)

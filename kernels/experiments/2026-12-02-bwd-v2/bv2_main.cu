@@ -10,8 +10,9 @@
 //     run ("% of copy": copy time / kernel time).
 // Prints one line per shape and kernel, then the table. Usage: bv2bench [--reps N]
 // [--seed S] [--only SUBSTRING | --shape NAME] [--quick: the untimed shapes only]
-// [--threads N] [--list]. Exit: 0 all passed, 1 a check failed, 2 bad usage, 3 a CUDA or
-// internal error, 77 no CUDA device.
+// [--threads N] [--list] [--self-test: the check against planted errors, no GPU].
+// Exit: 0 all passed, 1 a check failed, 2 bad usage, 3 a CUDA or internal error, 77 no
+// CUDA device.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -379,9 +380,70 @@ int run_shape(const shape &s, uint64_t shape_no, const opts &o, void *flush, siz
     return fails;
 }
 
+// --self-test (no GPU): the check itself must be able to fail. The reference's own outputs,
+// rounded to their dtypes, pass; the same with one dx, one dscale or one dshift element
+// moved by 1% fail exactly once each. Returns 0 when all of that holds.
+int self_test(int threads)
+{
+    lnmod_desc d = lnmod_desc_default();
+    d.rows = 96;
+    d.D = 136;
+    d.rows_per_sample = 32;
+    d.frame_len = 10;
+    d.layout = LNMOD_PER_FRAME;
+    d.scale_stride = d.shift_stride = 6 * d.D;
+    const int64_t n = d.rows * d.D, nm = lnmod_mod_rows(&d);
+    const size_t mb = (size_t)((nm - 1) * d.scale_stride + d.D) * 4;
+    std::vector<char> hx((size_t)n * 2), hdy((size_t)n * 2), hs(mb), hsh(mb), dx((size_t)n * 2), ds(mb), dh(mb);
+    make_inputs(&d, 999, threads, hx, hdy, hs, hsh);
+    std::vector<double> y((size_t)n), mean((size_t)d.rows), rstd((size_t)d.rows), rdx((size_t)d.D), g((size_t)d.D),
+        xh((size_t)d.D), s((size_t)d.D), h((size_t)d.D);
+    if (ref_lnmod_forward(&d, hx.data(), hs.data(), hsh.data(), y.data(), mean.data(), rstd.data()) != LNMOD_OK) return 3;
+    std::vector<float> fm((size_t)d.rows), fr((size_t)d.rows);
+    for (int64_t r = 0; r < d.rows; r++) {
+        fm[r] = ref_f64_to_f32(mean[r]);
+        fr[r] = ref_f64_to_f32(rstd[r]);
+    }
+    for (int64_t r = 0; r < d.rows; r++) {
+        ref_bwd_row info;
+        if (ref_lnmod_backward_row(&d, r, hx.data(), hs.data(), hdy.data(), fm.data(), fr.data(), rdx.data(),
+                                   g.data(), xh.data(), &info) != LNMOD_OK)
+            return 3;
+        for (int64_t i = 0; i < d.D; i++) ref_store(d.x_dtype, dx.data(), r * d.D + i, rdx[i]);
+    }
+    for (int64_t m = 0; m < nm; m++) {
+        if (ref_lnmod_backward_colsums(&d, m, 0, d.D, hx.data(), hdy.data(), fm.data(), fr.data(), s.data(),
+                                       h.data(), nullptr, nullptr) != LNMOD_OK)
+            return 3;
+        for (int64_t j = 0; j < d.D; j++) {
+            ref_store(d.mod_dtype, ds.data(), m * d.scale_stride + j, s[j]);
+            ref_store(d.mod_dtype, dh.data(), m * d.shift_stride + j, h[j]);
+        }
+    }
+    std::vector<char> bx = dx, bs = ds, bh = dh;
+    const int64_t ix = 77 * d.D + 5, im = 4 * d.scale_stride + 100;
+    ref_store(d.x_dtype, bx.data(), ix, ref_load(d.x_dtype, dx.data(), ix) * 1.01 + 0.01);
+    ref_store(d.mod_dtype, bs.data(), im, ref_load(d.mod_dtype, ds.data(), im) * 1.01 + 0.01);
+    ref_store(d.mod_dtype, bh.data(), im, ref_load(d.mod_dtype, dh.data(), im) * 1.01 + 0.01);
+    bv2_got got[4] = {{dx.data(), ds.data(), dh.data(), 0, 0, nullptr},
+                      {bx.data(), ds.data(), dh.data(), 0, 0, nullptr},
+                      {dx.data(), bs.data(), dh.data(), 0, 0, nullptr},
+                      {dx.data(), ds.data(), bh.data(), 0, 0, nullptr}};
+    if (bv2_check(&d, hx.data(), hs.data(), hdy.data(), fm.data(), fr.data(), got, 4, threads) != 0) return 3;
+    const int64_t want[4] = {0, 1, 1, 1};
+    int bad = 0;
+    for (int k = 0; k < 4; k++) {
+        std::printf("self-test %d: fails %lld (want %lld), worst %.3f (%s)\n", k, (long long)got[k].fails,
+                    (long long)want[k], got[k].worst, got[k].worst_of);
+        bad += got[k].fails != want[k];
+    }
+    std::printf("self-test: %s\n", bad ? "FAILED" : "ok");
+    return bad ? 1 : 0;
+}
+
 int usage(const char *msg)
 {
-    std::fprintf(stderr, "bv2bench: %s\nusage: bv2bench [--reps N>=9] [--seed S] [--only SUBSTRING | --shape NAME] [--quick] [--threads N] [--list]\n", msg);
+    std::fprintf(stderr, "bv2bench: %s\nusage: bv2bench [--reps N>=9] [--seed S] [--only SUBSTRING | --shape NAME] [--quick] [--threads N] [--list] [--self-test]\n", msg);
     return 2;
 }
 
@@ -399,6 +461,7 @@ int main(int argc, char **argv)
         else if (a == "--threads" && has) o.threads = std::atoi(argv[++i]);
         else if (a == "--shape" && has) o.exact = argv[++i];
         else if (a == "--list") o.list = true;
+        else if (a == "--self-test") return self_test(o.threads);
         else if (a == "--quick") o.quick = true;
         else return usage(("unknown or incomplete option '" + a + "'").c_str());
     }

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # device.sh [--dry-run] -- on the GPU machine: v1 against v2 (README.md beside this). Builds
 # nothing there: build.sh here makes build-bwdv2/bv2bench.xz, which the device call carries.
+#   0. bv2bench --self-test: the check passes the reference and fails planted errors;
 #   1. the check-only shapes in one process (bv2bench --quick): every kernel against the
 #      float64 reference, guards, determinism;
 #   2. each timed shape in its own process (a crash or hang costs that shape only, and
 #      `timeout` ends it), while the time used stays under BV2_BUDGET_S (default 200 s);
 #   3. the table of every shape into $OUT/table.md, the whole log into $OUT/bwdv2.log.
-# Exit: 0 every check passed, 1 a check failed or a shape did not finish, 2 no binary.
+# Exit: 0 every check passed, 1 a check failed or a shape did not finish, 2 no binary, 77 no
+# CUDA device.
 # --dry-run (here): unpacks the binary to a temporary file, lists what would run, runs
 # nothing on a GPU.
 set -uo pipefail
@@ -25,10 +27,14 @@ if [ ! -f "$xzbin" ]; then
 fi
 bin=$(mktemp /tmp/bv2bench.XXXXXX)
 trap 'rm -f "$bin"' EXIT
-xz -dc "$xzbin" >"$bin" && chmod +x "$bin" || { echo "device.sh: cannot unpack $xzbin" >&2; exit 2; }
+if ! xz -dc "$xzbin" >"$bin" || ! chmod +x "$bin"; then
+  echo "device.sh: cannot unpack $xzbin" >&2
+  exit 2
+fi
 mapfile -t shapes < <("$bin" --list)
 [ "${#shapes[@]}" -gt 0 ] || { echo "device.sh: bv2bench --list printed nothing" >&2; exit 2; }
 if [ "$dry" = 1 ]; then
+  echo "would run: bv2bench --self-test   (timeout 60 s; the check against planted errors)"
   echo "would run: bv2bench --quick --reps $reps   (timeout $((2 * per_shape)) s; the check-only shapes:)"
   for s in "${shapes[@]}"; do [ "${s%%$'\t'*}" = check ] && echo "    ${s#*$'\t'}"; done
   for s in "${shapes[@]}"; do
@@ -42,6 +48,7 @@ log=$out/bwdv2.log
 rows=$(mktemp)
 : >"$rows.head"
 status=0
+last_rc=0
 start=$SECONDS
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv | tee "$log"
 run() { # run TIMEOUT ARGS...: one bv2bench process, its lines into the log, its table rows kept
@@ -54,8 +61,11 @@ run() { # run TIMEOUT ARGS...: one bv2bench process, its lines into the log, its
   echo "bv2bench $* rc=$rc" | tee -a "$log"
   grep -E '^(==|  [a-z0-9]+ )' "$rows.one" | grep -E 'FAIL|^==' | head -40
   [ "$rc" = 0 ] || status=1
+  last_rc=$rc
 }
+run 60 --self-test
 run $((2 * per_shape)) --quick --reps "$reps"
+[ "$last_rc" = 77 ] && { echo "device.sh: no CUDA device here"; exit 77; }
 for s in "${shapes[@]}"; do
   [ "${s%%$'\t'*}" = timed ] || continue
   name=${s#*$'\t'}
