@@ -291,12 +291,11 @@ static int no_sanitizers(const json_t *rec)
     return 1;
 }
 
-/* The record's cases against those of grid (shard k of nk): 1 equal, 0 not (why in msg),
+/* The record's cases against those of grid (shard k of nk) for the registry's variants reg: 1 equal, 0 not (why in msg),
  * -1 out of memory, -2 the grid has none. */
-static int cases_are_grids(const json_t *rec, int compact, const char *grid, int k, int nk, char *msg, size_t n)
+static int cases_are_grids(const json_t *rec, int compact, const char *grid, int k, int nk, const char *const *reg,
+                           int nreg, char *msg, size_t n)
 {
-    int nreg = 0;
-    const char *const *reg = verify_registry_variants(&nreg);
     char **got = NULL, **want = NULL;
     int64_t ng = 0, nw = 0;
     int rk = record_keys(rec, compact, &got, &ng, msg, n);
@@ -354,7 +353,7 @@ static gate_status judge(const json_t *rec, const gate_hashes *h, int any, gate_
          * grid passed, and the sanitizer runs the full grid's record would hold, clean. */
         char why[600];
         int sane = ok && json_is_true(all) && !j->nshards && sanitizers_ran(rec, scheme, "full", reg, nreg, why, sizeof why);
-        int same = sane ? cases_are_grids(rec, compact, grid, 0, 0, why, sizeof why) : 0;
+        int same = sane ? cases_are_grids(rec, compact, grid, 0, 0, reg, nreg, why, sizeof why) : 0;
         if (same == -1) return GATE_NOMEM;
         if (same == 1) {
             *v = GATE_SANITIZERS;
@@ -370,7 +369,7 @@ static gate_status judge(const json_t *rec, const gate_hashes *h, int any, gate_
         if (!sanitizers_ran(rec, scheme, grid, reg, nreg, msg, n)) return GATE_OK;
         j->sanitizers_clean = 1;
     }
-    int same = cases_are_grids(rec, compact, grid, j->shard, j->nshards, msg, n);
+    int same = cases_are_grids(rec, compact, grid, j->shard, j->nshards, reg, nreg, msg, n);
     if (same == -1) return GATE_NOMEM;
     if (same == -2) return bad(msg, n, "grid %s has no cases", grid);
     if (same) *v = j->nshards ? GATE_PART : GATE_PASS;

@@ -6,7 +6,7 @@
  *                  [--cpu-model] [--list] [--plugin LIB.so]...
  *
  * --sanitizers re-runs this program under compute-sanitizer over the quick grid after the
- * grid, the four tools at once (verify_sanitizers_start/_finish). --shard K/N runs one shard
+ * grid, the four tools at once (verify_run_sanitizers). --shard K/N runs one shard
  * of the grid (the record says which; the gate joins the shards of one source hash). --cpu-model checks the fp32 CPU models (verify_model.h): a
  * self-test of the verifier on machines without a GPU; its records say backend "cpu-model"
  * and never gate. --plugin loads a researcher's kernel library (plugin/ada_plugin.h): its
@@ -231,7 +231,7 @@ static int make_run_folder(const vopts *o, const char *cmdline, char *dir, size_
     return 0;
 }
 
-/* The run's outputs, opened before the grid so the sanitizer runs go on beside it. */
+/* The run's outputs: the folder and its transaction are made before the grid. */
 typedef struct {
     char *cmdline;
     json_t *verdicts, *details;
@@ -239,25 +239,26 @@ typedef struct {
     char staging[4400]; /* under results/: the staging folder of ada_run_new, until published */
     ada_outset *t;      /* the run's files: one transaction */
     int io_failed;
-    int san_started;
-    verify_sanitizer_runs *san;
-    char logdir[4400];  /* --no-record: where the sanitizer logs go */
 } vrun;
 
-/* Starts the sanitizer runs (--sanitizers) with their logs as outputs of r->t (or, with
- * --no-record, files in a fresh temporary folder). 0, or -1 when a log cannot be opened
- * (said why). */
-static int sanitizers_begin(const vopts *o, const verify_config *c, vrun *r)
+/* Sanitizer verdicts after the grid: the runs (--sanitizers), their logs as outputs of r->t
+ * (or, with --no-record, files in a fresh temporary folder), or "not run: --sanitizers not
+ * given". 0, or -1 when a log cannot be opened (said why). */
+static int sanitizers(const vopts *o, const verify_config *c, vrun *r)
 {
-    if (!o->sanitizers) return 0;
-    char paths[4][4600], err[1024];
+    if (!o->sanitizers) {
+        for (int k = 0; k < 4; k++)
+            json_object_set_new(r->verdicts, verify_sanitizer_tools[k], json_string("not run: --sanitizers not given"));
+        return 0;
+    }
+    char paths[4][4600], err[1024], logdir[4400] = "";
     const char *logs[4];
     if (!r->dir[0]) {
-        snprintf(r->logdir, sizeof r->logdir, "/tmp/adaload-sanitizers-XXXXXX");
-        if (!mkdtemp(r->logdir)) snprintf(r->logdir, sizeof r->logdir, "/tmp");
+        snprintf(logdir, sizeof logdir, "/tmp/adaload-sanitizers-XXXXXX");
+        if (!mkdtemp(logdir)) snprintf(logdir, sizeof logdir, "/tmp");
     }
     for (int k = 0; k < 4; k++) {
-        snprintf(paths[k], sizeof paths[k], "%.4400s/sanitizer_%s.log", r->dir[0] ? r->dir : r->logdir,
+        snprintf(paths[k], sizeof paths[k], "%.4400s/sanitizer_%s.log", r->dir[0] ? r->dir : logdir,
                  verify_sanitizer_tools[k]);
         if (r->dir[0]) {
             ada_out *out = ada_outset_add(r->t, paths[k], paths[k], err, sizeof err);
@@ -269,23 +270,9 @@ static int sanitizers_begin(const vopts *o, const verify_config *c, vrun *r)
         }
         logs[k] = paths[k];
     }
-    r->san = verify_sanitizers_start(c, NULL, logs);
-    r->san_started = 1;
+    verify_run_sanitizers(c, NULL, logs, r->verdicts, r->details);
+    if (!r->dir[0]) printf("sanitizer logs: %s\n", logdir);
     return 0;
-}
-
-/* Sanitizer verdicts after the grid: the runs' own, or "not run: --sanitizers not given". */
-static void sanitizers_end(vrun *r)
-{
-    if (!r->san_started) {
-        for (int k = 0; k < 4; k++)
-            json_object_set_new(r->verdicts, verify_sanitizer_tools[k], json_string("not run: --sanitizers not given"));
-        return;
-    }
-    verify_sanitizers_finish(r->san, r->verdicts, r->details);
-    r->san = NULL;
-    r->san_started = 0;
-    if (!r->dir[0]) printf("sanitizer logs: %s\n", r->logdir);
 }
 
 /* One output of t with the canonical text of v; 0, or -1 after saying why. */
@@ -382,7 +369,6 @@ static int begin(const vopts *o, int argc, char **argv, vrun *r)
 
 static void vrun_free(vrun *r)
 {
-    if (r->san_started) verify_sanitizers_finish(r->san, r->verdicts, r->details); /* never leave children */
     ada_outset_free(r->t);
     json_decref(r->verdicts);
     json_decref(r->details);
@@ -395,11 +381,10 @@ static void vrun_free(vrun *r)
  * verdict. */
 static int finish(const vopts *o, verify_config *c, verify_session *s, vrun *r, const char *date)
 {
-    if (sanitizers_begin(o, c, r) != 0) {
+    if (sanitizers(o, c, r) != 0) {
         r->dir[0] = '\0';
         r->io_failed = 1;
     }
-    sanitizers_end(r);
     int san_errors = 0;
     for (int k = 0; k < 4; k++) {
         const char *v = json_string_value(json_object_get(r->verdicts, verify_sanitizer_tools[k]));

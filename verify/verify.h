@@ -209,13 +209,7 @@ void verify_session_free(verify_session *s);
  * /usr/local/cuda/bin. Runs longer than c->sanitizer_timeout are killed. */
 void verify_run_sanitizers(const verify_config *c, const char *self, const char *const logs[4],
                            json_t *verdicts, json_t *details);
-/* The same in two steps, so the runs go on beside the caller's own grid: _start launches the
- * four (or notes why none can run) and returns a handle (NULL only when out of memory);
- * _finish waits for them (each run's timeout counts from its own start), fills verdicts and
- * details as above and frees the handle. A handle must be finished exactly once. */
-typedef struct verify_sanitizer_runs verify_sanitizer_runs;
-verify_sanitizer_runs *verify_sanitizers_start(const verify_config *c, const char *self, const char *const logs[4]);
-void verify_sanitizers_finish(verify_sanitizer_runs *h, json_t *verdicts, json_t *details);
+
 
 /* ---- the record (verify_record.c) ----------------------------------------------------- */
 

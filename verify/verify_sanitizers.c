@@ -144,18 +144,19 @@ static void verdict_of(const verify_config *c, const san_run *r, const char *cs,
     }
 }
 
-struct verify_sanitizer_runs {
+typedef struct {
     const verify_config *c;
     char cs[4096];
     json_t *vs;       /* the variants, for details */
     int64_t ncases;   /* cases of the sanitizer grid */
     const char *why;  /* set: nothing was started, every verdict is this */
     san_run r[4];
-};
+} san_runs;
 
-verify_sanitizer_runs *verify_sanitizers_start(const verify_config *c, const char *self, const char *const logs[4])
+/* Launches the four (or notes in h->why why none can run); NULL only when out of memory. */
+static san_runs *runs_start(const verify_config *c, const char *self, const char *const logs[4])
 {
-    verify_sanitizer_runs *h = calloc(1, sizeof *h);
+    san_runs *h = calloc(1, sizeof *h);
     if (!h) return NULL;
     h->c = c;
     char me[4096];
@@ -186,7 +187,8 @@ verify_sanitizer_runs *verify_sanitizers_start(const verify_config *c, const cha
     return h;
 }
 
-void verify_sanitizers_finish(verify_sanitizer_runs *h, json_t *verdicts, json_t *details)
+/* Waits for them, fills verdicts and details, frees h. */
+static void runs_finish(san_runs *h, json_t *verdicts, json_t *details)
 {
     if (!h) {
         all_verdicts(verdicts, "not run: out of memory");
@@ -219,5 +221,5 @@ void verify_sanitizers_finish(verify_sanitizer_runs *h, json_t *verdicts, json_t
 void verify_run_sanitizers(const verify_config *c, const char *self, const char *const logs[4],
                            json_t *verdicts, json_t *details)
 {
-    verify_sanitizers_finish(verify_sanitizers_start(c, self, logs), verdicts, details);
+    runs_finish(runs_start(c, self, logs), verdicts, details);
 }
