@@ -42,7 +42,8 @@
 #               `adaload plan --per-rank` for dual, verl-kk, sort-by-length, equal-token +
 #               random and dual + random at W 2 and 8, every rank replayed on this GPU with
 #               PyTorch's chain and adaload's kernel (.devbundle/libadaload.so) inside
-#               E2E_BUDGET_S (default 420 s; what does not fit is listed as not run), op-bench,
+#               E2E_BUDGET_S (default 420 s; what does not fit is listed as not run; E2E_ARGS:
+#               more replay.py options, e.g. "--ranks 8 --steps 2 --repeats 0"), op-bench,
 #               one run folder results/<gpu>/e2e/<run>/; its report into $OUT/report-e2e.md
 #               and the log into $OUT/e2e.log
 # (one call each, inside the device tool's 10-minute limit)
@@ -75,7 +76,7 @@ noeps_step() {
 # naive and row_per_warp are the ones that moved 5-9% from lease to lease.
 aa_filter='^lnmod_fwd/(naive|row_per_warp|dtile)/'
 aa_prev=${2:-}
-e2e_cmd="python3 harness/e2e/replay.py run --adaload .devbundle/adaload --budget-s ${E2E_BUDGET_S:-420} --work /tmp/adaload-e2e"
+e2e_cmd="python3 harness/e2e/replay.py run --adaload .devbundle/adaload --budget-s ${E2E_BUDGET_S:-420} --work /tmp/adaload-e2e${E2E_ARGS:+ $E2E_ARGS}"
 if [ "$mode" = aa ] && [ -n "$aa_prev" ]; then
   case "$aa_prev" in
     results/*/bench/*) ;;
