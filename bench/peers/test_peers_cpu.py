@@ -74,7 +74,19 @@ class Flow(unittest.TestCase):
             def cut(s):  # shift's gradient cut off
                 sc, sf = peer_ops.chunks(s["e"], layout)
                 return (F.layer_norm(s["x"], (sh["D"],), eps=eps) * (1 + sc) + sf.detach()).to(ydt)
-            return plist + [base._replace(name="planted_wrong", fwd=cut)], note
+            class Raises(torch_.autograd.Function):  # a backward that raises, as
+                @staticmethod                         # torch.compile's did at batch 1
+                def forward(ctx, y):
+                    return y.clone()
+
+                @staticmethod
+                def backward(ctx, g):
+                    raise RuntimeError("planted: invalid gradient")
+
+            def raises(s):  # right forward, its backward raises
+                return Raises.apply(base.fwd(s))
+            return plist + [base._replace(name="planted_wrong", fwd=cut),
+                            base._replace(name="planted_raises", fwd=raises)], note
         peer_ops.peers = planted
         out = os.path.join(d, "peers.json")
         argv = sys.argv
@@ -105,12 +117,19 @@ class Flow(unittest.TestCase):
             self.assertIn("check_rel_err_dscale", e)
             self.assertNotIn("saved_bytes", e)  # measured on CUDA only
             # The planted peer's forward is right (timed), its backward wrong (not timed).
-            self.assertIn("real_time", by["lnmod_fwd/planted_wrong/" + f_][0])
+            fw = by["lnmod_fwd/planted_wrong/" + f_]
+            self.assertEqual((len(fw), fw[0].get("error_occurred", False)), (2, False))
             w = by["lnmod_bwd/planted_wrong/" + b_]
             self.assertEqual(len(w), 1)
             self.assertTrue(w[0]["error_occurred"])
             self.assertTrue(w[0]["error_message"].startswith(peer_json.WRONG), w[0])
             self.assertIn("dshift", w[0]["error_message"])
+            # A backward that raises costs the peer its backward only: the forward is timed.
+            fr = by["lnmod_fwd/planted_raises/" + f_]
+            self.assertEqual((len(fr), fr[0].get("error_occurred", False)), (2, False))
+            r = by["lnmod_bwd/planted_raises/" + b_]
+            self.assertTrue(r[0]["error_occurred"])
+            self.assertIn("planted: invalid gradient", r[0]["error_message"])
         # The table forms are per-sample peers only.
         self.assertIn("lnmod_bwd/torch_eager_table/" + shapes[0]["bwd_suffix"], by)
         self.assertNotIn("lnmod_bwd/torch_eager_table/" + shapes[1]["bwd_suffix"], by)
