@@ -22,9 +22,6 @@
  * anything but a regular file; without --out no plot is written. A bad --out is exit 2 with
  * nothing written.
  */
-#define _XOPEN_SOURCE 700 /* realpath */
-#include <errno.h>
-#include <limits.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,14 +29,13 @@
 
 #include <jansson.h>
 
-#include "ada_output.h"
 #include "cli.h"
 #include "cli_opts.h"
+#include "cmd_report.h"
 #include "commands.h"
 #include "run_bench.h"
 #include "run_meta.h"
 #include "run_name.h"
-#include "run_sweep.h"
 
 
 static void usage(FILE *f)
@@ -98,11 +94,16 @@ static double peer_time(const ada_bench_set *s, const char *peer, const char *su
     return rec_time(peer_rec(s, "lnmod_fwd", peer, suffix));
 }
 
+/* 1 when a record of a peer was checked wrong against float64, 2 when the peer failed at the
+ * shape (raised: peers.json's message says how), 0 otherwise (it ran, or it is missing). */
+static int rec_bad(const ada_bench_rec *r) { return !r ? 0 : r->wrong ? 1 : r->error ? 2 : 0; }
+
 /* The cell of a peer beside ours: "wrong result" when a record of it was checked wrong
- * against float64 (never a ratio), "—" when it did not run, else peer time / ours. */
-static void peer_cell(char *buf, size_t n, double peer_t, int wrong, double ours)
+ * against float64, "failed" when it raised (never a ratio), "—" when it did not run, else
+ * peer time / ours. */
+static void peer_cell(char *buf, size_t n, double peer_t, int bad, double ours)
 {
-    if (wrong) snprintf(buf, n, "wrong result");
+    if (bad) snprintf(buf, n, bad == 1 ? "wrong result" : "failed");
     else if (peer_t > 0 && ours > 0) snprintf(buf, n, "%.2f×", peer_t / ours);
     else snprintf(buf, n, "—");
 }
@@ -110,10 +111,11 @@ static void peer_cell(char *buf, size_t n, double peer_t, int wrong, double ours
 /* The speed bar of the project (README): dtile, per-sample fp32 modulation, D in
  * {1536, 3072, 5120}, rows >= 32,760: >= 90% of the copy bandwidth with bf16 x/y (85% with
  * fp32 x), and >= 2x torch.compile and >= 6x eager. Printed as a summary under the table;
- * a missing peer counts as not met (the bar needs them in the same run). */
+ * a missing peer, or one that failed (raised) at the shape, counts as not met (the bar needs
+ * them in the same run); one whose outputs were wrong there is not compared (said under it). */
 static void print_bar(const ada_bench_set *s)
 {
-    int64_t shapes = 0, met = 0;
+    int64_t shapes = 0, met = 0, skipped = 0;
     for (int64_t i = 0; i < s->n; i++) {
         const ada_bench_rec *r = &s->r[i];
         ada_bench_name b;
@@ -129,10 +131,16 @@ static void print_bar(const ada_bench_set *s)
         double pct = (!r->error && r->has_pct) ? ada_median(r->pct_copy, r->n) : 0;
         double t = (!r->error && r->n > 0) ? ada_median(r->time_ns, r->n) : 0;
         double tc = peer_time(s, "torch_compile", suffix), te = peer_time(s, "torch_eager", suffix);
+        int bc = rec_bad(peer_rec(s, "lnmod_fwd", "torch_compile", suffix)),
+            be = rec_bad(peer_rec(s, "lnmod_fwd", "torch_eager", suffix));
+        /* wrong (1): not compared; failed (2): the forward bar needs the peer, so not met */
+        skipped += bf16 && bc == 1;
+        skipped += bf16 && be == 1;
         /* The 2x / 6x part of the bar is for the bf16 shapes only (torch.compile already
-         * runs fp32 rows near the copy bandwidth, so 2x is physically out of reach there). */
-        int ok_bw = pct >= need, ok_c = !bf16 || (t > 0 && tc >= 2 * t),
-            ok_e = !bf16 || (t > 0 && te >= 6 * t);
+         * runs fp32 rows near the copy bandwidth, so 2x is physically out of reach there); a
+         * peer that was wrong or failed at the shape is not compared (said under the bar). */
+        int ok_bw = pct >= need, ok_c = !bf16 || bc == 1 || (t > 0 && tc >= 2 * t),
+            ok_e = !bf16 || be == 1 || (t > 0 && te >= 6 * t);
         if (ok_bw && ok_c && ok_e) {
             met++;
             continue;
@@ -141,9 +149,11 @@ static void print_bar(const ada_bench_set *s)
         if (pct > 0) printf("- bar missed: %s: %.1f%% of copy (needs %.0f%%)", suffix, pct, need);
         else printf("- bar missed: %s: no copy ceiling in this run (needs %.0f%%)", suffix, need);
         if (bf16) {
-            if (tc > 0 && t > 0) printf(", %.2f× torch.compile (needs 2×)", tc / t);
+            if (bc) printf(", torch.compile %s", bc == 1 ? "wrong here: not compared" : "failed here (the bar needs it)");
+            else if (tc > 0 && t > 0) printf(", %.2f× torch.compile (needs 2×)", tc / t);
             else printf(", no torch.compile peer");
-            if (te > 0 && t > 0) printf(", %.2f× eager (needs 6×)", te / t);
+            if (be) printf(", eager %s", be == 1 ? "wrong here: not compared" : "failed here (the bar needs it)");
+            else if (te > 0 && t > 0) printf(", %.2f× eager (needs 6×)", te / t);
             else printf(", no eager peer");
         }
         printf("\n");
@@ -153,10 +163,12 @@ static void print_bar(const ada_bench_set *s)
                ">= 85%% with fp32 x; bf16 also >= 2× torch.compile and >= 6× eager): %lld of %lld shapes "
                "meet it.\n",
                (long long)met, (long long)shapes);
+    if (skipped > 0)
+        printf("Not compared: %lld peer forward(s) at these shapes were wrong (\"wrong result\" in the table): "
+               "no ratio is taken against them.\n", (long long)skipped);
 }
 
 static int report(const char *run, const cli_list *want);
-static int sweep_report(const char *run, const cli_list *want, const char *shape, const char *out);
 
 int cmd_report(int argc, char **argv)
 {
@@ -185,7 +197,7 @@ int cmd_report(int argc, char **argv)
     FILE *mem = open_memstream(&text, &len), *real = stdout;
     if (!mem) return ada_msg("report", "out of memory"), ADA_EXIT_INTERNAL;
     stdout = mem;
-    int rc = sweep ? sweep_report(run, &want, shape, out) : report(run, &want);
+    int rc = sweep ? report_sweep(run, &want, shape, out) : report(run, &want);
     stdout = real;
     fclose(mem);
     for (size_t i = 0; i < len; i++) {
@@ -198,8 +210,8 @@ int cmd_report(int argc, char **argv)
 }
 
 /* bench.json and peers.json (when present) of a run folder; ADA_EXIT_OK or the usage exit
- * after the one-line message. */
-static int load_run(const char *run, ada_bench_set *s)
+ * after the one-line message (cmd_report.h). */
+int report_load_run(const char *run, ada_bench_set *s)
 {
     char err[512];
     struct stat st;
@@ -210,61 +222,6 @@ static int load_run(const char *run, ada_bench_set *s)
     ada_bench_set_free(s);
     ada_msg("report", "%s", err);
     return lrc == ADA_RUNS_ENOMEM ? ADA_EXIT_INTERNAL : ADA_EXIT_USAGE;
-}
-
-/* 0 when out may be written: not inside the run folder, and nothing or a regular file there. */
-static int check_out(const char *run, const char *out)
-{
-    struct stat st;
-    if (lstat(out, &st) == 0 && !S_ISREG(st.st_mode))
-        return ada_usage_error("report", "--out %s: exists and is not a regular file (not replaced)", out);
-    char dir[PATH_MAX], rdir[PATH_MAX], rrun[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", out);
-    char *slash = strrchr(dir, '/');
-    if (!slash) snprintf(dir, sizeof dir, ".");
-    else if (slash == dir) dir[1] = '\0';
-    else *slash = '\0';
-    if (!realpath(dir, rdir)) return ada_usage_error("report", "--out %s: folder %s: %s", out, dir, strerror(errno));
-    if (!realpath(run, rrun)) return ada_usage_error("report", "%s: %s", run, strerror(errno));
-    size_t n = strlen(rrun);
-    if (!strncmp(rdir, rrun, n) && (rdir[n] == '\0' || rdir[n] == '/'))
-        return ada_usage_error("report", "--out %s: inside the run folder; run folders are never edited", out);
-    return ADA_EXIT_OK;
-}
-
-static int sweep_report(const char *run, const cli_list *want, const char *shape, const char *out)
-{
-    if (out && check_out(run, out)) return ADA_EXIT_USAGE;
-    ada_bench_set s = {0};
-    int rc = load_run(run, &s);
-    if (rc) return rc;
-    ada_sweep w;
-    char err[1024];
-    if (ada_sweep_build(&s, want->v, want->n, shape, &w, err, sizeof err)) {
-        ada_bench_set_free(&s);
-        return ada_usage_error("report", "%s: %s", run, err);
-    }
-    ada_bench_set_free(&s);
-    printf("Run `%s`. Medians of pct_copy_bw over the repetitions (%% of a device-to-device "
-           "copy of the same bytes timed in the same run).\n\n", run);
-    ada_sweep_print(stdout, &w);
-    if (out) {
-        char *buf = NULL;
-        size_t len = 0;
-        FILE *m = open_memstream(&buf, &len);
-        char title[512];
-        snprintf(title, sizeof title, "%s: %s", run, w.shape);
-        int bad = !m || ada_sweep_svg(m, &w, title);
-        if (m) bad = (fclose(m) != 0) || bad;
-        if (bad || ada_write_file_atomic(out, buf, len)) {
-            rc = ada_usage_error("report", "cannot write %s: %s", out, errno ? strerror(errno) : "I/O error");
-        } else {
-            printf("\nPlot: %s\n", out);
-        }
-        free(buf);
-    }
-    ada_sweep_free(&w);
-    return rc;
 }
 
 /* One table row: a kernel benchmark (not a peer), its variant and shape suffix. */
@@ -328,8 +285,8 @@ static void print_row(const ada_bench_set *s, const ada_bench_rec *r, const char
     if (r->has_pct && ada_median(r->pct_copy, r->n) > 0) snprintf(pct, sizeof pct, "%.1f%%", ada_median(r->pct_copy, r->n));
     const ada_bench_rec *pc = peer_rec(s, "lnmod_fwd", "torch_compile", suffix),
                         *pe = peer_rec(s, "lnmod_fwd", "torch_eager", suffix);
-    peer_cell(xc, sizeof xc, rec_time(pc), pc && pc->wrong, t);
-    peer_cell(xe, sizeof xe, rec_time(pe), pe && pe->wrong, t);
+    peer_cell(xc, sizeof xc, rec_time(pc), rec_bad(pc), t);
+    peer_cell(xe, sizeof xe, rec_time(pe), rec_bad(pe), t);
     printf("| %s | %s | %.1f | %s | %s | %s | %s |\n", suffix, v, t * 1e-3, tbs, pct, xc, xe);
 }
 
@@ -353,12 +310,12 @@ static const ada_bench_rec *find_shape(const ada_bench_set *s, const char *op, c
 }
 
 /* Forward + backward of variant at a shape: the time (0 when either is missing) and whether
- * either was checked wrong. */
+ * either was checked wrong (1) or failed (2), as rec_bad. */
 static double fwd_bwd(const ada_bench_set *s, const char *variant, const char *key, int *wrong)
 {
     const ada_bench_rec *f = find_shape(s, "lnmod_fwd", variant, key),
                         *b = find_shape(s, "lnmod_bwd", variant, key);
-    *wrong = (f && f->wrong) || (b && b->wrong);
+    *wrong = rec_bad(f) > rec_bad(b) ? rec_bad(f) : rec_bad(b);
     double tf = rec_time(f), tb = rec_time(b);
     return tf > 0 && tb > 0 ? tf + tb : 0;
 }
@@ -378,7 +335,7 @@ static void bwd_row(const ada_bench_set *s, const ada_bench_rec *r, const char *
     if (ours > 0) snprintf(tfb, sizeof tfb, "%.1f", ours * 1e-3);
     for (int p = 0; p < N_BWD_PEERS; p++) {
         const ada_bench_rec *pb = peer_rec(s, "lnmod_bwd", bwd_peers[p], suffix);
-        peer_cell(cells[p], sizeof cells[p], rec_time(pb), pb && pb->wrong, t);
+        peer_cell(cells[p], sizeof cells[p], rec_time(pb), rec_bad(pb), t);
         int pw = 0;
         double pt = fwd_bwd(s, bwd_peers[p], key, &pw);
         peer_cell(sum[p], sizeof sum[p], pt, pw, ours);
@@ -409,7 +366,7 @@ static void print_saved(const ada_bench_set *s, const table_row *rows, int64_t n
         for (int p = 0; p < N_BWD_PEERS; p++) {
             const ada_bench_rec *pb = peer_rec(s, "lnmod_bwd", bwd_peers[p], rows[k].suffix);
             if (pb && pb->has_saved) printf(" | %.1f", pb->saved_bytes * 1e-6);
-            else printf(" | %s", pb && pb->wrong ? "wrong result" : "—");
+            else printf(" | %s", rec_bad(pb) == 1 ? "wrong result" : rec_bad(pb) ? "failed" : "—");
         }
         printf(" |\n");
     }
@@ -421,7 +378,7 @@ static void print_saved(const ada_bench_set *s, const table_row *rows, int64_t n
  * of Liger where it ran, and forward + backward >= 1.5x torch.compile's. */
 static void print_bwd_bar(const ada_bench_set *s, const table_row *rows, int64_t n)
 {
-    int64_t shapes = 0, met = 0;
+    int64_t shapes = 0, met = 0, skipped = 0;
     for (int64_t k = 0; k < n; k++) {
         const ada_bench_rec *r = &s->r[rows[k].idx];
         ada_bench_name b;
@@ -442,7 +399,10 @@ static void print_bwd_bar(const ada_bench_set *s, const table_row *rows, int64_t
             for (int p = 0; p < N_BWD_PEERS && w < sizeof why - 96; p++) {
                 const ada_bench_rec *pb = peer_rec(s, "lnmod_bwd", bwd_peers[p], rows[k].suffix);
                 double pt = rec_time(pb);
-                if (pb && pb->wrong) continue; /* a wrong peer is not a bar to meet */
+                if (rec_bad(pb)) { /* a wrong or failed peer is not a bar to meet */
+                    skipped++;
+                    continue;
+                }
                 if (pt <= 0 && p < 2) w += (size_t)snprintf(why + w, sizeof why - w, ", no %s peer", bwd_heads[p]);
                 else if (pt > 0 && !(t > 0 && pt >= want[p] * t))
                     w += (size_t)snprintf(why + w, sizeof why - w, ", %.2f× %s (needs %.1f×)", t > 0 ? pt / t : 0,
@@ -466,6 +426,9 @@ static void print_bwd_bar(const ada_bench_set *s, const table_row *rows, int64_t
                "per sample, 80%% per token and frame; per sample >= 3.5× eager, >= 1.4× torch.compile where its "
                "gradients are right, ahead of Liger, fwd+bwd >= 1.5× torch.compile): %lld of %lld shapes meet it.\n",
                (long long)met, (long long)shapes);
+    if (skipped > 0)
+        printf("Not compared: %lld peer backward(s) at these shapes were wrong or failed (\"wrong result\" / "
+               "\"failed\" in the table): no ratio is taken against them.\n", (long long)skipped);
 }
 
 /* The backward table, forward + backward beside it, the memory kept, the bar. */
@@ -519,7 +482,7 @@ static int report(const char *run, const cli_list *want)
 {
     ada_bench_set s = {0};
     char path[4096];
-    int lrc = load_run(run, &s);
+    int lrc = report_load_run(run, &s);
     if (lrc) return lrc;
 
     if (check_variants(&s, want, run)) {
@@ -572,6 +535,7 @@ static int report(const char *run, const cli_list *want)
     free(order);
     if (rows == 0) printf("| (no lnmod_fwd benchmarks in this run) | | | | | | |\n");
     print_bar(&s);
+    report_user_peers(&s, want);
     if (print_backward(&s, want)) {
         ada_bench_set_free(&s);
         ada_msg("report", "out of memory");

@@ -6,6 +6,7 @@
  *     every GPU benchmark either run without error or listed as skipped by name;
  *   - bad usage exits 2; --list-shapes gives the shape table;
  * *   - report on a synthetic run folder (ours + peers) prints the expected row;
+ *   - report: failed peers ("failed", the bars' rules), wrong ones, the user's own --peer rows;
  *   - report --sweep prints the sweep table, writes the SVG where --out says, refuses the rest.
  */
 #include <errno.h>
@@ -320,6 +321,64 @@ Test(report_cli, backward_beside_forward)
                        "%s", text);
     cr_assert_not_null(strstr(text, "1 of 2 shapes meet it."), "%s", text);
     cr_assert_null(strstr(text, "| liger"), "peers are columns, not rows:\n%s", text);
+}
+
+/* Peers that failed (raised) or were wrong, and the user's own peers: a failed torch.compile
+ * forward is "failed" in the table and the forward bar is missed for want of it (the bar needs
+ * it), a wrong one is not compared (said under the bar); a failed or wrong backward peer is
+ * not compared in the backward bar (issue 18: "where its gradients are right"); a --peer's
+ * benchmarks are rows of their own beside dtile's time, a wrong one never with a ratio. */
+Test(report_cli, failed_peers_and_user_peers)
+{
+    test_tmp_make("peerfail");
+    char p[256], log[256], n[256];
+    const char *A = "bf16-f32-bf16/sample/D5120/rows32760", *B = "bf16-f32-bf16/sample/D3072/rows32760";
+    const char *err = "\"real_time\": 0, \"time_unit\": \"us\", \"error_occurred\": true, \"error_message\": ";
+    char e1[256], e2[256];
+    snprintf(e1, sizeof e1, "%s\"error: RuntimeError: invalid gradient\"", err);
+    snprintf(e2, sizeof e2, "%s\"wrong result: rel err y 0.5\"", err);
+    snprintf(p, sizeof p, "%s/bench.json", test_tmpdir);
+    FILE *f = fopen(p, "w");
+    fprintf(f, "{\"context\": {}, \"benchmarks\": [\n");
+    gb_entry(f, "copy/bytes1000", 40, 25e9, 100, 1);
+#define NAME(op, v, sh) (snprintf(n, sizeof n, "%s/%s/%s", op, v, sh), n)
+    gb_entry(f, NAME("lnmod_fwd", "dtile", A), 100, 4.0e12, 93.5, 0);
+    gb_entry(f, NAME("lnmod_fwd", "dtile", B), 60, 4.0e12, 92.0, 0);
+    gb_entry(f, NAME("lnmod_bwd", "dtile", A), 200, 3.6e12, 86.0, 0);
+    fprintf(f, "]}\n");
+    fclose(f);
+    snprintf(p, sizeof p, "%s/peers.json", test_tmpdir);
+    f = fopen(p, "w");
+    fprintf(f, "{\"context\": {}, \"benchmarks\": [\n");
+    gb_entry(f, NAME("lnmod_fwd", "torch_eager", A), 800, 0.5e12, 12, 1);
+    gb_raw(f, NAME("lnmod_fwd", "torch_compile", A), e1);
+    gb_entry(f, NAME("lnmod_fwd", "torch_eager", B), 480, 0.5e12, 12, 0);
+    gb_raw(f, NAME("lnmod_fwd", "torch_compile", B), e2);
+    gb_entry(f, NAME("lnmod_bwd", "torch_eager", A), 1000, 0.5e12, 12, 0);
+    gb_raw(f, NAME("lnmod_bwd", "torch_compile", A), e1);
+    gb_entry(f, NAME("lnmod_fwd", "peer:mine", A), 300, 1e12, 31, 0);
+    gb_raw(f, NAME("lnmod_bwd", "peer:bad", A), e2);
+#undef NAME
+    fprintf(f, "]}\n");
+    fclose(f);
+    snprintf(log, sizeof log, "%s/report.md", test_tmpdir);
+    char *a[] = {"report", test_tmpdir, NULL};
+    cr_assert_eq(run_adaload(a, log), 0);
+    const char *text = slurp(log);
+    cr_assert_not_null(strstr(text, "| bf16-f32-bf16/sample/D5120/rows32760 | dtile | 100.0 | 4.00 | 93.5% | failed | 8.00× |"),
+                       "%s", text);
+    cr_assert_not_null(strstr(text, "bar missed: bf16-f32-bf16/sample/D5120/rows32760: 93.5% of copy (needs 90%), "
+                                    "torch.compile failed here (the bar needs it), 8.00× eager (needs 6×)"), "%s", text);
+    cr_assert_null(strstr(text, "bar missed: bf16-f32-bf16/sample/D3072"), "a wrong compile is not compared:\n%s", text);
+    cr_assert_not_null(strstr(text, "1 of 2 shapes meet it.\nNot compared: 1 peer forward(s)"), "%s", text);
+    /* The backward: compile failed, so only eager (5x >= 3.5x) and the copy (86%) count. */
+    cr_assert_not_null(strstr(text, "| bf16-f32-bf16/sample/D5120/rows32760 | dtile | 200.0 | 3.60 | 86.0% | 5.00× | failed |"),
+                       "%s", text);
+    cr_assert_not_null(strstr(text, "1 of 1 shapes meet it.\nNot compared: 1 peer backward(s)"), "%s", text);
+    cr_assert_not_null(strstr(text, "| bf16-f32-bf16/sample/D5120/rows32760 | fwd | peer:mine | 300.0 | 31.0% | 100.0 | 3.00× |"),
+                       "%s", text);
+    cr_assert_not_null(strstr(text, "| bf16-f32-bf16/sample/D5120/rows32760 | bwd | peer:bad | wrong result: rel err y 0.5 | | 200.0 | |"),
+                       "%s", text);
 }
 
 /* report --sweep on a synthetic sweep run: the table on stdout, the SVG where --out says

@@ -1,0 +1,20 @@
+/* cmd_report.h -- the parts of `adaload report` (cmd_report.c) that its other files share:
+ * reading a run folder, the sweep view (cmd_report_sweep.c), the user peers' table
+ * (cmd_report_peers.c). Each prints to stdout and returns an exit code (cli.h). */
+#ifndef ADALOAD_CMD_REPORT_H
+#define ADALOAD_CMD_REPORT_H
+#include "cli_opts.h"
+#include "run_bench.h"
+
+/* bench.json and peers.json (when present) of RUN into *s: ADA_EXIT_OK, or the exit code
+ * after the one-line message (2 bad folder or file, 3 out of memory). */
+int report_load_run(const char *run, ada_bench_set *s);
+
+/* --sweep: the view of one slice (shape, or the slice with the most D), with --out also
+ * the SVG plot, written atomically and never into the run folder. */
+int report_sweep(const char *run, const cli_list *want, const char *shape, const char *out);
+
+/* The benchmarks of the user's own peers (`bench --peer MODULE:FUNCTION`, peer:<name>) beside
+ * dtile's of the same shape and direction; prints nothing when the run has none. */
+void report_user_peers(const ada_bench_set *s, const cli_list *want);
+#endif
