@@ -180,8 +180,20 @@ class Report(unittest.TestCase):
             "not_run": [{"name": "sort-by-length-w2-torch", "reason": "budget: ..."}]}
         t = replay_report.render(doc)
         self.assertIn("| dual | 2 | torch | 0.1000 | 0.1000 | +0.0000 |", t)
-        self.assertIn("| 2 | torch | verl-kk | 1.200x | 1.200x | 0.1000 / 0.2000 |", t)
+        # Without the simulator's epoch figures the plans' ratio is unknown ("--"); the
+        # replayed groups' ratio is shown as such.
+        self.assertIn("| 2 | torch | verl-kk | -- | -- | 1.000, 1.000 | 1.200x / 1.200x |", t)
         self.assertIn("- sort-by-length-w2-torch: budget", t)
+
+    def test_plans_compared_by_epoch_not_by_replayed_groups(self):
+        # The H200 case (2026-12-02T050252Z): the replayed first groups of the dual plan were
+        # its costliest (0.64x equal-token + random over them), the epochs 1.116x apart.
+        d = row("dual", 0.0012, 0.0, 2.596, 2.604)
+        d["predicted"]["epoch"] = {"epoch_idle_fraction": 0.0887, "samples_per_s": 8.288}
+        b = row("eqtok-random", 0.088, 0.0978, 4.039, 4.069)
+        b["predicted"]["epoch"] = {"epoch_idle_fraction": 0.1836, "samples_per_s": 7.425}
+        t = replay_report.render({"info": {"device": "x"}, "ranks": [2], "configs": [d, b]})
+        self.assertIn("| 2 | torch | eqtok-random | 1.116x | 0.0887 / 0.1836 | 1.003, 1.007 | 0.643x / 0.640x |", t)
 
 
 def run_main(args):
