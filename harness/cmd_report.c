@@ -295,8 +295,9 @@ static const char *const bwd_peers[] = {"torch_eager", "torch_compile", "torch_c
 static const char *const bwd_heads[] = {"eager", "torch.compile", "compile, Wan table", "Liger"};
 enum { N_BWD_PEERS = 4 };
 
-/* <op>/<variant>/<key>[/graph<K>] with K in 2..64 (ada_graph_k's range), or NULL. */
-static const ada_bench_rec *find_shape(const ada_bench_set *s, const char *op, const char *variant,
+/* <op>/<variant>/<key>[/graph<K>] with K in 2..64 (ada_graph_k's range), or NULL
+ * (cmd_report.h). */
+const ada_bench_rec *report_find_shape(const ada_bench_set *s, const char *op, const char *variant,
                                        const char *key)
 {
     char name[600];
@@ -313,8 +314,8 @@ static const ada_bench_rec *find_shape(const ada_bench_set *s, const char *op, c
  * either was checked wrong (1) or failed (2), as rec_bad. */
 static double fwd_bwd(const ada_bench_set *s, const char *variant, const char *key, int *wrong)
 {
-    const ada_bench_rec *f = find_shape(s, "lnmod_fwd", variant, key),
-                        *b = find_shape(s, "lnmod_bwd", variant, key);
+    const ada_bench_rec *f = report_find_shape(s, "lnmod_fwd", variant, key),
+                        *b = report_find_shape(s, "lnmod_bwd", variant, key);
     *wrong = rec_bad(f) > rec_bad(b) ? rec_bad(f) : rec_bad(b);
     double tf = rec_time(f), tb = rec_time(b);
     return tf > 0 && tb > 0 ? tf + tb : 0;
@@ -330,7 +331,7 @@ static void bwd_row(const ada_bench_set *s, const ada_bench_rec *r, const char *
     }
     double t = rec_time(r), pct = r->has_pct ? ada_median(r->pct_copy, r->n) : 0;
     int w = 0;
-    double f = rec_time(find_shape(s, "lnmod_fwd", v, key)), ours = fwd_bwd(s, v, key, &w);
+    double f = rec_time(report_find_shape(s, "lnmod_fwd", v, key)), ours = fwd_bwd(s, v, key, &w);
     if (f > 0) snprintf(tf, sizeof tf, "%.1f", f * 1e-3);
     if (ours > 0) snprintf(tfb, sizeof tfb, "%.1f", ours * 1e-3);
     for (int p = 0; p < N_BWD_PEERS; p++) {

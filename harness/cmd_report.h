@@ -10,6 +10,12 @@
  * after the one-line message (2 bad folder or file, 3 out of memory). */
 int report_load_run(const char *run, ada_bench_set *s);
 
+/* The record <op>/<variant>/<key>, or <op>/<variant>/<key>/graph<K> for the K (2..64) the
+ * shape's bytes gave it (bench_shapes.h), where key is a shape without /graph<K>; NULL when
+ * the run has none. */
+const ada_bench_rec *report_find_shape(const ada_bench_set *s, const char *op, const char *variant,
+                                       const char *key);
+
 /* --sweep: the view of one slice (shape, or the slice with the most D), with --out also
  * the SVG plot, written atomically and never into the run folder. */
 int report_sweep(const char *run, const cli_list *want, const char *shape, const char *out);

@@ -22,23 +22,15 @@ static int wanted(const cli_list *want, const char *variant)
     return 0;
 }
 
-/* dtile's record of the same op and shape (the peer's graph K is its own: the shape key
- * without /graph<K> is matched against every K dtile may have used). */
+/* dtile's record of the same op and shape (the peer's graph K is its own: dtile's is found
+ * by the shape without /graph<K>). */
 static const ada_bench_rec *dtile_of(const ada_bench_set *s, const ada_bench_name *b)
 {
-    char name[600], key[sizeof b->shape];
-    snprintf(name, sizeof name, "%s/dtile/%s", b->op, b->shape);
-    const ada_bench_rec *r = ada_bench_find(s, name);
+    char key[sizeof b->shape];
     snprintf(key, sizeof key, "%s", b->shape);
     char *g = strstr(key, "/graph");
     if (g) *g = '\0';
-    snprintf(name, sizeof name, "%s/dtile/%s", b->op, key);
-    if (!r) r = ada_bench_find(s, name);
-    for (int k = 2; !r && k <= 64; k++) { /* ada_graph_k's range */
-        snprintf(name, sizeof name, "%s/dtile/%s/graph%d", b->op, key, k);
-        r = ada_bench_find(s, name);
-    }
-    return r;
+    return report_find_shape(s, b->op, "dtile", key);
 }
 
 static double median_time(const ada_bench_rec *r)
