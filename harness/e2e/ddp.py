@@ -154,9 +154,9 @@ def job_state(a, name):
     if os.path.exists(os.path.join(d, "done")):
         return "done", ""
     if os.path.exists(os.path.join(d, "skipped")):
-        return "skipped", json.load(open(os.path.join(d, "skipped")))["reason"]
+        return "skipped", load_json(os.path.join(d, "skipped"))["reason"]
     if os.path.exists(os.path.join(d, "started")):
-        why = [open(os.path.join(d, f)).read().strip() for f in sorted(os.listdir(d))
+        why = [read_text(os.path.join(d, f)).strip() for f in sorted(os.listdir(d))
                if f.startswith("failed-rank")]
         return "failed", "failed: " + ("; ".join(why) or "the launch ended")
     return "pending", ""
@@ -194,6 +194,16 @@ def train_all(a, items, t_start):
     return not_run
 
 
+def load_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def read_text(path):
+    with open(path) as f:
+        return f.read()
+
+
 def records(a, name):
     recs = []
     for r in range(W):
@@ -207,15 +217,15 @@ def replay_doc(out_text):
     m = re.findall(r"^replay\.py: wrote and indexed (.+)$", out_text, re.M)
     if not m:
         return None, None
-    return m[-1], json.load(open(os.path.join(m[-1], "e2e.json")))
+    return m[-1], load_json(os.path.join(m[-1], "e2e.json"))
 
 
 def config_doc(a, it, kernel, replay):
     name = "%s-w%d-%s" % (it["config"], W, kernel)
     recs = records(a, name)
-    summary = json.load(open(it["summary"]))
+    summary = load_json(it["summary"])
     mem_p = os.path.join(a.work, "calibration", "memory.json")
-    dev_b = json.load(open(mem_p)).get("device_bytes", 0) if os.path.exists(mem_p) else 0
+    dev_b = load_json(mem_p).get("device_bytes", 0) if os.path.exists(mem_p) else 0
     m = D.measured(recs, W, dev_b if a.device == "cuda" else 0)
     want = [k + it["plan"].first_step for g in it["meas"] for k in g]
     got = [k for g in m["groups"] for k in g["steps"]]
@@ -240,7 +250,7 @@ def main(argv=None):
     a = parse_args(argv)
     if a.mode == "report":
         try:
-            sys.stdout.write(ddp_report.render(json.load(open(os.path.join(a.run_dir, "e2e.json")))))
+            sys.stdout.write(ddp_report.render(load_json(os.path.join(a.run_dir, "e2e.json"))))
         except (OSError, ValueError, KeyError) as e:
             print("ddp.py report: %s: %s" % (a.run_dir, e), file=sys.stderr)
             return 2
@@ -296,7 +306,7 @@ def write_run(a, items, not_run, replay_run, replay):
             configs.append(c)
             files["steps-%s.jsonl" % name] = "".join(json.dumps(x) + "\n" for x in recs)
     alone_p = os.path.join(a.work, "ddp", "allreduce-alone.json")
-    alone = json.load(open(alone_p)) if os.path.exists(alone_p) else None
+    alone = load_json(alone_p) if os.path.exists(alone_p) else None
     info = {"ranks": [W], "emulated": False, "device": a.device, "steps": a.steps, "warmup": a.warmup,
             "window": a.window, "budget_s": a.budget_s, "bucket_mb": a.bucket_mb,
             "replay_run": os.path.relpath(replay_run, a.results) if replay_run else None,
@@ -308,11 +318,11 @@ def write_run(a, items, not_run, replay_run, replay):
     doc.update(emulated=False, ranks=[W], not_run=not_run)
     files.update({"e2e.json": doc, "report.md": ddp_report.render(doc)})
     for it in items:
-        files["summary-%s-w%d.json" % (it["config"], W)] = json.load(open(it["summary"]))
+        files["summary-%s-w%d.json" % (it["config"], W)] = load_json(it["summary"])
     for f in ("profile.csv", "memory.json"):
         p = os.path.join(a.work, "calibration", f)
         if os.path.exists(p):
-            files[f] = open(p).read()
+            files[f] = read_text(p)
     testbed = a.testbed or ("cpu-e2e-check" if a.device != "cuda" else subprocess.run(
         [a.adaload, "results", "testbed"], capture_output=True, text=True).stdout.strip())
     try:

@@ -94,7 +94,9 @@ def train(a, launch_env):
     import torch.nn.functional as F
     from torch.nn.parallel import DistributedDataParallel as DDP
     from adaload.plan import PlanBatches
-    dist.init_process_group("nccl" if a.device == "cuda" else "gloo")
+    import datetime
+    dist.init_process_group("nccl" if a.device == "cuda" else "gloo",
+                            timeout=datetime.timedelta(seconds=a.pg_timeout_s))
     rank, world = dist.get_rank(), dist.get_world_size()
     d = T.Dev(torch, a.device, int(os.environ.get("LOCAL_RANK", rank)))
     m, _ = T.build(a, torch, a.kernel, d)
