@@ -270,12 +270,16 @@ def main(argv=None):
             return 77
     cmd = replay_cmd(a)
     print("+ " + " ".join(shlex.quote(c) for c in cmd), flush=True)
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    sys.stdout.write(r.stdout)
-    sys.stderr.write(r.stderr)
-    if r.returncode not in (0, 1):
-        print("ddp.py: replay.py exited %d: no plans to train" % r.returncode, file=sys.stderr)
-        return r.returncode
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines = []
+    for line in p.stdout:  # the device log shows the replay as it goes
+        sys.stdout.write(line)
+        sys.stdout.flush()
+        lines.append(line)
+    rc = p.wait()
+    if rc not in (0, 1):
+        print("ddp.py: replay.py exited %d: no plans to train" % rc, file=sys.stderr)
+        return rc
     try:
         items = work_plan(a)
     except (OSError, ValueError) as e:
@@ -286,7 +290,7 @@ def main(argv=None):
             print("+ " + " ".join(shlex.quote(c) for c in launch_cmd(a, k, items, t_start + a.budget_s)))
         print("ddp.py: dry run: plans in %s; nothing trained, nothing written to %s" % (a.work, a.results))
         return 0
-    replay_run, replay = replay_doc(r.stdout)
+    replay_run, replay = replay_doc("".join(lines))
     not_run = train_all(a, items, t_start)
     return write_run(a, items, not_run, replay_run, replay)
 

@@ -161,12 +161,17 @@ class DriverOnCPU(unittest.TestCase):
             r = subprocess.run([sys.executable, os.path.join(HERE, "ddp.py"), "run", "--device", "cpu",
                                 "--kernels", "torch", "--manifest", m, "--samples", "20", "--steps", "2",
                                 "--window", "2", "--max-tokens", "4000", "--work", os.path.join(t, "w"),
-                                "--results", res, "--adaload", ADALOAD, "--configs", "dual,verl-kk"]
+                                "--results", res, "--adaload", ADALOAD, "--configs", "dual,verl-kk",
+                                # a loaded 2-core machine: the budgets must not cut anything
+                                "--budget-s", "3000", "--replay-budget-s", "2000"]
                                + model_args(), capture_output=True, text=True, timeout=900)
             self.assertEqual(r.returncode, 0, r.stdout[-3000:] + r.stderr[-3000:])
             runs = sorted(os.listdir(os.path.join(res, "cpu-e2e-check", "e2e")))
             self.assertEqual(len(runs), 2)  # the replay's and the DDP run's
-            docs = [json.load(open(os.path.join(res, "cpu-e2e-check", "e2e", x, "e2e.json"))) for x in runs]
+            docs = []
+            for x in runs:
+                with open(os.path.join(res, "cpu-e2e-check", "e2e", x, "e2e.json")) as f:
+                    docs.append(json.load(f))
             (ddp,) = [d for d in docs if d["emulated"] is False]
             self.assertEqual((ddp["ranks"], ddp["not_run"]), ([2], []))
             self.assertEqual([c["name"] for c in ddp["configs"]], ["dual-w2-torch", "verl-kk-w2-torch"])
