@@ -35,7 +35,7 @@ class HookState:
     gradient computed) when armed, and counts the all-reduce rounds (last buckets)."""
 
     def __init__(self, marks):
-        self.marks, self.armed, self.rounds = marks, False, 0
+        self.marks, self.armed, self.rounds, self.grads = marks, False, 0, None
 
 
 def last_bucket_hook(st, bucket):
