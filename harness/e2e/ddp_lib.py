@@ -32,7 +32,8 @@ synchronized). Figures over the measured groups:
 - idle_fraction: the simulator's, over compute only: sum_g (max_r c - mean_r c) / sum_g max_r c
   (what replay.py measures on one GPU);
 - wait_fraction: the share of each rank's compute + all-reduce time spent waiting in the
-  all-reduce: sum_{g,r} a_gr / sum_{g,r} (c_gr + a_gr);
+  all-reduce: sum_{g,r} a_gr / sum_{g,r} (c_gr + a_gr) (a_gr: allreduce_s, plus idle_pass_s
+  for a rank with nothing to compute in the group: the simulator counts that rank idle);
 - samples_per_s: samples / sum_g max_r (c_gr + a_gr) (compute and all-reduce; comparable to
   replay's samples / sum_g max_r c); samples_per_s_wall: samples / sum_g max_r (sum of step_s)
   (everything: input synthesis, optimizer, host synchronization);
@@ -139,7 +140,8 @@ def measured(records, world, device_bytes):
         raise ValueError("no measured records")
     gs = [by[g] for g in sorted(by)]
     c = [g["compute_s"] for g in gs]
-    a = [g["allreduce_s"] for g in gs]
+    # a rank with no micro-batch in a group waits for the others: its zero-weight pass too
+    a = [[x + y for x, y in zip(g["allreduce_s"], g["idle_pass_s"])] for g in gs]
     span = sum(max(ci + ai for ci, ai in zip(cg, ag)) for cg, ag in zip(c, a))
     wall = sum(max(g["step_s"]) for g in gs)
     tot = sum(sum(cg) + sum(ag) for cg, ag in zip(c, a))

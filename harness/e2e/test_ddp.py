@@ -179,6 +179,12 @@ class Figures(unittest.TestCase):
         self.assertAlmostEqual(m["vram_util_max"], 0.3)
         with self.assertRaisesRegex(ValueError, "group 0: 1 records for 1 steps x 2 ranks"):
             D.measured(recs[:1], 2, 0)
+        # a rank idle in a whole group: its zero-weight pass counts as waiting, not compute
+        idle = [rec(0, 0, 0, 2.0, 0.5, 2), dict(rec(0, 0, 1, 0.0, 0.5, 0), idle_pass_s=2.0)]
+        m = D.measured(idle, 2, 0)
+        self.assertEqual((m["idle_fraction"], m["compute_s_total"]), (0.5, 2.0))
+        self.assertAlmostEqual(m["wait_fraction"], 3.0 / 5.0)
+        self.assertAlmostEqual(m["samples_per_s"], 2 / 2.5)
 
     def test_predicted_by_hand(self):
         p = D.predicted(hand_plan(), [[0], [1, 2]], t_ar=1.0, t_opt=0.5)
