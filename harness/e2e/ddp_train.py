@@ -136,7 +136,7 @@ def train(a, launch_env):
         buckets = json.load(open(summary_path))["buckets"]
         sched = ddp_lib.rank_schedule(mbs, a.warmup, a.steps)
         m.load_state_dict(init)
-        opt = torch.optim.AdamW(m.parameters(), lr=a.lr, fused=d.cuda)
+        opt = T.make_opt(a, torch, m, d)
         if rank == 0:
             e2e_write(os.path.join(job, "started"), {"time": time.time()})
         dist.barrier()

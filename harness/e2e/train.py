@@ -83,6 +83,8 @@ def parse_args(argv=None):
     p.add_argument("--ffn", type=int, default=8960)
     p.add_argument("--text-len", type=int, default=512)
     p.add_argument("--lr", type=float, default=1e-4)
+    p.add_argument("--optimizer", choices=("adamw", "sgd"), default="adamw",
+                   help="sgd: for the numerics check only (test_ddp_torch)")
     p.add_argument("--bucket-mb", type=float, default=256)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
@@ -169,8 +171,16 @@ def build(a, torch, kernel, d):
     torch.manual_seed(a.seed)
     m = WanDiT(width=a.width, depth=a.depth, heads=a.heads, ffn=a.ffn, text_len=a.text_len,
                modulate=kernel).to(d.dev)
-    opt = torch.optim.AdamW(m.parameters(), lr=a.lr, fused=d.cuda)
-    return m, opt
+    return m, make_opt(a, torch, m, d)
+
+
+def make_opt(a, torch, m, d):
+    """AdamW (the experiment's), or plain SGD with --optimizer sgd: the numerics check of DDP
+    against the replay, whose updates do not amplify the rounding of tiny gradients as
+    AdamW's g / (sqrt(v) + eps) does."""
+    if getattr(a, "optimizer", "adamw") == "sgd":
+        return torch.optim.SGD(m.parameters(), lr=a.lr)
+    return torch.optim.AdamW(m.parameters(), lr=a.lr, fused=d.cuda)
 
 
 def batch_inputs(torch, m, bucket, n, gen, d):
