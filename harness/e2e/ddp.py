@@ -178,17 +178,22 @@ def train_all(a, items, t_start):
             cmd = launch_cmd(a, kernel, left, deadline)
             print("+ " + " ".join(shlex.quote(c) for c in cmd), flush=True)
             rc = subprocess.run(cmd, env=env).returncode
-            pending = []
+            pending, systematic = [], None
             for it in left:
                 name = "%s-w%d-%s" % (it["config"], W, kernel)
                 st, why = job_state(a, name)
                 if st in ("skipped", "failed"):
                     not_run.append({"name": name, "reason": why})
+                    if st == "failed" and "OutOfMemory" not in why:
+                        systematic = "%s %s" % (name, why)
                 elif st == "pending":
                     pending.append(it)
-            if rc != 0 and len(pending) == len(left):  # nothing started: it will not get better
+            # Out of memory is the configuration's; anything else (a missing library, a bad
+            # file) would fail every later launch the same way.
+            if rc != 0 and (systematic or len(pending) == len(left)):
+                why = systematic or "the launch exited %d before this job" % rc
                 not_run += [{"name": "%s-w%d-%s" % (it["config"], W, kernel),
-                             "reason": "failed: the launch exited %d before this job" % rc} for it in pending]
+                             "reason": "failed: not run after %s" % why} for it in pending]
                 break
             left = pending
     return not_run

@@ -297,6 +297,53 @@ class Driver(unittest.TestCase):
         self.assertIn("replay.py run --ranks 2", out)
         self.assertFalse(os.path.exists(self.res))
 
+    def fake_launches(self, outcomes):
+        """ddp.subprocess.run replaced by launches that mark each job of the command with the
+        next outcome (done | oom | error) until one fails; returns the commands."""
+        calls, it = [], iter(outcomes)
+
+        def run(cmd, env=None):
+            calls.append(cmd)
+            self.assertEqual(D.multicast_problems(env), [])
+            jobs = [cmd[i + 1] for i, x in enumerate(cmd) if x == "--per-rank"]
+            for folder in jobs:
+                d = os.path.join(self.work, "ddp", os.path.basename(folder) + "-torch")
+                os.makedirs(d, exist_ok=True)
+                open(os.path.join(d, "started"), "w").close()
+                what = next(it)
+                if what == "done":
+                    open(os.path.join(d, "done"), "w").close()
+                    continue
+                with open(os.path.join(d, "failed-rank0.txt"), "w") as f:
+                    f.write("OutOfMemoryError: x\n" if what == "oom" else "ImportError: no libadaload\n")
+                return subprocess.CompletedProcess(cmd, 1)
+            return subprocess.CompletedProcess(cmd, 0)
+        return calls, run
+
+    def test_relaunch_after_out_of_memory_not_after_other_errors(self):
+        extra = ("--kernels", "torch", "--configs", "dual,verl-kk,eqtok-random")
+        with contextlib.redirect_stdout(io.StringIO()):
+            ddp.main(self.args(*extra))
+            a = ddp.parse_args([x for x in self.args(*extra) if x != "--dry-run"] + ["--device", "cpu"])
+            items = ddp.work_plan(a)
+        orig = ddp.subprocess.run
+        try:
+            calls, ddp.subprocess.run = self.fake_launches(["oom", "done", "done"])
+            with contextlib.redirect_stdout(io.StringIO()):
+                nr = ddp.train_all(a, items, ddp.time.time())
+            self.assertEqual(len(calls), 2)  # the rest ran in a second launch
+            self.assertEqual(len([x for x in calls[1] if x == "--per-rank"]), 2)
+            self.assertEqual(nr, [{"name": "dual-w2-torch", "reason": "failed: OutOfMemoryError: x"}])
+            shutil.rmtree(os.path.join(self.work, "ddp"))
+            calls, ddp.subprocess.run = self.fake_launches(["error"])
+            with contextlib.redirect_stdout(io.StringIO()):
+                nr = ddp.train_all(a, items, ddp.time.time())
+            self.assertEqual(len(calls), 1)  # a systematic failure is not launched again
+            self.assertEqual([n["reason"] for n in nr], ["failed: ImportError: no libadaload"] + [
+                "failed: not run after dual-w2-torch failed: ImportError: no libadaload"] * 2)
+        finally:
+            ddp.subprocess.run = orig
+
     def test_run_folder_from_simulated_records(self):
         # The driver after training: job folders with records of a DDP that follows the plans
         # exactly (T = 0.3 s per all-reduce), one job failed, one skipped: the run folder.
