@@ -18,7 +18,8 @@ the plan of work (per configuration its groups and predicted seconds) -> one `to
 --nproc-per-node 2 train.py train --per-rank ...` per kernel with every configuration that
 fits in what is left of --budget-s (the launcher's environment has the multicast-off
 variables; a configuration that fails ends its launch: the rest run in a new one) -> one run
-folder results/<testbed>/e2e/<run>/ through `adaload results new/publish` with e2e.json
+folder results/<testbed>/e2e/<run>/ (testbed: the GPU's name and -x2, e.g. nvidia-h200-x2, for
+both the replay's run folder and this one) through `adaload results new/publish` with e2e.json
 (emulated: false, ranks [2], per configuration the measured per rank and group figures, the
 prediction, the comparison with the replay) and report.md.
 --dry-run: replay.py --dry-run (the plans for real, fake calibration) and this plan of work
@@ -251,6 +252,17 @@ def config_doc(a, it, kernel, replay):
             "versus_replay": D.versus_replay(m, rcfg)}, recs
 
 
+def testbed(a):
+    """Both run folders (the replay's and DDP's) go under one testbed: the GPU's name with the
+    machine's GPU count (nvidia-h200-x2); cpu-e2e-check for the CPU check."""
+    if a.device != "cuda":
+        return "cpu-e2e-check"
+    r = subprocess.run([a.adaload, "results", "testbed"], capture_output=True, text=True)
+    if r.returncode != 0 or not r.stdout.strip():
+        raise ValueError("adaload results testbed: %s" % (r.stderr or r.stdout).strip())
+    return "%s-x%d" % (r.stdout.strip(), W)
+
+
 def main(argv=None):
     a = parse_args(argv)
     if a.mode == "report":
@@ -273,6 +285,12 @@ def main(argv=None):
             print("ddp.py: %d CUDA device(s) visible here; the experiment needs %d (the "
                   "nvidia-h200-x2 kind)" % (torch.cuda.device_count(), W), file=sys.stderr)
             return 77
+    if not a.dry_run and a.testbed is None:
+        try:
+            a.testbed = testbed(a)
+        except ValueError as e:
+            print("ddp.py: %s" % e, file=sys.stderr)
+            return 2
     cmd = replay_cmd(a)
     print("+ " + " ".join(shlex.quote(c) for c in cmd), flush=True)
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -332,10 +350,9 @@ def write_run(a, items, not_run, replay_run, replay):
         p = os.path.join(a.work, "calibration", f)
         if os.path.exists(p):
             files[f] = read_text(p)
-    testbed = a.testbed or ("cpu-e2e-check" if a.device != "cuda" else subprocess.run(
-        [a.adaload, "results", "testbed"], capture_output=True, text=True).stdout.strip())
     try:
-        d = e2e_lib.new_run_folder(a.adaload, a.results, testbed, files, info["command_line"])
+        d = e2e_lib.new_run_folder(a.adaload, a.results, a.testbed or testbed(a), files,
+                                   info["command_line"])
     except ValueError as e:
         print("ddp.py: %s" % e, file=sys.stderr)
         return 2

@@ -279,6 +279,15 @@ class Driver(unittest.TestCase):
         return ["run", "--dry-run", "--adaload", ADALOAD, "--work", self.work, "--results", self.res,
                 "--samples", "400", "--steps", "3"] + list(extra)
 
+    def test_testbed_is_the_gpu_and_the_count(self):
+        a = ddp.parse_args(["run", "--adaload", ADALOAD])
+        tb = subprocess.run([ADALOAD, "results", "testbed"], capture_output=True, text=True).stdout.strip()
+        self.assertEqual(ddp.testbed(a), tb + "-x2")
+        self.assertEqual(ddp.testbed(ddp.parse_args(["run", "--device", "cpu", "--kernels", "torch"])),
+                         "cpu-e2e-check")
+        self.assertIn("--testbed nvidia-h200-x2", " ".join(ddp.replay_cmd(ddp.parse_args(
+            ["run", "--testbed", "nvidia-h200-x2"]))))
+
     def test_dry_run_plans_and_commands(self):
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
