@@ -51,7 +51,8 @@
 #               kernel: real DDP, each rank its per-rank file, no_sync between the plan's syncs,
 #               NCCL with NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 #               NVSHMEM_DISABLE_NVLS=1 exported for every process; inside E2E_DDP_BUDGET_S
-#               (default 520 s); a second run folder results/<gpu>/e2e/<run>/ (emulated: false).
+#               (default 520 s); both run folders under results/<gpu>-x2/e2e/ (the DDP one
+#               with emulated: false).
 #               Refuses (exit 77) unless two GPUs are visible. Reports into
 #               $OUT/report-e2e-ddp.md and $OUT/report-e2e-replay.md, the log into $OUT/e2e-ddp.log
 # (one call each, inside the device tool's 10-minute limit)
