@@ -9,7 +9,7 @@ simulator's prediction for the same groups (replay_lib's docstring has the defin
 
   python3 harness/e2e/replay.py run [--ranks 2,8] [--configs dual,verl-kk,...]
         [--kernels torch,adaload] [--steps 8] [--warmup 1] [--window 8] [--budget-s 420]
-        [--device cuda|cpu|stand-in] [--dry-run]
+        [--device cuda|cpu|stand-in] [--dry-run] [--reuse-work]
   python3 harness/e2e/replay.py report RUN_DIR        # the table of predicted vs measured
 
 Steps: slice -> calibrate (train.py calibrate's code, in this process: profile.csv and
@@ -24,7 +24,8 @@ replays, in order, each only if the predicted time (x --slack) fits in what is l
 nothing is written to results/. --device stand-in: the whole run with replay_lib.StandIn
 (a pure-Python device whose truth is the --fake-calibration model with --stand-in-jitter):
 the CPU check of every step, numbers labelled "stand-in". --device cpu: PyTorch on the CPU
-(a tiny model; functional only). Exit: 0 ok, 1 a configuration failed (out of memory),
+(a tiny model; functional only). --reuse-work: the slice, calibration, model file and plans
+already in --work (an earlier run's, e.g. ddp.py's) replayed again, nothing re-planned. Exit: 0 ok, 1 a configuration failed (out of memory),
 2 bad usage or input, 77 no PyTorch / no GPU for --device cuda.
 """
 import argparse
