@@ -196,6 +196,42 @@ class GlooAgainstReplayIdleRank(GlooAgainstReplay):
         self.assertTrue(any(x["idle_pass_s"] > 0 and x["trigger"] for x in recs))
 
 
+class Straggler(unittest.TestCase):
+    def test_the_faster_rank_waits_in_the_all_reduce(self):
+        # Rank 1 is 0.4 s slower in every group (--straggle-s): rank 0's all-reduce wait holds
+        # those 0.4 s, rank 1's does not, and the measured figures say so.
+        with tempfile.TemporaryDirectory() as t:
+            m = os.path.join(t, "m.csv")
+            manifest(m)
+            plan = os.path.join(t, "random-w2")
+            subprocess.run([ADALOAD, "plan", "--manifest", m, "--model", "wan2.1-1.3b", "--gpus", "2",
+                            "--policy", "equal-token", "--tok-budget", "300", "--assign", "random",
+                            "--per-rank", plan, "--summary-json", plan + ".summary.json",
+                            "--no-baselines"], check=True, capture_output=True)
+            env = dict(os.environ, **D.NO_MULTICAST)
+            env["PYTHONPATH"] = os.pathsep.join([os.path.join(ROOT, "python"), env.get("PYTHONPATH", "")])
+            out = os.path.join(t, "out")
+            r = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone",
+                                "--nproc-per-node", "2", os.path.join(HERE, "train.py"), "train",
+                                "--device", "cpu", "--per-rank", plan, "--out", out, "--warmup", "1",
+                                "--steps", "3", "--straggle-s", "0.4", "--pg-timeout-s", "60"] + model_args(),
+                               env=env, capture_output=True, text=True, timeout=300)
+            self.assertEqual(r.returncode, 0, r.stderr[-3000:])
+            recs = []
+            for rank in range(2):
+                with open(os.path.join(out, "random-w2-torch", "steps-rank%d.jsonl" % rank)) as f:
+                    recs += [json.loads(x) for x in f]
+            meas = D.measured(recs, 2, 0)
+            for g in meas["groups"]:
+                self.assertGreater(g["allreduce_s"][0], 0.3, g)
+                self.assertLess(g["allreduce_s"][1], 0.2, g)
+                # (a group where rank 1 has nothing: its zero-weight pass holds the delay)
+                self.assertGreater(g["compute_s"][1] + g["idle_pass_s"][1], g["compute_s"][0] + 0.3, g)
+            self.assertLess(meas["allreduce_exposed_s"], 0.2)
+            self.assertGreater(meas["wait_fraction"], 0.25)
+            self.assertGreater(meas["idle_fraction"], 0.25)
+
+
 class DriverOnCPU(unittest.TestCase):
     def test_replay_ddp_and_run_folder(self):
         with tempfile.TemporaryDirectory() as t:

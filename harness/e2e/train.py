@@ -68,6 +68,9 @@ def parse_args(argv=None):
                         "(seconds since the epoch) is skipped")
     p.add_argument("--dump", default=None, help="train: gradients and parameters after each "
                    "job's first group to DIR/<job>-rank<r>.pt (the numerics check)")
+    p.add_argument("--straggle-s", type=float, default=0.0,
+                   help="train, tests only: the last rank sleeps this long inside the compute of "
+                        "each all-reduce-triggering micro-batch (a slower rank: the others' wait)")
     p.add_argument("--pg-timeout-s", type=float, default=300.0,
                    help="train: a collective that waits longer fails (a rank died or diverged)")
     p.add_argument("--summary")
