@@ -147,7 +147,8 @@ def train(a, launch_env):
         else:  # a whole plan file (experiment.py): each rank decodes only its own entries
             pb = PlanBatches(src, rank=rank, world_size=world, start_step=a.first_step)
             first_file, mbs = pb.first_step, list(pb.microbatches())
-        buckets = json.load(open(summary_path))["buckets"]
+        with open(summary_path) as f:
+            buckets = json.load(f)["buckets"]
         sched = ddp_lib.rank_schedule(mbs, a.warmup, a.steps)
         m.load_state_dict(init)
         opt = T.make_opt(a, torch, m, d)
