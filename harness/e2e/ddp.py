@@ -226,7 +226,7 @@ def replay_doc(out_text):
     return m[-1], load_json(os.path.join(m[-1], "e2e.json"))
 
 
-def config_doc(a, it, kernel, replay):
+def config_doc(a, it, kernel, replay, alone=None):
     name = "%s-w%d-%s" % (it["config"], W, kernel)
     recs = records(a, name)
     summary = load_json(it["summary"])
@@ -240,11 +240,14 @@ def config_doc(a, it, kernel, replay):
     t_ar, t_opt = m["allreduce_exposed_s"], m["optimizer_s_mean"]
     p = D.predicted(it["plan"], it["meas"], t_ar, t_opt, summary)
     rp = D.repredicted(it["plan"], it["meas"], recs, t_ar, t_opt)
+    # the same with the all-reduce timed alone (no overlap with the backward, no wait)
+    pa = D.predicted(it["plan"], it["meas"], alone["seconds"], t_opt) if alone else None
     rcfg = next((c for c in (replay or {}).get("configs", []) if c["name"] == name), None)
     policy, assign, _ = R.CONFIGS[it["config"]]
     return {"name": name, "config": it["config"], "policy": policy, "assign": assign,
             "kernel": kernel, "ranks": W, "emulated": False, "plan_id": it["plan"].plan_id,
             "estimate_s": it["estimate_s"], "measured": m, "predicted": p, "repredicted": rp,
+            "predicted_allreduce_alone": pa,
             "allreduce_aware": {"wait_fraction_diff": p["wait_fraction"] - m["wait_fraction"],
                                 "samples_per_s_ratio": p["samples_per_s"] / m["samples_per_s"]
                                 if m["samples_per_s"] else None,
@@ -320,20 +323,20 @@ def main(argv=None):
 
 def write_run(a, items, not_run, replay_run, replay):
     configs, files = [], {}
+    alone_p = os.path.join(a.work, "ddp", "allreduce-alone.json")
+    alone = load_json(alone_p) if os.path.exists(alone_p) else None
     for kernel in a.kernel_list:
         for it in items:
             name = "%s-w%d-%s" % (it["config"], W, kernel)
             if job_state(a, name)[0] != "done":
                 continue
             try:
-                c, recs = config_doc(a, it, kernel, replay)
+                c, recs = config_doc(a, it, kernel, replay, alone)
             except (OSError, ValueError, KeyError) as e:
                 not_run.append({"name": name, "reason": "failed: its records: %s" % e})
                 continue
             configs.append(c)
             files["steps-%s.jsonl" % name] = "".join(json.dumps(x) + "\n" for x in recs)
-    alone_p = os.path.join(a.work, "ddp", "allreduce-alone.json")
-    alone = load_json(alone_p) if os.path.exists(alone_p) else None
     info = {"ranks": [W], "emulated": False, "device": a.device, "steps": a.steps, "warmup": a.warmup,
             "window": a.window, "budget_s": a.budget_s, "bucket_mb": a.bucket_mb,
             "replay_run": os.path.relpath(replay_run, a.results) if replay_run else None,

@@ -41,21 +41,24 @@ def render(doc):
                 alone.get("backend", "?"), _f(alone.get("seconds"), "%.4g"), alone.get("bytes", "?"),
                 info.get("replay_run") or "none", D.IDLE_BAR, round(D.SPS_BAR * 100)), "",
             "| config | kernel | idle meas | idle pred | wait meas | wait pred | samples/s meas | pred "
-            "| pred/meas | all-reduce exposed s | optimizer s | rounds | bar | gap | replay samples/s "
-            "| all-reduce share | compute DDP/replay |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+            "| pred/meas | all-reduce exposed s | pred/meas (all-reduce alone) | optimizer s | rounds | bar "
+            "| gap | replay samples/s | all-reduce share | compute DDP/replay |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for c in doc["configs"]:
         m, p = c["measured"], c["predicted"]
         vr = c.get("versus_replay") or {}
         ok, why = verdict(c)
         rounds = "%d" % m["allreduce_rounds_min"] if m["allreduce_rounds_min"] == m["allreduce_rounds_max"] \
             else "%d-%d" % (m["allreduce_rounds_min"], m["allreduce_rounds_max"])
-        rows.append("| %s | %s | %.4f | %.4f | %.4f | %.4f | %.4g | %.4g | %.3f | %.4g | %.4g | %s | %s | %s "
-                    "| %s | %s | %s |" % (
+        pa = c.get("predicted_allreduce_alone")
+        rows.append("| %s | %s | %.4f | %.4f | %.4f | %.4f | %.4g | %.4g | %.3f | %.4g | %s | %.4g | %s | %s "
+                    "| %s | %s | %s | %s |" % (
                         c.get("config", c["name"]), c["kernel"], m["idle_fraction"], p["idle_fraction"],
                         m["wait_fraction"], p["wait_fraction"], m["samples_per_s"], p["samples_per_s"],
                         p["samples_per_s"] / m["samples_per_s"] if m["samples_per_s"] else float("nan"),
-                        m["allreduce_exposed_s"], m["optimizer_s_mean"], rounds,
+                        m["allreduce_exposed_s"], _f(pa["samples_per_s"] / m["samples_per_s"]
+                                                     if pa and m["samples_per_s"] else None, "%.3f"),
+                        m["optimizer_s_mean"], rounds,
                         "yes" if ok else "**no**", why, _f(vr.get("replay_samples_per_s"), "%.4g"),
                         _f(vr.get("allreduce_share"), "%.3f"), _f(vr.get("compute_ratio"), "%.3f")))
     rows += ["", "Per rank (measured groups): compute s, all-reduce wait s, peak GiB:", "",

@@ -378,6 +378,8 @@ class Driver(unittest.TestCase):
             if state == "started":
                 with open(os.path.join(d, "failed-rank1.txt"), "w") as f:
                     f.write("OutOfMemoryError: x\n")
+        with open(os.path.join(self.work, "ddp", "allreduce-alone.json"), "w") as f:
+            json.dump({"seconds": 0.5, "bytes": 8, "world": 2, "backend": "nccl", "device": "x"}, f)
         not_run = []
         for it in items:
             st, why = ddp.job_state(a, "%s-w2-torch" % it["config"])
@@ -396,6 +398,12 @@ class Driver(unittest.TestCase):
         self.assertAlmostEqual(c["measured"]["allreduce_exposed_s"], 0.3)
         self.assertAlmostEqual(c["measured"]["wait_fraction"], c["predicted"]["wait_fraction"])
         self.assertTrue(c["allreduce_aware"]["within_bar"])
+        # with the all-reduce timed alone (0.5 s, more than the 0.3 s exposed): fewer samples/s
+        pa = c["predicted_allreduce_alone"]
+        self.assertAlmostEqual(pa["allreduce_s_given"], 0.5)
+        groups = len(items[0]["meas"])
+        self.assertAlmostEqual(1 / pa["samples_per_s"] - 1 / c["predicted"]["samples_per_s"],
+                               0.2 * groups / c["measured"]["samples"])
         self.assertEqual(len(c["measured"]["groups"]), len(items[0]["meas"]))
         self.assertEqual(len(c["measured"]["groups"][0]["allreduce_s"]), 2)
         for f in ("report.md", "meta.json", "steps-dual-w2-torch.jsonl", "summary-verl-kk-w2.json"):
