@@ -46,9 +46,20 @@
 #               more replay.py options, e.g. "--ranks 8 --steps 2 --repeats 0"), op-bench,
 #               one run folder results/<gpu>/e2e/<run>/; its report into $OUT/report-e2e.md
 #               and the log into $OUT/e2e.log
+#   MODE e2e-ddp  issue 23's experiment on the TWO GPUs of nvidia-h200-x2 (harness/e2e/ddp.py):
+#               replay.py --ranks 2 (calibration, the same five plans at W 2, replayed on one
+#               GPU, its own run folder), then `torchrun --nproc-per-node 2 train.py train` per
+#               kernel: real DDP, each rank its per-rank file, no_sync between the plan's syncs,
+#               NCCL with NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+#               NVSHMEM_DISABLE_NVLS=1 exported for every process; inside E2E_DDP_BUDGET_S
+#               (default 520 s); both run folders under results/<gpu>-x2/e2e/ (the DDP one
+#               with emulated: false).
+#               Refuses (exit 77) unless two GPUs are visible. Reports into
+#               $OUT/report-e2e-ddp.md and $OUT/report-e2e-replay.md, the log into $OUT/e2e-ddp.log
 # (one call each, inside the device tool's 10-minute limit)
 #   ci/device_run.sh --dry-run MODE [ARG]  prints the adaload commands of MODE (bench-bwd,
-#                                     plugin, aa; e2e: the replay.py command; nothing runs;
+#                                     plugin, aa; e2e: the replay.py command; e2e-ddp: the
+#                                     exported variables and the ddp.py command; nothing runs;
 #                                     PLUGIN_DIR overrides .devbundle/plugins)
 set -uo pipefail
 dry=0
@@ -77,6 +88,10 @@ noeps_step() {
 aa_filter='^lnmod_fwd/(naive|row_per_warp|dtile)/'
 aa_prev=${2:-}
 e2e_cmd="python3 harness/e2e/replay.py run --adaload .devbundle/adaload --budget-s ${E2E_BUDGET_S:-420} --work /tmp/adaload-e2e${E2E_ARGS:+ $E2E_ARGS}"
+# NVLink multicast stays off in every process of the two-GPU run (the launcher exports them;
+# each worker refuses to start without them).
+no_multicast="NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1"
+e2e_ddp_cmd="python3 harness/e2e/ddp.py run --adaload .devbundle/adaload --budget-s ${E2E_DDP_BUDGET_S:-520} --work /tmp/adaload-e2e-ddp"
 if [ "$mode" = aa ] && [ -n "$aa_prev" ]; then
   case "$aa_prev" in
     results/*/bench/*) ;;
@@ -114,9 +129,18 @@ if [ "$dry" = 1 ]; then
     e2e)
       echo "$e2e_cmd"
       echo "then: python3 harness/e2e/replay.py report <the new e2e run folder> > \$OUT/report-e2e.md" ;;
-    *) echo "--dry-run: only bench-bwd, plugin, aa and e2e print their plan" >&2; exit 2 ;;
+    e2e-ddp)
+      echo "(refused with exit 77 unless nvidia-smi lists 2 GPUs)"
+      echo "export $no_multicast"
+      echo "$e2e_ddp_cmd"
+      echo "then: python3 harness/e2e/ddp.py report <the new DDP run folder> > \$OUT/report-e2e-ddp.md" ;;
+    *) echo "--dry-run: only bench-bwd, plugin, aa, e2e and e2e-ddp print their plan" >&2; exit 2 ;;
   esac
   exit 0
+fi
+if [ "$mode" = e2e-ddp ]; then
+  ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+  [ "$ngpu" -ge 2 ] || { echo "ci/device_run.sh e2e-ddp: $ngpu GPU(s) visible; the experiment needs 2 (the nvidia-h200-x2 kind)" >&2; exit 77; }
 fi
 . "$(dirname "$0")/device_env.sh"
 ada=.devbundle/adaload
@@ -231,6 +255,24 @@ case "$mode" in
     $e2e_cmd 2>&1 | tee "$out/e2e.log"; echo "e2e rc=${PIPESTATUS[0]}"
     run=$(find results -path '*/e2e/*' -name meta.json ! -path "*/.*" | sort | comm -13 "$before" - | tail -1)
     [ -n "$run" ] && { python3 harness/e2e/replay.py report "$(dirname "$run")" >"$out/report-e2e.md"; echo "report rc=$? -> report-e2e.md"; }
+    ;;
+  e2e-ddp)
+    export ADALOAD_LIB=$root/.devbundle/libadaload.so PYTHONPATH=$root/python${PYTHONPATH:+:$PYTHONPATH}
+    # shellcheck disable=SC2086,SC2163  # split into its three NAME=value words on purpose
+    export $no_multicast
+    env | grep -E '^(NCCL_NVLS_ENABLE|TORCH_SYMM_MEM_DISABLE_MULTICAST|NVSHMEM_DISABLE_NVLS)='
+    [ -e "$ADALOAD_LIB" ] || echo "e2e-ddp: no $ADALOAD_LIB (ci/device_bundle.sh builds it): the adaload kernel's runs will fail"
+    python3 -c 'import torch; print("torch", torch.__version__, torch.cuda.device_count(), "GPUs")'
+    log "$e2e_ddp_cmd"
+    $e2e_ddp_cmd 2>&1 | tee "$out/e2e-ddp.log"; echo "e2e-ddp rc=${PIPESTATUS[0]}"
+    find results -path '*/e2e/*' -name meta.json ! -path "*/.*" | sort | comm -13 "$before" - | xargs -r -n1 dirname |
+      while read -r run; do
+        if grep -q '"emulated": false' "$run/e2e.json"; then
+          python3 harness/e2e/ddp.py report "$run" >"$out/report-e2e-ddp.md"; echo "report rc=$? $run -> report-e2e-ddp.md"
+        else
+          python3 harness/e2e/replay.py report "$run" >"$out/report-e2e-replay.md"; echo "report rc=$? $run -> report-e2e-replay.md"
+        fi
+      done
     ;;
 esac
 find results -name meta.json ! -path "*/.*" | sort | comm -13 "$before" - | xargs -r -n1 dirname >"$out/new_runs.txt"

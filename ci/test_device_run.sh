@@ -8,7 +8,8 @@
 # plan (issue 17's GPU A/A check): both leases run the same bench step, which selects every
 # forward kernel benchmark of the wan set with its copy ceiling and nothing else; the second
 # lease then compares the first lease's run with its own (pair and --history); a first-lease
-# run that is not a bench run folder under results/ is refused (exit 2). And MODE e2e (below).
+# run that is not a bench run folder under results/ is refused (exit 2). And MODE e2e and
+# MODE e2e-ddp (below).
 set -uo pipefail
 ada=$1
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -122,3 +123,43 @@ done
 grep -q '^  total estimate ' "$tmp/e2e.out" || fail "e2e: no total estimate"
 [ -e "$tmp/e2e-results" ] && fail "e2e: the dry run wrote results"
 echo "device_run e2e plan: ok"
+
+# MODE e2e-ddp (issue 23, two GPUs with real DDP): the multicast-off variables exported, one
+# ddp.py command, its dry run here against this build (replay.py's plans at W 2 for real): every
+# configuration in the replay's and in DDP's plan of work, one two-process torchrun launch per
+# kernel carrying every configuration's per-rank folder, nothing under results/; and the real
+# mode refuses (exit 77) on a machine without two GPUs, here, before anything runs.
+ddp=$("$root/ci/device_run.sh" --dry-run e2e-ddp) || fail "e2e-ddp --dry-run exited $?"
+echo "$ddp"
+exp=$(grep '^export ' <<<"$ddp")
+for v in NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1; do
+  grep -qw -- "$v" <<<"$exp" || fail "e2e-ddp: the launcher must export $v"
+done
+line=$(grep '^python3 harness/e2e/ddp.py run ' <<<"$ddp")
+[ "$(grep -c . <<<"$line")" = 1 ] || fail "e2e-ddp: want one ddp.py run command"
+grep -q -- '--adaload .devbundle/adaload' <<<"$line" || fail "e2e-ddp: the command must use the bundle's adaload"
+grep -q -- '--budget-s ' <<<"$line" || fail "e2e-ddp: the command must bound its time (--budget-s)"
+eval "set -- ${line#python3 }"
+(cd "$root" && python3 "$@" --dry-run --samples 600 --adaload "$ada" --work "$tmp/ddp" --results "$tmp/ddp-results") >"$tmp/ddp.out" 2>&1 ||
+  { cat "$tmp/ddp.out"; fail "e2e-ddp: the command's dry run failed"; }
+for c in dual verl-kk sort-by-length eqtok-random dual-random; do
+  for k in torch adaload; do
+    grep -qE "^  $c-w2-$k +2 " "$tmp/ddp.out" || { cat "$tmp/ddp.out"; fail "e2e-ddp: no one-GPU replay of $c at W 2 with $k"; }
+  done
+  grep -qE "^  $c +[0-9]+ +[0-9]+ " "$tmp/ddp.out" || { cat "$tmp/ddp.out"; fail "e2e-ddp: $c not in the DDP plan of work"; }
+done
+grep -q -- '--ranks 2 ' "$tmp/ddp.out" || fail "e2e-ddp: the replay must plan for 2 ranks"
+for k in torch adaload; do
+  l=$(grep -E "torch\.distributed\.run --standalone --nproc-per-node 2 .*train\.py train --kernel $k " "$tmp/ddp.out")
+  [ "$(grep -c . <<<"$l")" = 1 ] || fail "e2e-ddp: want one two-process launch with $k"
+  [ "$(grep -o -- '--per-rank [^ ]*/plans/[a-z-]*-w2 ' <<<"$l" | wc -l)" = 5 ] || fail "e2e-ddp: the $k launch must carry the 5 per-rank folders"
+done
+[ -e "$tmp/ddp-results" ] && fail "e2e-ddp: the dry run wrote results"
+# A stand-in nvidia-smi that lists one GPU: the one-GPU kind must be refused too.
+mkdir -p "$tmp/bin"
+printf '#!/bin/sh\necho "GPU 0: NVIDIA H200 (UUID: GPU-0)"\n' >"$tmp/bin/nvidia-smi"
+chmod +x "$tmp/bin/nvidia-smi"
+msg=$(PATH="$tmp/bin:$PATH" "$root/ci/device_run.sh" e2e-ddp 2>&1); rc=$?
+[ "$rc" = 77 ] || { echo "$msg"; fail "e2e-ddp: want exit 77 with one GPU, got $rc"; }
+grep -q '1 GPU(s) visible; the experiment needs 2' <<<"$msg" || fail "e2e-ddp: the refusal must say that two GPUs are needed"
+echo "device_run e2e-ddp plan: ok"

@@ -35,3 +35,13 @@ set_tests_properties(e2e_unit PROPERTIES ENVIRONMENT "${ADALOAD_PY_ENV}" LABELS 
 add_test(NAME e2e_replay
          COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/harness/e2e/test_replay.py)
 set_tests_properties(e2e_replay PROPERTIES ENVIRONMENT "${ADALOAD_PY_ENV}" LABELS python)
+# The two-GPU experiment with real DDP (harness/e2e/ddp.py, issue 23): its torch-free parts,
+# and its PyTorch path on the CPU (gloo DDP on 2 processes against the one-process replay),
+# which exits 77 -- skipped by name -- where PyTorch is missing (CI).
+add_test(NAME e2e_ddp
+         COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/harness/e2e/test_ddp.py)
+set_tests_properties(e2e_ddp PROPERTIES ENVIRONMENT "${ADALOAD_PY_ENV}" LABELS python)
+add_test(NAME e2e_ddp_torch
+         COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/harness/e2e/test_ddp_torch.py)
+set_tests_properties(e2e_ddp_torch PROPERTIES ENVIRONMENT "${ADALOAD_PY_ENV}"
+                     SKIP_RETURN_CODE 77 TIMEOUT 900 LABELS python)

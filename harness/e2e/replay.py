@@ -9,7 +9,7 @@ simulator's prediction for the same groups (replay_lib's docstring has the defin
 
   python3 harness/e2e/replay.py run [--ranks 2,8] [--configs dual,verl-kk,...]
         [--kernels torch,adaload] [--steps 8] [--warmup 1] [--window 8] [--budget-s 420]
-        [--device cuda|cpu|stand-in] [--dry-run]
+        [--device cuda|cpu|stand-in] [--dry-run] [--reuse-work]
   python3 harness/e2e/replay.py report RUN_DIR        # the table of predicted vs measured
 
 Steps: slice -> calibrate (train.py calibrate's code, in this process: profile.csv and
@@ -24,7 +24,8 @@ replays, in order, each only if the predicted time (x --slack) fits in what is l
 nothing is written to results/. --device stand-in: the whole run with replay_lib.StandIn
 (a pure-Python device whose truth is the --fake-calibration model with --stand-in-jitter):
 the CPU check of every step, numbers labelled "stand-in". --device cpu: PyTorch on the CPU
-(a tiny model; functional only). Exit: 0 ok, 1 a configuration failed (out of memory),
+(a tiny model; functional only). --reuse-work: the slice, calibration, model file and plans
+already in --work (an earlier run's, e.g. ddp.py's) replayed again, nothing re-planned. Exit: 0 ok, 1 a configuration failed (out of memory),
 2 bad usage or input, 77 no PyTorch / no GPU for --device cuda.
 """
 import argparse
@@ -84,6 +85,9 @@ def parse_args(argv=None):
     p.add_argument("--testbed", default=None, help="default: adaload results testbed")
     p.add_argument("--work", default=os.path.join(ROOT, "build", "e2e-replay"))
     p.add_argument("--dry-run", action="store_true")
+    p.add_argument("--reuse-work", action="store_true",
+                   help="the slice, calibration, model file and plans already in --work (made by an "
+                        "earlier run with the same --ranks and --configs): replay them again")
     p.add_argument("--fake-calibration", default="3e-6,4e-12,0.004,0.02,1e9,170000,2e8",
                    help="dry run / stand-in: alpha,beta,gamma,t0,reserve_bytes,bytes_per_token,"
                         "bytes_per_sample")
@@ -315,6 +319,47 @@ def op_table(a, ex, records, t_start):
         return None
 
 
+def prepare(a, cal):
+    """Slice, calibration (fake in a dry run or on the stand-in), model file, plans: (the
+    calibration's memory.json, make_plans's list)."""
+    for sub in ("calibration", "plans"):
+        os.makedirs(os.path.join(a.work, sub), exist_ok=True)
+    e2e_lib.slice_manifest(a.manifest, os.path.join(a.work, "slice.csv"), a.samples, a.seed)
+    bsum = os.path.join(a.work, "buckets.json")
+    ada(a, ["plan", "--manifest", os.path.join(a.work, "slice.csv"), "--model", "wan2.1-1.3b",
+            "--gpus", str(max(a.rank_list)), "--summary-json", bsum, "--no-baselines"])
+    buckets = [b for b in load_json(bsum)["buckets"] if not b.get("dropped")]
+    fake = a.dry_run or a.device == "stand-in"
+    mem = fake_calibration(a, buckets, cal) if fake else calibrate(a, bsum, cal)
+    if fake:  # what --reuse-work reads back (calibrate writes its own)
+        e2e_lib.atomic_write(os.path.join(cal, "memory.json"),
+                             lambda f: f.write(json.dumps(mem, indent=2) + "\n"))
+    mfile = os.path.join(a.work, "e2e-model.json")
+    doc = e2e_lib.model_file_doc("e2e-dit-%dx%d" % (a.width, a.depth), a.width, a.depth, a.heads,
+                                 a.ffn, a.text_len, mem["fixed_bytes"], mem["bytes_per_token"],
+                                 mem["params"], "--fake-calibration" if fake else "memory.json")
+    e2e_lib.atomic_write(mfile, lambda f: f.write(json.dumps(doc, indent=2) + "\n"))
+    gib = mem["device_bytes"] / 2 ** 30 if mem["device_bytes"] > 0 else 139.8
+    return mem, make_plans(a, mfile, os.path.join(cal, "profile.csv"), gib)
+
+
+def reuse_work(a):
+    """prepare()'s results read back from --work: the calibration's memory.json and, per W of
+    --ranks and configuration of --configs, its plan folder (ValueError when one is missing)."""
+    mem = load_json(os.path.join(a.work, "calibration", "memory.json"))
+    plans = []
+    for w in a.rank_list:
+        for name in a.config_list:
+            policy, assign, _ = R.CONFIGS[name]
+            base = os.path.join(a.work, "plans", "%s-w%d" % (name, w))
+            if not os.path.exists(os.path.join(base, "rank%d.jsonl" % (w - 1))) or \
+                    not os.path.exists(base + ".summary.json"):
+                raise ValueError("--reuse-work: %s has no plan %s-w%d (run without --reuse-work "
+                                 "first)" % (a.work, name, w))
+            plans.append((w, name, policy, assign, base + ".summary.json", base))
+    return mem, plans
+
+
 def main(argv=None):
     a = parse_args(argv)
     if a.mode == "report":
@@ -335,27 +380,13 @@ def main(argv=None):
         if a.device == "cuda" and not torch.cuda.is_available():
             print("replay.py: no CUDA device here", file=sys.stderr)
             return 77
-    for sub in ("calibration", "plans"):
-        os.makedirs(os.path.join(a.work, sub), exist_ok=True)
+    cal = os.path.join(a.work, "calibration")
     try:
-        e2e_lib.slice_manifest(a.manifest, os.path.join(a.work, "slice.csv"), a.samples, a.seed)
+        mem, plans = reuse_work(a) if a.reuse_work else prepare(a, cal)
     except (OSError, ValueError) as e:
         print("replay.py: %s" % e, file=sys.stderr)
         return 2
-    bsum = os.path.join(a.work, "buckets.json")
-    ada(a, ["plan", "--manifest", os.path.join(a.work, "slice.csv"), "--model", "wan2.1-1.3b",
-            "--gpus", str(max(a.rank_list)), "--summary-json", bsum, "--no-baselines"])
-    cal = os.path.join(a.work, "calibration")
-    buckets = [b for b in load_json(bsum)["buckets"] if not b.get("dropped")]
-    fake = a.dry_run or a.device == "stand-in"
-    mem = fake_calibration(a, buckets, cal) if fake else calibrate(a, bsum, cal)
-    mfile = os.path.join(a.work, "e2e-model.json")
-    doc = e2e_lib.model_file_doc("e2e-dit-%dx%d" % (a.width, a.depth), a.width, a.depth, a.heads,
-                                 a.ffn, a.text_len, mem["fixed_bytes"], mem["bytes_per_token"],
-                                 mem["params"], "--fake-calibration" if fake else "memory.json")
-    e2e_lib.atomic_write(mfile, lambda f: f.write(json.dumps(doc, indent=2) + "\n"))
-    gib = mem["device_bytes"] / 2 ** 30 if mem["device_bytes"] > 0 else 139.8
-    items = work_plan(a, make_plans(a, mfile, os.path.join(cal, "profile.csv"), gib))
+    items = work_plan(a, plans)
     if a.dry_run:
         print("replay.py: dry run: plans in %s; nothing replayed, nothing written to %s"
               % (a.work, a.results))

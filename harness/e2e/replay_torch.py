@@ -36,7 +36,7 @@ class TorchExecutor:
         """The same starting point for every configuration: initial weights, fresh AdamW."""
         self.opt.zero_grad(set_to_none=True)
         self.m.load_state_dict(self.init)
-        self.opt = self.torch.optim.AdamW(self.m.parameters(), lr=self.opts.lr, fused=self.d.cuda)
+        self.opt = train.make_opt(self.opts, self.torch, self.m, self.d)
         self.d.empty_cache()
 
     def microbatch(self, bucket, n, weight, seed):

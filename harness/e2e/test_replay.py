@@ -299,6 +299,29 @@ class Driver(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "another plan"):
             R.load_ranks(a, 2)
 
+    def test_reuse_work_replays_the_plans_already_there(self):
+        # --reuse-work: no slice, calibration or planning; the plans of the first run, read
+        # again (their files untouched), and a clear refusal where a plan is missing
+        rc, _ = run_main(self.args("--dry-run", "--ranks", "2", "--configs", "dual,verl-kk"))
+        self.assertEqual(rc, 0)
+        f = os.path.join(self.work, "plans", "dual-w2", "rank1.jsonl")
+        os.utime(f, (1, 1))
+        os.unlink(os.path.join(self.work, "slice.csv"))
+        rc, out = run_main(self.args("--reuse-work", "--ranks", "2", "--configs", "dual,verl-kk",
+                                     "--kernels", "torch", "--stand-in-jitter", "0"))
+        self.assertEqual(rc, 0, out)
+        self.assertNotIn("adaload plan", out.replace("--no-baselines", ""))
+        self.assertEqual(os.stat(f).st_mtime, 1)
+        _, doc = self.doc()
+        self.assertEqual([c["name"] for c in doc["configs"]], ["dual-w2-torch", "verl-kk-w2-torch"])
+        for c in doc["configs"]:
+            self.assertTrue(c["prediction_vs_measured"]["within_bar"])
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            rc, _ = run_main(self.args("--reuse-work", "--ranks", "2", "--configs", "sort-by-length"))
+        self.assertEqual(rc, 2)
+        self.assertIn("has no plan sort-by-length-w2", err.getvalue())
+
     def test_bad_usage(self):
         for bad in (["--configs", "dual,lpt"], ["--kernels", "cuda"], ["--ranks", "0"],
                     ["--device", "cpu", "--kernels", "adaload"], ["--fake-calibration", "1,2"]):

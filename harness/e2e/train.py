@@ -1,32 +1,32 @@
 #!/usr/bin/env python3
-"""train.py -- one configuration of the end-to-end experiment: trains harness/e2e/model.py's
-DiT on synthetic latents of a plan's micro-batches, data-parallel over torchrun's ranks, and
-records per step and rank: compute time, all-reduce time, peak memory, samples, tokens.
-Also the two single-GPU measurements the experiment needs (calibrate, op-bench).
+"""train.py -- the end-to-end experiment's PyTorch programs: `train` (real DDP over torchrun's
+ranks: ddp_train.py), and the two single-GPU measurements the experiments need (calibrate,
+op-bench).
 
-  torchrun --nproc-per-node 2 train.py train --plan plan.jsonl --summary summary.json \\
+  torchrun --nproc-per-node 2 train.py train --per-rank plans/dual-w2 [--per-rank plans/...]
            --kernel torch|adaload --out DIR [--first-step K] [--steps N] [--warmup W]
+           [--estimate-s S ... --deadline T] [--dump DIR]
+  torchrun --nproc-per-node 2 train.py train --plan plan.jsonl --summary summary.json ...
   python3 train.py calibrate --summary summary.json --out DIR      # profile.csv, memory.json
   python3 train.py op-bench --plan a.jsonl [--plan b.jsonl ...] --summary summary.json \
            --world-size 2 --out DIR                                   # op.json
   (model options on every mode: --width 1536 --depth 4 --heads 12 --ffn 8960 --text-len 512)
 
-Training step on each rank (the rank's micro-batch from adaload.plan.PlanBatches, resumed at
---first-step): forward + backward under bf16 autocast with per-block activation
-checkpointing (loss = sum of per-sample MSE / the samples of the step's sync group over all
-ranks, so the summed gradient is the mean over the group), then the gradients are
-all-reduced (NCCL, summed, in buckets of --bucket-mb) and AdamW steps -- at every step, or
-for the planner's lpt/kk plans only at a step marked "sync" (gradients accumulate inside
-the window). Whole sync groups are run: --warmup and --steps are rounded up to them. The all-reduce is explicit rather
-than DistributedDataParallel's backward hooks so that its time -- transfer plus waiting for
-the slowest rank -- is measured on its own; a rank that idles in a step contributes zero
-gradients and still joins the all-reduce. CUDA events time compute (forward + backward)
-and the all-reduce; the step's wall time is taken after a device synchronize. NVLink
-multicast stays off (NCCL_NVLS_ENABLE=0, TORCH_SYMM_MEM_DISABLE_MULTICAST=1,
-NVSHMEM_DISABLE_NVLS=1), as the lent machines require.
+train: each rank reads only its own per-rank file (`adaload plan --per-rank DIR` writes
+DIR/rank<r>.jsonl; a whole --plan file is read for this rank's entries only), the ranks check
+that their files are of one plan (plan_id), and train the plan's sync groups with
+DistributedDataParallel: no_sync() for every micro-batch of a group but the rank's last busy
+one, whose backward all-reduces (NCCL on GPUs, gloo on the CPU), loss weighted W n / G (the
+group's mean, the numerics of replay.py's accumulation), one AdamW step per group. Measured
+per step, rank and group: compute (forward + backward up to the last gradient bucket),
+the wait in the all-reduce, the optimizer, peak memory (ddp_lib.py's docstring: how each is
+timed). Output per job: OUT/<plan folder>-<kernel>/steps-rank<r>.jsonl (ddp_train.py).
 
-Output (--out DIR): steps-rank<R>.jsonl, one JSON object per step: step, rank, warmup, sync,
-compute_s, allreduce_s, step_s, peak_bytes, samples, tokens, bucket, loss.
+NVLink multicast stays off in every process, as the lent machines require: the launcher
+must set NCCL_NVLS_ENABLE=0, TORCH_SYMM_MEM_DISABLE_MULTICAST=1 and NVSHMEM_DISABLE_NVLS=1 in
+the environment it starts the workers with (ddp.py and experiment.py do); `train` refuses
+(exit 2) when the environment it was started with lacks any of them; every mode sets them
+before torch is imported.
 
 --device cpu is a functional check only (gloo instead of NCCL, fp32 instead of bf16
 autocast, host timers instead of CUDA events, peak_bytes 0, the PyTorch chain only): it
@@ -35,6 +35,8 @@ numbers mean nothing. The experiment uses --device cuda (the default).
 """
 import os
 
+# The environment this process was started with (train checks the launcher's variables).
+LAUNCH_ENV = dict(os.environ)
 for _k, _v in (("NCCL_NVLS_ENABLE", "0"), ("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"),
                ("NVSHMEM_DISABLE_NVLS", "1")):
     os.environ[_k] = _v
@@ -56,7 +58,22 @@ def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("mode", choices=("train", "calibrate", "op-bench"))
     p.add_argument("--plan", action="append", help="the plan (op-bench: repeat for several)")
-    p.add_argument("--summary", required=True)
+    p.add_argument("--per-rank", action="append", help="train: a folder of `adaload plan "
+                   "--per-rank` (each rank reads only rank<r>.jsonl); repeat for several plans "
+                   "run in one launch (summary: the folder's name + .summary.json)")
+    p.add_argument("--estimate-s", type=float, action="append",
+                   help="train: the predicted seconds of each --per-rank job, in order")
+    p.add_argument("--deadline", type=float, default=None,
+                   help="train: a job whose --estimate-s would end after this time "
+                        "(seconds since the epoch) is skipped")
+    p.add_argument("--dump", default=None, help="train: gradients and parameters after each "
+                   "job's first group to DIR/<job>-rank<r>.pt (the numerics check)")
+    p.add_argument("--straggle-s", type=float, default=0.0,
+                   help="train, tests only: the last rank sleeps this long inside the compute of "
+                        "each all-reduce-triggering micro-batch (a slower rank: the others' wait)")
+    p.add_argument("--pg-timeout-s", type=float, default=300.0,
+                   help="train: a collective that waits longer fails (a rank died or diverged)")
+    p.add_argument("--summary")
     p.add_argument("--out", required=True)
     p.add_argument("--kernel", choices=("torch", "adaload"), default="torch")
     p.add_argument("--first-step", type=int, default=0)
@@ -69,6 +86,8 @@ def parse_args(argv=None):
     p.add_argument("--ffn", type=int, default=8960)
     p.add_argument("--text-len", type=int, default=512)
     p.add_argument("--lr", type=float, default=1e-4)
+    p.add_argument("--optimizer", choices=("adamw", "sgd"), default="adamw",
+                   help="sgd: for the numerics check only (test_ddp_torch)")
     p.add_argument("--bucket-mb", type=float, default=256)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
@@ -79,10 +98,14 @@ def parse_args(argv=None):
                    help="calibrate: the largest micro-batch (batch x tokens) measured")
     p.add_argument("--repeats", type=int, default=5, help="calibrate/op-bench: timed repeats")
     a = p.parse_args(argv)
-    if a.mode in ("train", "op-bench") and not a.plan:
-        p.error("%s needs --plan" % a.mode)
-    if a.mode == "train" and len(a.plan) != 1:
-        p.error("train takes one --plan")
+    if a.mode == "op-bench" and not a.plan:
+        p.error("op-bench needs --plan")
+    if a.mode == "train" and (bool(a.plan) == bool(a.per_rank) or len(a.plan or [0]) != 1):
+        p.error("train takes one --plan or one or more --per-rank")
+    if a.mode != "train" and a.per_rank:
+        p.error("--per-rank is for train")
+    if not a.summary and not (a.mode == "train" and a.per_rank):
+        p.error("%s needs --summary" % a.mode)
     if a.steps < 1 or a.warmup < 0 or a.first_step < 0:
         p.error("--steps >= 1, --warmup >= 0, --first-step >= 0")
     return a
@@ -151,8 +174,16 @@ def build(a, torch, kernel, d):
     torch.manual_seed(a.seed)
     m = WanDiT(width=a.width, depth=a.depth, heads=a.heads, ffn=a.ffn, text_len=a.text_len,
                modulate=kernel).to(d.dev)
-    opt = torch.optim.AdamW(m.parameters(), lr=a.lr, fused=d.cuda)
-    return m, opt
+    return m, make_opt(a, torch, m, d)
+
+
+def make_opt(a, torch, m, d):
+    """AdamW (the experiment's), or plain SGD with --optimizer sgd: the numerics check of DDP
+    against the replay, whose updates do not amplify the rounding of tiny gradients as
+    AdamW's g / (sqrt(v) + eps) does."""
+    if getattr(a, "optimizer", "adamw") == "sgd":
+        return torch.optim.SGD(m.parameters(), lr=a.lr)
+    return torch.optim.AdamW(m.parameters(), lr=a.lr, fused=d.cuda)
 
 
 def batch_inputs(torch, m, bucket, n, gen, d):
@@ -176,86 +207,10 @@ def fwd_bwd(torch, m, inputs, weight, d):
     return float(loss.detach())
 
 
-def allreduce(torch, dist, params, bucket_bytes):
-    """Sums the gradients over the ranks, in flat buckets (zeros where a rank had none)."""
-    for p in params:
-        if p.grad is None:
-            p.grad = torch.zeros_like(p)
-    group, size = [], 0
-    for p in params + [None]:
-        if p is not None:
-            group.append(p)
-            size += p.grad.numel() * p.grad.element_size()
-        if group and (p is None or size >= bucket_bytes):
-            flat = torch.cat([q.grad.reshape(-1) for q in group])
-            dist.all_reduce(flat)
-            off = 0
-            for q in group:
-                q.grad.copy_(flat[off:off + q.numel()].view_as(q.grad))
-                off += q.numel()
-            group, size = [], 0
-
-
 def train(a):
-    import torch
-    import torch.distributed as dist
-    from adaload.plan import PlanBatches
-    dist.init_process_group("nccl" if a.device == "cuda" else "gloo")
-    rank, world = dist.get_rank(), dist.get_world_size()
-    d = Dev(torch, a.device, int(os.environ.get("LOCAL_RANK", rank)))
-    summary = json.load(open(a.summary))
-    buckets = summary["buckets"]
-    steps = e2e_lib.read_plan(a.plan[0], world)
-    sync = e2e_lib.read_sync(a.plan[0])
-    warm, meas = e2e_lib.run_steps(sync, a.first_step, a.warmup, a.steps)
-    run = set(warm) | set(meas)
-    # Samples of each step's sync group over all ranks: the loss weight that makes the
-    # summed (and, inside an lpt/kk window, accumulated) gradient the mean over the group.
-    group_samples = {}
-    for g in e2e_lib.groups(sync, warm + meas):
-        n = sum(len(ids) for k in g for _, _, ids in steps[k])
-        group_samples.update((k, n) for k in g)
-    mine = PlanBatches(a.plan[0], rank=rank, world_size=world, start_step=a.first_step)
-    m, opt = build(a, torch, a.kernel, d)
-    params = [p for p in m.parameters() if p.requires_grad]
-    gen = torch.Generator(device=d.dev)
-    os.makedirs(a.out, exist_ok=True)
-    out = open(os.path.join(a.out, "steps-rank%d.jsonl" % rank), "w")
-    ev = d.marks(3)
-    for mb in mine.microbatches():
-        k = mb.step
-        if k not in run:
-            break
-        gen.manual_seed(a.seed * 1000003 + k * 101 + rank)
-        d.sync()
-        d.reset_peak()
-        t0 = time.perf_counter()
-        ev.mark(0)
-        loss = 0.0
-        tokens = 0
-        if mb.ids:
-            b = buckets[mb.bucket]
-            tokens = b["tokens"] * len(mb.ids)
-            inputs = batch_inputs(torch, m, b, len(mb.ids), gen, d)
-            loss = fwd_bwd(torch, m, inputs, len(mb.ids) / group_samples[k], d)
-        ev.mark(1)
-        if sync[k]:  # else: an lpt/kk window goes on, gradients accumulate
-            allreduce(torch, dist, params, int(a.bucket_mb * 2 ** 20))
-        ev.mark(2)
-        if sync[k]:
-            opt.step()
-            opt.zero_grad(set_to_none=True)
-        d.sync()
-        wall = time.perf_counter() - t0
-        rec = {"step": k, "rank": rank, "warmup": k in warm, "sync": sync[k],
-               "compute_s": ev.seconds(0, 1), "allreduce_s": ev.seconds(1, 2), "step_s": wall,
-               "peak_bytes": d.peak(), "samples": len(mb.ids),
-               "tokens": tokens, "bucket": mb.bucket, "loss": loss}
-        out.write(json.dumps(rec) + "\n")
-        out.flush()
-    out.close()
-    dist.barrier()
-    dist.destroy_process_group()
+    """Real DDP over torchrun's ranks: ddp_train.py (its docstring)."""
+    import ddp_train
+    ddp_train.train(a, LAUNCH_ENV)
 
 
 def calibrate(a):
