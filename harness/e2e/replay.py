@@ -20,6 +20,8 @@ replays, in order, each only if the predicted time (x --slack) fits in what is l
 --budget-s (else recorded in not_run with the reason) -> op-bench at the replayed shapes
 -> one run folder results/<testbed>/e2e/<run>/ through `adaload results new/publish`
 (discarded on failure) with e2e.json and report.md.
+--calibration-from RUN: an earlier replay run's profile.csv and memory.json (same model and
+slice, checked) instead of calibrating again; recorded in e2e.json's info.
 --dry-run: slice, fake calibration, the plans for real and the plan of work; nothing runs,
 nothing is written to results/. --device stand-in: the whole run with replay_lib.StandIn
 (a pure-Python device whose truth is the --fake-calibration model with --stand-in-jitter):
@@ -88,6 +90,10 @@ def parse_args(argv=None):
     p.add_argument("--reuse-work", action="store_true",
                    help="the slice, calibration, model file and plans already in --work (made by an "
                         "earlier run with the same --ranks and --configs): replay them again")
+    p.add_argument("--calibration-from", metavar="RUN",
+                   help="take profile.csv and memory.json from an earlier replay run folder of the "
+                        "same model, slice and GPU instead of calibrating (saves its ~100 s on an "
+                        "H200); the run's model and slice options must equal these")
     p.add_argument("--fake-calibration", default="3e-6,4e-12,0.004,0.02,1e9,170000,2e8",
                    help="dry run / stand-in: alpha,beta,gamma,t0,reserve_bytes,bytes_per_token,"
                         "bytes_per_sample")
@@ -122,6 +128,9 @@ def parse_args(argv=None):
         a.fake = []
     if len(a.fake) != 7 or min(a.fake) < 0:
         p.error("--fake-calibration: 7 numbers >= 0")
+    if a.calibration_from and (a.reuse_work or a.device == "stand-in"):
+        p.error("--calibration-from: not with --reuse-work (it reuses the work's own) or the "
+                "stand-in device (its truth is --fake-calibration)")
     return a
 
 
@@ -329,8 +338,11 @@ def prepare(a, cal):
     ada(a, ["plan", "--manifest", os.path.join(a.work, "slice.csv"), "--model", "wan2.1-1.3b",
             "--gpus", str(max(a.rank_list)), "--summary-json", bsum, "--no-baselines"])
     buckets = [b for b in load_json(bsum)["buckets"] if not b.get("dropped")]
-    fake = a.dry_run or a.device == "stand-in"
-    mem = fake_calibration(a, buckets, cal) if fake else calibrate(a, bsum, cal)
+    fake = (a.dry_run or a.device == "stand-in") and not a.calibration_from
+    if a.calibration_from:
+        mem = calibration_from(a, cal)
+    else:
+        mem = fake_calibration(a, buckets, cal) if fake else calibrate(a, bsum, cal)
     if fake:  # what --reuse-work reads back (calibrate writes its own)
         e2e_lib.atomic_write(os.path.join(cal, "memory.json"),
                              lambda f: f.write(json.dumps(mem, indent=2) + "\n"))
@@ -341,6 +353,31 @@ def prepare(a, cal):
     e2e_lib.atomic_write(mfile, lambda f: f.write(json.dumps(doc, indent=2) + "\n"))
     gib = mem["device_bytes"] / 2 ** 30 if mem["device_bytes"] > 0 else 139.8
     return mem, make_plans(a, mfile, os.path.join(cal, "profile.csv"), gib)
+
+
+# What a reused calibration must share with this run: the model and the slice it measured.
+CALIBRATION_KEYS = ("width", "depth", "heads", "ffn", "text_len", "samples", "manifest", "seed")
+
+
+def calibration_from(a, cal):
+    """profile.csv and memory.json of the run folder --calibration-from into cal, after checking
+    that its e2e.json measured this model on this slice (ValueError naming the first key that
+    differs); returns memory.json's content."""
+    run = a.calibration_from
+    info = load_json(os.path.join(run, "e2e.json"))["info"]
+    mine = {"width": a.width, "depth": a.depth, "heads": a.heads, "ffn": a.ffn,
+            "text_len": a.text_len, "samples": a.samples,
+            "manifest": os.path.basename(a.manifest), "seed": a.seed}
+    for k in CALIBRATION_KEYS:
+        if info.get(k) != mine[k]:
+            raise ValueError("--calibration-from %s: its %s is %r, this run's %r (a calibration "
+                             "measures one model on one slice)" % (run, k, info.get(k), mine[k]))
+    mem = load_json(os.path.join(run, "memory.json"))
+    profile = read_text(os.path.join(run, "profile.csv"))
+    e2e_lib.atomic_write(os.path.join(cal, "profile.csv"), lambda f: f.write(profile))
+    e2e_lib.atomic_write(os.path.join(cal, "memory.json"),
+                         lambda f: f.write(json.dumps(mem, indent=2) + "\n"))
+    return mem
 
 
 def reuse_work(a):
@@ -405,7 +442,8 @@ def write_run(a, configs, not_run, records, mem, op, ex, cal):
             "repeat_groups": a.repeat_groups, "budget_s": a.budget_s, "width": a.width,
             "depth": a.depth, "heads": a.heads, "ffn": a.ffn, "text_len": a.text_len,
             "device_name": ex.device_name() if hasattr(ex, "device_name") else a.device,
-            "command_line": " ".join(shlex.quote(x) for x in sys.argv)}
+            "command_line": " ".join(shlex.quote(x) for x in sys.argv),
+            "calibration_from": a.calibration_from}
     doc = e2e_lib.e2e_document(configs, info) if configs else {"schema": e2e_lib.SCHEMA,
                                                                "info": info, "configs": []}
     doc.update(emulated=True, ranks=a.rank_list, not_run=not_run)

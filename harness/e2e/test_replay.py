@@ -292,6 +292,31 @@ class Driver(unittest.TestCase):
         finally:
             replay.executor = orig
 
+    def test_calibration_from_an_earlier_run(self):
+        # A stand-in run's calibration is taken as it is (byte for byte) by a dry run of the
+        # same model and slice; another model (depth) is refused with exit 2, naming the key.
+        rc, out = run_main(self.args("--kernels", "torch", "--ranks", "2", "--configs", "dual"))
+        self.assertEqual(rc, 0, out)
+        run, _ = self.doc()
+        work2 = os.path.join(self.tmp, "w2")
+        base = ["run", "--adaload", ADALOAD, "--work", work2, "--results", self.res, "--samples",
+                "400", "--steps", "3", "--ranks", "2", "--configs", "dual", "--calibration-from", run,
+                # another fake model: ignoring --calibration-from would write another profile
+                "--fake-calibration", "1e-6,1e-12,0.002,0.01,1e9,150000,1e8"]
+        rc, out = run_main(base + ["--dry-run"])
+        self.assertEqual(rc, 0, out)
+        for f in ("profile.csv", "memory.json"):
+            with open(os.path.join(run, f)) as x, open(os.path.join(work2, "calibration", f)) as y:
+                self.assertEqual(json.loads(x.read()) if f.endswith("json") else x.read(),
+                                 json.loads(y.read()) if f.endswith("json") else y.read(), f)
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            rc, _ = run_main(base + ["--dry-run", "--depth", "2"])
+        self.assertEqual(rc, 2)
+        self.assertIn("its depth is 4, this run's 2", err.getvalue())
+        with self.assertRaises(SystemExit), contextlib.redirect_stderr(io.StringIO()):
+            replay.parse_args(base + ["--reuse-work"])
+
     def test_per_rank_files_of_two_plans_are_refused(self):
         run_main(self.args("--dry-run", "--ranks", "2"))
         a, b = (os.path.join(self.work, "plans", n + "-w2") for n in ("dual", "verl-kk"))
