@@ -104,6 +104,18 @@ ada_shape ada_shape_make(int64_t D, int64_t rows, lnmod_dtype x, lnmod_dtype mod
     return s;
 }
 
+ada_shape ada_shape_make_batch(int64_t D, int64_t S, int64_t B, lnmod_dtype x, lnmod_dtype mod, lnmod_dtype y)
+{
+    ada_shape s = ada_shape_make(D, S * B, x, mod, y);
+    s.desc.rows_per_sample = S;
+    s.desc.frame_len = S;
+    s.min_bytes = lnmod_fwd_min_bytes(&s.desc, 0);
+    s.graph_k = ada_graph_k(s.min_bytes);
+    s.bwd_min_bytes = lnmod_bwd_min_bytes(&s.desc);
+    s.bwd_graph_k = ada_graph_k(s.bwd_min_bytes);
+    return s;
+}
+
 ada_shape ada_shape_make_layout(int64_t D, int64_t S, lnmod_layout layout, int64_t frame_len,
                                 lnmod_dtype x, lnmod_dtype mod, lnmod_dtype y)
 {
@@ -159,6 +171,9 @@ int64_t ada_shape_set(const char *set, ada_shape *out, int64_t cap)
         for (size_t i = 0; i < sizeof wan_D / sizeof *wan_D; i++) {
             for (size_t j = 0; j < sizeof wan_rows / sizeof *wan_rows; j++)
                 bad |= push(out, cap, &n, ada_shape_make(wan_D[i], wan_rows[j], LNMOD_BF16, LNMOD_F32, LNMOD_BF16));
+            /* Two 480p 81-frame clips in one call: where torch.compile's gradients of the
+             * chain are right (at one sample they are not: issue 18), so it can be compared. */
+            bad |= push(out, cap, &n, ada_shape_make_batch(wan_D[i], CLIP480, 2, LNMOD_BF16, LNMOD_F32, LNMOD_BF16));
             /* The official Wan code keeps the residual stream in fp32: the long clips again
              * with fp32 x (and fp32 y, so the dtype triple stays one name). */
             for (size_t j = 0; j < sizeof wan_rows / sizeof *wan_rows; j++)
@@ -200,6 +215,11 @@ static int suffix_k(const ada_shape *s, int64_t k, char *buf, size_t n)
                      lnmod_dtype_name(d->mod_dtype), lnmod_dtype_name(d->y_dtype),
                      lnmod_layout_name(d->layout), (long long)d->D, (long long)d->rows);
     if (fits(w, n)) return -1;
+    if (d->rows_per_sample > 0 && d->rows / d->rows_per_sample > 1) { /* several samples */
+        int wb = snprintf(buf + w, n - (size_t)w, "/B%lld", (long long)(d->rows / d->rows_per_sample));
+        if (fits(wb, n - (size_t)w)) return -1;
+        w += wb;
+    }
     if (k > 0) {
         int w2 = snprintf(buf + w, n - (size_t)w, "/graph%lld", (long long)k);
         if (fits(w2, n - (size_t)w)) return -1;

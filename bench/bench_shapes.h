@@ -9,10 +9,11 @@
  *   // "lnmod_bwd/dtile/bf16-f32-bf16/sample/D1536/rows1560/graph30": the backward, whose
  *   // graph K follows its own (larger) minimal bytes
  *
- * Sets (56, 69, 17 and 3 shapes; every modulation row at Wan's 6*D stride, fp32 modulation):
+ * Sets (59, 69, 17 and 3 shapes; every modulation row at Wan's 6*D stride, fp32 modulation):
  *   "wan"    Wan 2.1 1.3B/14B hidden sizes 1536 and 5120 and Wan 2.2 5B's 3072: images and
  *            17-, 33-, 81-frame clips at 480p and 720p, one sample each, bf16 x/y per sample,
- *            plus fp32 x for rows >= 32,760; per-token, per-frame (a timestep per latent
+ *            plus fp32 x for rows >= 32,760, and two 480p 81-frame clips in one call
+ *            (".../rows65520/B2": torch.compile's gradients are wrong at one sample); per-token, per-frame (a timestep per latent
  *            frame) and fp16 shapes of 480p 81-frame clips at D 1536, 2048, 3072, 4096, 5120
  *            and of 720p 81-frame clips at the Wan widths; fp32 x at 2048 and 4096
  *   "sweep"  bf16 per-sample, 32,760 rows: every multiple of 128 from 256 to 8192, then 10240,
@@ -23,6 +24,7 @@
  * The shape list is also printed as JSON (`adaload bench --list-shapes`) for the PyTorch peers
  * script, so both sides time exactly the same shapes under the same names.
  *
+ * A shape of B >= 2 samples is named with /B<B> after its rows (the rows of the whole call).
  * Small shapes are timed by CUDA-graph replay of K launches (time / K): K depends only on the
  * shape's minimal bytes (never on the device), so names are the same on every machine.
  */
@@ -69,6 +71,8 @@ int64_t ada_shape_set(const char *set, ada_shape *out, int64_t cap);
 
 /* A per-sample shape: one sample of `rows` tokens, modulation at stride 6*D. */
 ada_shape ada_shape_make(int64_t D, int64_t rows, lnmod_dtype x, lnmod_dtype mod, lnmod_dtype y);
+/* B samples of S tokens each, per sample (rows S*B, B modulation rows at stride 6*D). */
+ada_shape ada_shape_make_batch(int64_t D, int64_t S, int64_t B, lnmod_dtype x, lnmod_dtype mod, lnmod_dtype y);
 /* One sample of S tokens in any layout (frame_len: tokens per latent frame, per-frame only);
  * modulation rows at stride 6*D. */
 ada_shape ada_shape_make_layout(int64_t D, int64_t S, lnmod_layout layout, int64_t frame_len,

@@ -47,7 +47,7 @@ static void check_common(const char *set, int64_t n)
 
 Test(shapes, sizes_of_the_sets)
 {
-    cr_assert_eq(ada_shape_set("wan", sh, ADA_MAX_SHAPES), 56);
+    cr_assert_eq(ada_shape_set("wan", sh, ADA_MAX_SHAPES), 59);
     cr_assert_eq(ada_shape_set("sweep", sh, ADA_MAX_SHAPES), 69);
     cr_assert_eq(ada_shape_set("models", sh, ADA_MAX_SHAPES), 17);
     cr_assert_eq(ada_shape_set("quick", sh, ADA_MAX_SHAPES), 3);
@@ -102,6 +102,15 @@ Test(shapes, wan_layouts_and_dtypes)
         cr_assert(k >= 0);
         cr_assert_eq(lnmod_mod_rows(&sh[k].desc), 75600);
         cr_assert(find(n, wan[i], 75600, LNMOD_PER_SAMPLE, LNMOD_F16) >= 0);
+        /* Two 480p 81-frame clips in one call, named with /B2 (the name parser reads it back). */
+        k = find(n, wan[i], 65520, LNMOD_PER_SAMPLE, LNMOD_BF16);
+        cr_assert(k >= 0);
+        cr_assert_eq(sh[k].desc.rows_per_sample, 32760);
+        cr_assert_eq(lnmod_mod_rows(&sh[k].desc), 2);
+        char nm[ADA_NAME_MAX], want[ADA_NAME_MAX];
+        cr_assert_eq(ada_shape_bwd_bench_name(&sh[k], "dtile", nm, sizeof nm), 0);
+        snprintf(want, sizeof want, "lnmod_bwd/dtile/bf16-f32-bf16/sample/D%lld/rows65520/B2", (long long)wan[i]);
+        cr_assert_str_eq(nm, want);
     }
     char name[ADA_NAME_MAX];
     int64_t k = find(n, 5120, 32760, LNMOD_PER_FRAME, LNMOD_BF16);

@@ -17,7 +17,8 @@
 #               the speed bar (rows >= 32,760), and the regression check: the slowed build's
 #               dtile against two runs of the normal build (adaload compare)
 #   MODE bench-bwd  the shapes of issue 18's bar (bf16, fp32 modulation, D 1536/3072/5120,
-#               rows 32,760 and 75,600), forward and backward of every variant: per sample with
+#               rows 32,760 and 75,600, and two 32,760-row samples in one call, where
+#               torch.compile's gradients are right), forward and backward of every variant: per sample with
 #               the PyTorch peers (eager, torch.compile, Wan's table form, Liger where the
 #               carried .whl/liger_kernel-*.whl installs), per token and per frame without;
 #               then `adaload report` of each run into $OUT/report-<n>.md
@@ -65,7 +66,7 @@ set -uo pipefail
 dry=0
 [ "${1:-}" = --dry-run ] && { dry=1; shift; }
 mode=${1:-quick}
-bar='bf16-f32-bf16/%s/D(1536|3072|5120)/rows(32760|75600)$'
+bar='bf16-f32-bf16/%s/D(1536|3072|5120)/rows(32760|75600|65520/B2)$'
 # shellcheck disable=SC2059
 # The peers of the backward only (their forwards too, for fwd+bwd): Wan's fp32 chain, a
 # forward-only peer timed by MODE bench, is left out here to keep the call inside 10 minutes.

@@ -6,7 +6,8 @@
  * a meta.json, its fingerprint held against itself). A loaded set's names go through the
  * benchmark-name parser and the set is compared with itself (run_compare.h: nothing may be
  * slower than itself). Seeds: corpus/runs/ (a bench.json, a peers.json and a verify.json,
- * shrunk; a meta.json and a record with "plugins", one entry malformed). */
+ * shrunk; a bench.json with names of several samples (/B<B>); a meta.json and a record with
+ * "plugins", one entry malformed). */
 #include "fuzz_util.h"
 
 #include <jansson.h>

@@ -174,22 +174,28 @@ Test(bench_cli, list_shapes_wan)
     json_error_t e;
     json_t *j = json_load_file(log, 0, &e);
     cr_assert_not_null(j, "%s", e.text);
-    /* 3 hidden sizes x (8 bf16 token counts + 2 fp32 long clips), then per token, per frame
-     * and fp16 at 5 bar widths (480p) and 3 Wan widths (720p), fp32 at 2048 and 4096. */
-    cr_assert_eq(json_array_size(j), 30 + 3 * (5 + 3) + 2);
+    /* 3 hidden sizes x (8 bf16 token counts + two 81-frame clips in one call + 2 fp32 long
+     * clips), then per token, per frame and fp16 at 5 bar widths (480p) and 3 Wan widths
+     * (720p), fp32 at 2048 and 4096. */
+    cr_assert_eq(json_array_size(j), 33 + 3 * (5 + 3) + 2);
     int found = 0;
     size_t i;
     json_t *s;
     json_array_foreach(j, i, s) {
         const char *suffix = json_string_value(json_object_get(s, "suffix"));
         found |= !strcmp(suffix, "bf16-f32-bf16/sample/D5120/rows32760");
+        if (!strcmp(suffix, "bf16-f32-bf16/sample/D5120/rows65520/B2")) { /* two samples */
+            found |= 2;
+            cr_assert_eq(json_integer_value(json_object_get(s, "rows_per_sample")), 32760);
+            cr_assert_eq(json_integer_value(json_object_get(s, "mod_rows")), 2);
+        }
         /* 1,560 tokens x 1536 x (2 + 2) bytes + 2 x 1536 x 4 = 9,596,928 bytes: graph of 7. */
         if (!strcmp(suffix, "bf16-f32-bf16/sample/D1536/rows1560/graph7"))
             cr_assert_eq(json_integer_value(json_object_get(s, "min_bytes")), 9596928);
         cr_assert_eq(json_integer_value(json_object_get(s, "mod_stride")),
                      6 * json_integer_value(json_object_get(s, "D")));
     }
-    cr_assert(found);
+    cr_assert_eq(found, 3);
     json_decref(j);
 }
 

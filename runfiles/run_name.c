@@ -30,7 +30,7 @@ int ada_bench_name_parse(const char *name, ada_bench_name *o)
 {
     memset(o, 0, sizeof *o);
     const char *p = name;
-    char d[32], r[32], g[32] = "";
+    char d[32], r[32], g[32] = "", bb[32] = "";
     if (!name || part(&p, o->op, sizeof o->op)) return -1;
     if (strcmp(o->op, "lnmod_fwd") && strcmp(o->op, "lnmod_bwd")) return -1;
     snprintf(o->dir, sizeof o->dir, "%s", o->op + 6);
@@ -39,12 +39,20 @@ int ada_bench_name_parse(const char *name, ada_bench_name *o)
     if (part(&p, o->dtypes, sizeof o->dtypes) || part(&p, o->layout, sizeof o->layout) || part(&p, d, sizeof d) ||
         part(&p, r, sizeof r))
         return -1;
+    /* Optional parts after rows: /B<samples> (2 or more), then /graph<K>. */
+    if (*p == 'B' && part(&p, bb, sizeof bb)) return -1;
     if (*p && part(&p, g, sizeof g)) return -1;
-    if (*p || number(d, "D", &o->D) || number(r, "rows", &o->rows) || (g[0] && number(g, "graph", &o->graph)))
+    o->batch = 1;
+    if (*p || number(d, "D", &o->D) || number(r, "rows", &o->rows) || (g[0] && number(g, "graph", &o->graph)) ||
+        (bb[0] && (number(bb, "B", &o->batch) || o->batch < 2 || o->rows % o->batch)))
         return -1;
     if (sscanf(o->dtypes, "%7[^-]-%7[^-]-%7s", o->x, o->mod, o->y) != 3 || strchr(o->y, '-')) return -1;
     if (snprintf(o->shape, sizeof o->shape, "%s", shape) >= (int)sizeof o->shape) return -1;
-    snprintf(o->slice, sizeof o->slice, "%s/%s/rows%lld", o->dtypes, o->layout, (long long)o->rows);
+    if (o->batch > 1)
+        snprintf(o->slice, sizeof o->slice, "%s/%s/rows%lld/B%lld", o->dtypes, o->layout, (long long)o->rows,
+                 (long long)o->batch);
+    else
+        snprintf(o->slice, sizeof o->slice, "%s/%s/rows%lld", o->dtypes, o->layout, (long long)o->rows);
     return 0;
 }
 

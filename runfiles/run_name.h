@@ -1,7 +1,10 @@
 /* run_name.h -- the one parser of benchmark names (bench/bench_shapes.c makes them):
  *
- *   lnmod_fwd/<variant>/<x>-<mod>-<y>/<layout>/D<D>/rows<R>[/graph<K>]
+ *   lnmod_fwd/<variant>/<x>-<mod>-<y>/<layout>/D<D>/rows<R>[/B<B>][/graph<K>]
  *   lnmod_bwd/...                       (the backward kernels: same form, direction bwd)
+ *
+ * R is the rows of the whole call; /B<B> says they are B samples of R/B rows each (B >= 2;
+ * without it the call is one sample).
  *
  * where a variant may be a PyTorch peer (torch_eager, torch_compile, ...). Report, sweep,
  * compare and the dashboard (which hands the parts to its page) all read names here.
@@ -23,9 +26,10 @@ typedef struct {
     char dtypes[24];  /* "<x>-<mod>-<y>" */
     char layout[16];  /* sample, token, frame */
     int64_t D, rows;
+    int64_t batch;    /* samples: B of /B<B> after rows (B >= 2, dividing rows), 1 when none */
     int64_t graph;    /* K of /graph<K>, 0 when the name has none */
     char shape[128];  /* everything after the variant */
-    char slice[96];   /* "<x>-<mod>-<y>/<layout>/rows<R>": a sweep's slice (every D) */
+    char slice[96];   /* "<x>-<mod>-<y>/<layout>/rows<R>[/B<B>]": a sweep's slice (every D) */
 } ada_bench_name;
 
 /* 0 when name has the form above (out filled), -1 otherwise (copy/..., cpu/..., bad parts). */

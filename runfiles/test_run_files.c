@@ -34,6 +34,16 @@ Test(names, forward_backward_peers_graphs)
     cr_expect_str_eq(b.dir, "bwd");
     cr_expect_eq(b.graph, 20);
     cr_expect_str_eq(b.shape, "f16-f16-f16/token/D1536/rows1560/graph20");
+    cr_expect_eq(b.batch, 1);
+    /* Several samples: /B<B> after rows, before /graph<K>; its own sweep slice. */
+    cr_assert_eq(ada_bench_name_parse("lnmod_bwd/dtile/bf16-f32-bf16/sample/D1536/rows65520/B2", &b), 0);
+    cr_expect_eq(b.batch, 2);
+    cr_expect_eq(b.rows, 65520);
+    cr_expect_str_eq(b.shape, "bf16-f32-bf16/sample/D1536/rows65520/B2");
+    cr_expect_str_eq(b.slice, "bf16-f32-bf16/sample/rows65520/B2");
+    cr_assert_eq(ada_bench_name_parse("lnmod_fwd/dtile/bf16-f32-bf16/sample/D1536/rows4096/B4/graph7", &b), 0);
+    cr_expect_eq(b.batch, 4);
+    cr_expect_eq(b.graph, 7);
     cr_assert_eq(ada_bench_name_parse("lnmod_fwd/torch_compile/f32-f32-f32/frame/D5120/rows75600", &b), 0);
     cr_expect(ada_bench_name_is_peer(b.variant));
     cr_expect(!ada_bench_name_is_peer("dtile"));
@@ -42,7 +52,9 @@ Test(names, forward_backward_peers_graphs)
     const char *bad[] = {"copy/bytes1024", "cpu/reference/x", "lnmod_fwd/dtile", "lnmod_fwd/dtile/bf16-f32-bf16/sample/D0/rows1",
                          "lnmod_fwd/dtile/bf16-f32-bf16/sample/D12/rows4/extra/x", "lnmod_fwd//bf16-f32-bf16/sample/D1/rows1",
                          "lnmod_fwd/dtile/bf16-f32/sample/D1/rows1", "lnmod_fwd/dtile/bf16-f32-bf16/sample/Dx/rows1",
-                         "lnmod_side/dtile/bf16-f32-bf16/sample/D1/rows1", "lnmod_fwd/dtile/bf16-f32-bf16/sample/D1/rows1/graph"};
+                         "lnmod_side/dtile/bf16-f32-bf16/sample/D1/rows1", "lnmod_fwd/dtile/bf16-f32-bf16/sample/D1/rows1/graph",
+                         "lnmod_fwd/dtile/bf16-f32-bf16/sample/D8/rows6/B1", "lnmod_fwd/dtile/bf16-f32-bf16/sample/D8/rows7/B2",
+                         "lnmod_fwd/dtile/bf16-f32-bf16/sample/D8/rows8/graph3/B2", "lnmod_fwd/dtile/bf16-f32-bf16/sample/D8/rows8/B"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) cr_expect_eq(ada_bench_name_parse(bad[i], &b), -1, "%s", bad[i]);
 }
 
