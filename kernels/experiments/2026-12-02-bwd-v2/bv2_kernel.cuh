@@ -151,16 +151,25 @@ static size_t bv2_smem_bytes(int G, int NS, int T, int slots, int vpt, int vec, 
            (alias && sps ? (cmb > spb ? cmb : spb) : cmb + spb);
 }
 
-// Sets the kernel's shared-memory attributes and returns its CTAs per SM (0: none fits).
+// The kernel's CTAs per SM with `smem` bytes of dynamic shared memory (0: it does not fit,
+// its static shared memory included, or the CTA exceeds what its registers allow); sets the
+// kernel's shared-memory attributes only when it fits, so that no failed call leaves an error
+// for the launch check to find.
 template <typename K> static lnmod_status bv2_occupancy(K kern, int threads, size_t smem, int *per_sm)
 {
+    *per_sm = 0;
+    cudaFuncAttributes fa;
+    int dev = 0, optin = 0;
+    if (cudaFuncGetAttributes(&fa, kern) != cudaSuccess || cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess)
+        return LNMOD_ERR_CUDA;
+    if (smem + fa.sharedSizeBytes > (size_t)optin || threads > fa.maxThreadsPerBlock) return LNMOD_OK;
     // All of the unified L1/shared memory as shared memory where it helps a second CTA fit
     // (v1 left the carveout to the driver; ncu saw 2 CTAs/SM limited by shared memory).
     if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
         cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
                              (int)cudaSharedmemCarveoutMaxShared) != cudaSuccess)
         return LNMOD_ERR_CUDA;
-    *per_sm = 0;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, kern, threads, smem) != cudaSuccess)
         return LNMOD_ERR_CUDA;
     return LNMOD_OK;
