@@ -57,7 +57,7 @@ lnmod_status bv2_typed(int G, bool hold, const bv2_kp &k, cudaStream_t stream, b
 
 bool bv2_round1(const bv2_config *c)
 {
-    return !c->bulk && !c->no_fence && c->min_vpt == 1 && c->cta_max == 768 && c->G >= 1 && c->G <= 4 &&
+    return !c->bulk && !c->no_fence && !c->fixed_t && c->min_vpt == 1 && c->cta_max == 768 && c->G >= 1 && c->G <= 4 &&
            (!c->hold || c->G == 2);
 }
 
@@ -127,7 +127,7 @@ extern "C" lnmod_status bv2_backward(int G, int target, const lnmod_desc *d, con
                                      size_t workspace_bytes, cudaStream_t stream, bv2_info *info)
 {
     const bool hold = G == BV2_G2_HOLD;
-    const bv2_config c = {hold ? 2 : G, target, hold ? 1 : 0, 0, 1, 768, 0};
+    const bv2_config c = {hold ? 2 : G, target, hold ? 1 : 0, 0, 1, 768, 0, 0};
     return bv2_backward_cfg(&c, d, x, scale, dy, mean, rstd, dx, dscale, dshift, workspace, workspace_bytes,
                             stream, info);
 }

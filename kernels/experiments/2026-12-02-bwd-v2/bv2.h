@@ -44,6 +44,8 @@ typedef struct {
     int cta_max; /* threads per CTA at most: 768 (80 registers a thread) or 960 (64) */
     int no_fence; /* bulk: 1 = no fence.proxy.async before a copy reuses a stage (the group
                    * barrier alone orders the reads before it, as CUTLASS's pipelines do) */
+    int fixed_t;  /* two vectors a thread: 1 = the group's thread count compiled in (96, 192,
+                   * 320: bf16 D1536, D3072, D5120 exactly); other shapes run v1 */
 } bv2_config;
 
 /* Workspace bytes bv2_backward needs for d with either chunk target (and for v1, which the

@@ -304,7 +304,8 @@ __device__ __forceinline__ void bv2_scale_of(const float (&sp)[VPT][VEC], const 
 // sums added, dx written. par: the exchange buffer of this row's parity.
 // mid() runs once the group has passed the row's barrier: every thread of the group has
 // finished the previous row (the bulk ring refills that row's stage there).
-template <typename TX, typename TY, int VPT, int G, bool SPS, bool HOLD, bool BULK, typename Mid>
+// FULL: T x VPT vectors cover the row exactly (no per-vector guard; T a compile-time constant).
+template <typename TX, typename TY, int VPT, int G, bool SPS, bool HOLD, bool BULK, bool FULL, typename Mid>
 __device__ __forceinline__ void bv2_row(const bv2_kp &k, const uint4 *base, float2 ms, int32_t r,
                                         int gq, int T, int tid, float2 (*red)[G][BV2_MAX_NW],
                                         int par, const float (&sp)[VPT][bv2_cfg<TX, TY, VPT>::VEC],
@@ -318,7 +319,7 @@ __device__ __forceinline__ void bv2_row(const bv2_kp &k, const uint4 *base, floa
     uint4 kept[HOLD ? VPT : 1][1 + DYW];
 #pragma unroll
     for (int q = 0; q < VPT; q++) {
-        if (tid + q * T < k.nv) {
+        if (FULL || tid + q * T < k.nv) {
             float xf[VEC], gf[VEC], s[VEC];
             if constexpr (HOLD)
                 bv2_read_keep<TX, TY, VPT>(base, q, T, xf, gf, kept[q]);
@@ -356,7 +357,7 @@ __device__ __forceinline__ void bv2_row(const bv2_kp &k, const uint4 *base, floa
 #pragma unroll
     for (int q = 0; q < VPT; q++) {
         const int v = tid + q * T;
-        if (v < k.nv) {
+        if (FULL || v < k.nv) {
             float xf[VEC], gf[VEC], s[VEC], o[VEC];
             if constexpr (HOLD)
                 bv2_unpack_kept<TX, TY>(kept[q], DYW, xf, gf);

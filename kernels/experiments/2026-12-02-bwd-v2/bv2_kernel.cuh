@@ -14,7 +14,9 @@
 //     values when the group is one chunk, else the partials lnmod_bwd_finalize adds).
 // The walk per thread is (chunk, share) with 32-bit rows; 64-bit only in addresses.
 // MAXT: the CTA's thread cap for __launch_bounds__(MAXT, 1): 768 gives 80 registers a thread,
-// 960 gives 64.
+// 960 gives 64. TC (round 2's "t" kernels): the group's thread count as a compile-time
+// constant, launched only where TC x VPT vectors are exactly the row (no per-vector guards,
+// slot addresses and the exchange's warp loop folded by the compiler); 0: run-time T.
 #ifndef ADALOAD_BV2_KERNEL_CUH
 #define ADALOAD_BV2_KERNEL_CUH
 
@@ -29,7 +31,7 @@ __host__ __device__ constexpr int bv2_stat_slots(int G, int NS, int T, bool bulk
     return bulk ? (G * NS + 1) / 2 * 2 : G * NS * T;
 }
 
-template <typename TX, typename TM, typename TY, int VPT, int NS, int G, bool HOLD, bool BULK, int MAXT>
+template <typename TX, typename TM, typename TY, int VPT, int NS, int G, bool HOLD, bool BULK, int MAXT, int TC = 0>
 __global__ void __launch_bounds__(MAXT, 1) bv2_kernel(bv2_kp k)
 {
     using C = bv2_cfg<TX, TY, VPT>;
@@ -40,7 +42,8 @@ __global__ void __launch_bounds__(MAXT, 1) bv2_kernel(bv2_kp k)
     extern __shared__ uint4 bv2_smem[];
     __shared__ float2 red[2][G][BV2_MAX_NW];
     __shared__ uint64_t full[BULK ? G * NS : 1]; // bulk: one mbarrier per group and stage
-    const int T = (int)blockDim.x / G, gq = (int)threadIdx.x / T, tid = (int)threadIdx.x - gq * T;
+    constexpr bool FULL = TC != 0;
+    const int T = TC ? TC : (int)blockDim.x / G, gq = (int)threadIdx.x / T, tid = (int)threadIdx.x - gq * T;
     uint4 *ring = bv2_smem + gq * NS * C::SLOTS * T;
     float2 *stats0 = reinterpret_cast<float2 *>(bv2_smem + G * NS * C::SLOTS * T);
     float2 *stats = stats0 + gq * NS * (BULK ? 1 : T);
@@ -116,7 +119,7 @@ __global__ void __launch_bounds__(MAXT, 1) bv2_kernel(bv2_kp k)
                     }
                 }
             };
-            bv2_row<TX, TY, VPT, G, SPS, HOLD, BULK>(k, ring + slot * C::SLOTS * T + tid, ms, r, gq, T, tid, red,
+            bv2_row<TX, TY, VPT, G, SPS, HOLD, BULK, FULL>(k, ring + slot * C::SLOTS * T + tid, ms, r, gq, T, tid, red,
                                                      par, sp, sps, as, ah, mid);
             slot = slot + 1 == NS ? 0 : slot + 1;
             if (slot == 0) phase ^= 1u;
@@ -130,7 +133,7 @@ __global__ void __launch_bounds__(MAXT, 1) bv2_kernel(bv2_kp k)
 #pragma unroll
             for (int q = 0; q < VPT; q++) {
                 const int v = tid + q * T;
-                if (v < k.nv) lnmod_bwd_flush<TM, VEC, true>(k.p, c, g, (int64_t)v * VEC, as[q], ah[q]);
+                if (FULL || v < k.nv) lnmod_bwd_flush<TM, VEC, true>(k.p, c, g, (int64_t)v * VEC, as[q], ah[q]);
             }
         }
 #pragma unroll
@@ -175,10 +178,11 @@ template <typename K> static lnmod_status bv2_occupancy(K kern, int threads, siz
     return LNMOD_OK;
 }
 
-template <typename TX, typename TM, typename TY, int VPT, int NS, int G, bool HOLD, bool BULK, int MAXT>
+template <typename TX, typename TM, typename TY, int VPT, int NS, int G, bool HOLD, bool BULK, int MAXT, int TC = 0>
 lnmod_status bv2_go(const bv2_kp &k, int T, size_t smem, cudaStream_t stream, bv2_info *info, bool *ran)
 {
-    auto kern = bv2_kernel<TX, TM, TY, VPT, NS, G, HOLD, BULK, MAXT>;
+    auto kern = bv2_kernel<TX, TM, TY, VPT, NS, G, HOLD, BULK, MAXT, TC>;
+    if (TC && (T != TC || TC * VPT != k.nv)) return LNMOD_OK; // the fixed shape does not fit
     int sms = 1, per_sm = 0;
     lnmod_status st = bv2_occupancy(kern, G * T, smem, &per_sm);
     if (st != LNMOD_OK) return st;
@@ -239,30 +243,30 @@ lnmod_status bv2_stages(const bv2_kp &k, int T, cudaStream_t stream, bv2_info *i
 // Round 2's ring depth: of NS = 4, 3, 2 (the (1 + scale) row sharing the combine buffer),
 // the one with the most CTAs per SM, the deeper on a tie (G = 4 at 96 threads x 16 elements:
 // 3 stages give 2 CTAs of 12 warps where 4 give one).
-template <typename TX, typename TM, typename TY, int VPT, int G, bool BULK, int MAXT>
+template <typename TX, typename TM, typename TY, int VPT, int G, bool BULK, int MAXT, int TC = 0>
 lnmod_status bv2_stages_occ(bv2_kp k, int T, cudaStream_t stream, bv2_info *info, bool *ran)
 {
     using C = bv2_cfg<TX, TY, VPT>;
     size_t cap = 0;
     lnmod_status st = bv2_smem_cap(&cap);
     if (st != LNMOD_OK) return st;
-    if (G * T > MAXT) return LNMOD_OK;
+    if (G * T > MAXT || (TC && (T != TC || TC * VPT != k.nv))) return LNMOD_OK;
     k.alias = G > 1 && VPT * C::VEC >= 16;
     size_t sm[5] = {0, 0, 0, 0, 0};
     int occ[5] = {0, 0, 0, 0, 0}, best = 0;
     for (int ns = 4; ns >= 2; ns--) sm[ns] = bv2_smem_bytes(G, ns, T, C::SLOTS, VPT, C::VEC, k.D, BULK, k.alias != 0);
-    if (sm[4] <= cap) st = bv2_occupancy(bv2_kernel<TX, TM, TY, VPT, 4, G, false, BULK, MAXT>, G * T, sm[4], &occ[4]);
+    if (sm[4] <= cap) st = bv2_occupancy(bv2_kernel<TX, TM, TY, VPT, 4, G, false, BULK, MAXT, TC>, G * T, sm[4], &occ[4]);
     if (st == LNMOD_OK && sm[3] <= cap)
-        st = bv2_occupancy(bv2_kernel<TX, TM, TY, VPT, 3, G, false, BULK, MAXT>, G * T, sm[3], &occ[3]);
+        st = bv2_occupancy(bv2_kernel<TX, TM, TY, VPT, 3, G, false, BULK, MAXT, TC>, G * T, sm[3], &occ[3]);
     if (st == LNMOD_OK && sm[2] <= cap)
-        st = bv2_occupancy(bv2_kernel<TX, TM, TY, VPT, 2, G, false, BULK, MAXT>, G * T, sm[2], &occ[2]);
+        st = bv2_occupancy(bv2_kernel<TX, TM, TY, VPT, 2, G, false, BULK, MAXT, TC>, G * T, sm[2], &occ[2]);
     if (st != LNMOD_OK) return st;
     for (int ns = 4; ns >= 2; ns--)
         if (occ[ns] > occ[best]) best = ns;
     switch (best) {
-    case 4: return bv2_go<TX, TM, TY, VPT, 4, G, false, BULK, MAXT>(k, T, sm[4], stream, info, ran);
-    case 3: return bv2_go<TX, TM, TY, VPT, 3, G, false, BULK, MAXT>(k, T, sm[3], stream, info, ran);
-    case 2: return bv2_go<TX, TM, TY, VPT, 2, G, false, BULK, MAXT>(k, T, sm[2], stream, info, ran);
+    case 4: return bv2_go<TX, TM, TY, VPT, 4, G, false, BULK, MAXT, TC>(k, T, sm[4], stream, info, ran);
+    case 3: return bv2_go<TX, TM, TY, VPT, 3, G, false, BULK, MAXT, TC>(k, T, sm[3], stream, info, ran);
+    case 2: return bv2_go<TX, TM, TY, VPT, 2, G, false, BULK, MAXT, TC>(k, T, sm[2], stream, info, ran);
     default: return LNMOD_OK;
     }
 }

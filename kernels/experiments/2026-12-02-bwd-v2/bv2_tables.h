@@ -30,14 +30,14 @@ const lnmod_layout SAM = LNMOD_PER_SAMPLE, TOK = LNMOD_PER_TOKEN, FRM = LNMOD_PE
 const char *const R1_ALL = "v1,g1,g2,g3,g4,g2h,g2c512,g4c512";
 const shape SHAPES[] = {
     {"bf16 sample D1536", BF, F32, BF, SAM, 1536, 32760, 32760, 1, 0, true,
-     "v1,g2,g4e16,g6e16,g8e16,b2,b4e16,b4e16nf,b6e16,b8e16"},
-    {"bf16 sample D3072", BF, F32, BF, SAM, 3072, 32760, 32760, 1, 0, true, "v1,g4,b2,b4e16"},
-    {"bf16 sample D5120", BF, F32, BF, SAM, 5120, 32760, 32760, 1, 0, true, "v1,g2,g3w,b2,b3w"},
+     "v1,g2,g4e16,g4e16t,g6e16,g8e16,b2,b4e16,b4e16nf,b4e16t,b6e16,b8e16"},
+    {"bf16 sample D3072", BF, F32, BF, SAM, 3072, 32760, 32760, 1, 0, true, "v1,g4,g4e16t,b2,b4e16,b4e16t"},
+    {"bf16 sample D5120", BF, F32, BF, SAM, 5120, 32760, 32760, 1, 0, true, "v1,g2,g2t,g3w,b2,b2t,b3w"},
     {"bf16 sample D5120 r75600", BF, F32, BF, SAM, 5120, 75600, 75600, 1, 0, true,
-     "v1,g2c512,g3wc512,b2c512,b3wc512"},
-    {"bf16 sample D3072 r75600", BF, F32, BF, SAM, 3072, 75600, 75600, 1, 0, true, "v1,g4,g4c512,b4e16,b4e16c512"},
-    {"bf16 frame D1536", BF, F32, BF, FRM, 1536, 32760, 32760, 1560, 0, true, "v1,g2,g4e16,g8e16,b4e16,b8e16"},
-    {"bf16 frame D5120", BF, F32, BF, FRM, 5120, 32760, 32760, 1560, 0, true, "v1,g2,g3w,b2,b3w"},
+     "v1,g2c512,g3wc512,b2c512,b2tc512,b3wc512"},
+    {"bf16 sample D3072 r75600", BF, F32, BF, SAM, 3072, 75600, 75600, 1, 0, true, "v1,g4,g4c512,b4e16,b4e16c512,b4e16tc512"},
+    {"bf16 frame D1536", BF, F32, BF, FRM, 1536, 32760, 32760, 1560, 0, true, "v1,g2,g4e16,g8e16,b4e16,b4e16t,b8e16"},
+    {"bf16 frame D5120", BF, F32, BF, FRM, 5120, 32760, 32760, 1560, 0, true, "v1,g2,g3w,b2,b2t,b3w"},
     {"bf16 sample D1536 B4", BF, F32, BF, SAM, 1536, 4 * 8190, 8190, 1, 0, true, nullptr},
     {"bf16 token D1536", BF, F32, BF, TOK, 1536, 32760, 32760, 1, 0, true, nullptr},
     {"bf16 token D5120", BF, F32, BF, TOK, 5120, 32760, 32760, 1, 0, true, nullptr},
@@ -59,35 +59,42 @@ const shape SHAPES[] = {
 // The kernels: v1; round 1's v2 configurations (G groups, about 256 or 512 chunks; g2h:
 // two groups keeping the row in registers between its two passes); round 2's: eN = at
 // least two vectors a thread (16 bf16 elements), w = CTAs of up to 960 threads (64
-// registers), b = the ring filled by the bulk copy engine, nf = without the proxy fence.
+// registers), b = the ring filled by the bulk copy engine, nf = without the proxy fence,
+// t = the group's thread count compiled in (bf16 D1536 / D3072 / D5120 only).
 struct kern {
     const char *name;
     bv2_config c; // c.G == 0: v1 (lnmod_backward "dtile")
 };
 const int V1T = BV2_TARGET_V1, FT = BV2_TARGET_FINE;
 const kern KERNELS[] = {
-    {"v1", {0, 0, 0, 0, 0, 0, 0}},
-    {"g1", {1, V1T, 0, 0, 1, 768, 0}},
-    {"g2", {2, V1T, 0, 0, 1, 768, 0}},
-    {"g3", {3, V1T, 0, 0, 1, 768, 0}},
-    {"g4", {4, V1T, 0, 0, 1, 768, 0}},
-    {"g2h", {2, V1T, 1, 0, 1, 768, 0}},
-    {"g2c512", {2, FT, 0, 0, 1, 768, 0}},
-    {"g4c512", {4, FT, 0, 0, 1, 768, 0}},
-    {"g4e16", {4, V1T, 0, 0, 2, 768, 0}},
-    {"g6e16", {6, V1T, 0, 0, 2, 768, 0}},
-    {"g8e16", {8, V1T, 0, 0, 2, 768, 0}},
-    {"g3w", {3, V1T, 0, 0, 2, 960, 0}},
-    {"g3wc512", {3, FT, 0, 0, 2, 960, 0}},
-    {"b2", {2, V1T, 0, 1, 1, 768, 0}},
-    {"b2c512", {2, FT, 0, 1, 1, 768, 0}},
-    {"b4e16", {4, V1T, 0, 1, 2, 768, 0}},
-    {"b4e16nf", {4, V1T, 0, 1, 2, 768, 1}},
-    {"b4e16c512", {4, FT, 0, 1, 2, 768, 0}},
-    {"b6e16", {6, V1T, 0, 1, 2, 768, 0}},
-    {"b8e16", {8, V1T, 0, 1, 2, 768, 0}},
-    {"b3w", {3, V1T, 0, 1, 2, 960, 0}},
-    {"b3wc512", {3, FT, 0, 1, 2, 960, 0}},
+    {"v1", {0, 0, 0, 0, 0, 0, 0, 0}},
+    {"g1", {1, V1T, 0, 0, 1, 768, 0, 0}},
+    {"g2", {2, V1T, 0, 0, 1, 768, 0, 0}},
+    {"g3", {3, V1T, 0, 0, 1, 768, 0, 0}},
+    {"g4", {4, V1T, 0, 0, 1, 768, 0, 0}},
+    {"g2h", {2, V1T, 1, 0, 1, 768, 0, 0}},
+    {"g2c512", {2, FT, 0, 0, 1, 768, 0, 0}},
+    {"g4c512", {4, FT, 0, 0, 1, 768, 0, 0}},
+    {"g4e16", {4, V1T, 0, 0, 2, 768, 0, 0}},
+    {"g6e16", {6, V1T, 0, 0, 2, 768, 0, 0}},
+    {"g8e16", {8, V1T, 0, 0, 2, 768, 0, 0}},
+    {"g3w", {3, V1T, 0, 0, 2, 960, 0, 0}},
+    {"g3wc512", {3, FT, 0, 0, 2, 960, 0, 0}},
+    {"b2", {2, V1T, 0, 1, 1, 768, 0, 0}},
+    {"b2c512", {2, FT, 0, 1, 1, 768, 0, 0}},
+    {"b4e16", {4, V1T, 0, 1, 2, 768, 0, 0}},
+    {"b4e16nf", {4, V1T, 0, 1, 2, 768, 1, 0}},
+    {"b4e16c512", {4, FT, 0, 1, 2, 768, 0, 0}},
+    {"b6e16", {6, V1T, 0, 1, 2, 768, 0, 0}},
+    {"b8e16", {8, V1T, 0, 1, 2, 768, 0, 0}},
+    {"g4e16t", {4, V1T, 0, 0, 2, 768, 0, 1}},
+    {"g2t", {2, V1T, 0, 0, 2, 768, 0, 1}},
+    {"b4e16t", {4, V1T, 0, 1, 2, 768, 0, 1}},
+    {"b4e16tc512", {4, FT, 0, 1, 2, 768, 0, 1}},
+    {"b2t", {2, V1T, 0, 1, 2, 768, 0, 1}},
+    {"b2tc512", {2, FT, 0, 1, 2, 768, 0, 1}},
+    {"b3w", {3, V1T, 0, 1, 2, 960, 0, 0}},
+    {"b3wc512", {3, FT, 0, 1, 2, 960, 0, 0}},
 };
 const int NK = (int)(sizeof KERNELS / sizeof KERNELS[0]);
 

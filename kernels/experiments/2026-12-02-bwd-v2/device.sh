@@ -7,7 +7,7 @@
 #      round 2's) against the float64 reference, guards, determinism;
 #   2. each timed shape of round 2 (bv2bench --list: the shape and its kernels) in its own
 #      process (a crash or hang costs that shape only, and `timeout` ends it), while the time
-#      used stays under BV2_BUDGET_S (default 240 s; the call's timeout is 420 s);
+#      used stays under BV2_BUDGET_S (default 210 s; with the last shape's 80 s timeout at most ~290 s);
 #   3. the table of every shape into $OUT/table.md, the whole log into $OUT/bwdv2.log, with
 #      the seconds each step took.
 # Exit: 0 every check passed, 1 a check failed or a shape did not finish, 2 no binary, 77 no
@@ -20,9 +20,9 @@ root=$(cd "$here/../../.." && pwd)
 dry=0
 [ "${1:-}" = --dry-run ] && dry=1
 xzbin=${BV2_BIN:-$root/build-bwdv2/bv2bench.xz}
-budget=${BV2_BUDGET_S:-240}
+budget=${BV2_BUDGET_S:-210}
 reps=${BV2_REPS:-11}
-per_shape=${BV2_SHAPE_TIMEOUT_S:-100}
+per_shape=${BV2_SHAPE_TIMEOUT_S:-80}
 out=${OUT:-/tmp/bwdv2-out}
 if [ ! -f "$xzbin" ]; then
   echo "device.sh: no $xzbin: run kernels/experiments/2026-12-02-bwd-v2/build.sh here first and carry build-bwdv2/bv2bench.xz" >&2
