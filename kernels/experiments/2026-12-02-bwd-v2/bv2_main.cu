@@ -1,5 +1,6 @@
 // bv2_main.cu -- the harness of dtile backward v2 (experiment): v1 (lnmod_backward "dtile")
-// and v2 with G = 1..4 warp groups (bv2_backward) on each shape:
+// and v2's configurations (bv2_backward_cfg; KERNELS below, round 1's and round 2's) on each
+// shape -- per shape the kernels of its round-2 list (SHAPES), or those of --kernels:
 //   * dx, dscale, dshift against the float64 backward at the forward's fp32 statistics with
 //     the verifier's allowances (bv2_check.h), every element, on fresh random inputs;
 //   * the gaps between modulation rows (stride 6*D) and 16 bytes past every output keep
@@ -8,9 +9,12 @@
 //   * the median of --reps event-timed launches, L2 flushed (a 4 x L2 memset) before each,
 //     against a device-to-device copy of lnmod_bwd_min_bytes timed the same way in the same
 //     run ("% of copy": copy time / kernel time).
-// Prints one line per shape and kernel, then the table. Usage: bv2bench [--reps N]
-// [--seed S] [--only SUBSTRING | --shape NAME] [--quick: the untimed shapes only]
-// [--threads N] [--list] [--self-test: the check against planted errors, no GPU].
+//   * on a timed shape, the first kernel (v1) timed once more at the end ("v1 again": the
+//     run's own spread, which a difference between kernels must exceed to mean anything).
+// Prints one line per shape and kernel, then the table (one row per shape and kernel).
+// Usage: bv2bench [--reps N] [--seed S] [--only SUBSTRING | --shape NAME] [--kernels A,B,..]
+// [--quick: the untimed shapes only] [--threads N] [--list: round 2's shapes]
+// [--self-test: the check against planted errors, no GPU].
 // Exit: 0 all passed, 1 a check failed, 2 bad usage, 3 a CUDA or internal error, 77 no
 // CUDA device.
 #include <cuda_runtime.h>
@@ -27,6 +31,7 @@
 #include "bv2.h"
 #include "bv2_check.h"
 #include "bv2_plan.h"
+#include "bv2_tables.h"
 extern "C" {
 #include "ref_lnmod.h"
 }
@@ -41,50 +46,6 @@ extern "C" {
     } while (0)
 
 namespace {
-
-struct shape {
-    const char *name;
-    lnmod_dtype xt, mt, yt;
-    lnmod_layout lay;
-    int64_t D, rows, S, L;
-    int misalign; // 1: every pointer 4 bytes off 16-byte alignment, strides 6*D + 1
-    bool timed;
-};
-
-const lnmod_dtype BF = LNMOD_BF16, F32 = LNMOD_F32, H = LNMOD_F16;
-const lnmod_layout SAM = LNMOD_PER_SAMPLE, TOK = LNMOD_PER_TOKEN, FRM = LNMOD_PER_FRAME;
-
-// The bar's shapes (timed) first, then odd ones for the checks only.
-const shape SHAPES[] = {
-    {"bf16 sample D1536", BF, F32, BF, SAM, 1536, 32760, 32760, 1, 0, true},
-    {"bf16 sample D3072", BF, F32, BF, SAM, 3072, 32760, 32760, 1, 0, true},
-    {"bf16 sample D5120", BF, F32, BF, SAM, 5120, 32760, 32760, 1, 0, true},
-    {"bf16 sample D5120 r75600", BF, F32, BF, SAM, 5120, 75600, 75600, 1, 0, true},
-    {"bf16 sample D1536 B4", BF, F32, BF, SAM, 1536, 4 * 8190, 8190, 1, 0, true},
-    {"bf16 frame D1536", BF, F32, BF, FRM, 1536, 32760, 32760, 1560, 0, true},
-    {"bf16 frame D5120", BF, F32, BF, FRM, 5120, 32760, 32760, 1560, 0, true},
-    {"bf16 token D1536", BF, F32, BF, TOK, 1536, 32760, 32760, 1, 0, true},
-    {"bf16 token D5120", BF, F32, BF, TOK, 5120, 32760, 32760, 1, 0, true},
-    {"f32 sample D1536", F32, F32, F32, SAM, 1536, 32760, 32760, 1, 0, true},
-    {"f32 sample D5120", F32, F32, F32, SAM, 5120, 32760, 32760, 1, 0, true},
-    {"bf16-bf16-f32 sample D3072", BF, BF, F32, SAM, 3072, 8192, 4096, 1, 0, false},
-    {"f16 frame D2048 L300", H, H, H, FRM, 2048, 3000, 1000, 300, 0, false},
-    {"bf16 frame D1536 short last frame", BF, F32, BF, FRM, 1536, 3021, 1007, 500, 0, false},
-    {"bf16 sample D1536 S3 (rows < G)", BF, F32, BF, SAM, 1536, 6, 3, 1, 0, false},
-    {"bf16 sample D1000 (odd D)", BF, F32, BF, SAM, 1000, 4000, 2000, 1, 0, false},
-    {"bf16 sample D1536 misaligned", BF, F32, BF, SAM, 1536, 2000, 1000, 1, 1, false},
-    {"f32 token D8", F32, F32, F32, TOK, 8, 37, 37, 1, 0, false},
-    {"bf16 sample D8192", BF, F32, BF, SAM, 8192, 16384, 16384, 1, 0, false},
-    {"f32 sample D4 S5", F32, F32, F32, SAM, 4, 10, 5, 1, 0, false},
-};
-
-// The kernels: v1, then v2 with G groups and about 256 (v1's count) or 512 chunks.
-// g2h: two groups keeping the row in registers between its two passes (BV2_G2_HOLD).
-const int NK = 8;
-const char *KNAME[NK] = {"v1", "g1", "g2", "g3", "g4", "g2h", "g2c512", "g4c512"};
-const int KG[NK] = {0, 1, 2, 3, 4, BV2_G2_HOLD, 2, 4};
-const int KTARGET[NK] = {0, BV2_TARGET_V1, BV2_TARGET_V1, BV2_TARGET_V1, BV2_TARGET_V1,
-                         BV2_TARGET_V1, BV2_TARGET_FINE, BV2_TARGET_FINE};
 
 uint64_t rng_seed = 1;
 // xorshift64; each block of rows has its own stream (seed, shape, block) so that the
@@ -106,7 +67,7 @@ uint64_t stream_of(uint64_t a, uint64_t b)
 struct opts {
     int reps = 9, threads = 16;
     bool quick = false, list = false;
-    const char *only = "", *exact = nullptr;
+    const char *only = "", *exact = nullptr, *kernels = nullptr;
     uint64_t seed = 1;
 };
 
@@ -120,7 +81,7 @@ struct dev_bufs {
 
 struct result {
     float us = 0;
-    bv2_info info = {1, 0, 0, 0, 0, 0};
+    bv2_info info = {1, 0, 0, 0, 0, 0, 0, 0};
     bool det = false, guard = false;
     std::vector<char> dx, ds, dh; // first launch, base allocations
 };
@@ -128,11 +89,11 @@ struct result {
 lnmod_status launch(int k, const lnmod_desc *d, const dev_bufs &b, cudaStream_t st, bv2_info *info)
 {
     const int o = b.off;
-    if (k == 0)
+    if (KERNELS[k].c.G == 0)
         return lnmod_backward("dtile", d, b.x + o, b.sc + o, b.dy + o, b.mean, b.rstd, b.dx + o,
                               b.ds + o, b.dh + o, b.ws, b.wsb, st);
-    return bv2_backward(KG[k], KTARGET[k], d, b.x + o, b.sc + o, b.dy + o, b.mean, b.rstd, b.dx + o, b.ds + o,
-                        b.dh + o, b.ws, b.wsb, st, info);
+    return bv2_backward_cfg(&KERNELS[k].c, d, b.x + o, b.sc + o, b.dy + o, b.mean, b.rstd, b.dx + o, b.ds + o,
+                            b.dh + o, b.ws, b.wsb, st, info);
 }
 
 template <typename F> float time_median(int reps, void *flush, size_t fb, cudaStream_t st, F fn)
@@ -260,7 +221,7 @@ void run_kernel(int k, const lnmod_desc *d, const dev_bufs &b, bool timed, const
         poison(b, pass);
         lnmod_status q = launch(k, d, b, st, &res.info);
         if (q != LNMOD_OK) {
-            std::fprintf(stderr, "bv2bench: %s: %s\n", KNAME[k], lnmod_status_name(q));
+            std::fprintf(stderr, "bv2bench: %s: %s\n", KERNELS[k].name, lnmod_status_name(q));
             std::exit(3);
         }
         CK(cudaStreamSynchronize(st));
@@ -295,8 +256,8 @@ void run_kernel(int k, const lnmod_desc *d, const dev_bufs &b, bool timed, const
 
 // One shape: inputs, the forward's statistics, every kernel, the checks. Returns the
 // failures; appends the shape's table row.
-int run_shape(const shape &s, uint64_t shape_no, const opts &o, void *flush, size_t fb,
-              cudaStream_t st, std::vector<std::string> &table)
+int run_shape(const shape &s, uint64_t shape_no, const std::vector<int> &ks, const opts &o, void *flush,
+              size_t fb, cudaStream_t st, std::vector<std::string> &table)
 {
     lnmod_desc d = lnmod_desc_default();
     d.rows = s.rows;
@@ -342,12 +303,18 @@ int run_shape(const shape &s, uint64_t shape_no, const opts &o, void *flush, siz
         CK(cudaFree(ca));
         CK(cudaFree(cb));
     }
-    std::vector<result> res(NK);
-    for (int k = 0; k < NK; k++) run_kernel(k, &d, b, timed, o, flush, fb, st, res[k]);
-    std::vector<bv2_got> got(NK);
-    for (int k = 0; k < NK; k++)
-        got[k] = bv2_got{res[k].dx.data() + off, res[k].ds.data() + off, res[k].dh.data() + off, 0, 0, nullptr};
-    if (bv2_check(&d, hx.data(), hs.data(), hdy.data(), hm.data(), hr.data(), got.data(), NK, o.threads) != 0) {
+    const int nk = (int)ks.size();
+    std::vector<result> res(nk);
+    for (int i = 0; i < nk; i++) run_kernel(ks[i], &d, b, timed, o, flush, fb, st, res[i]);
+    float again = 0; // the first kernel timed once more: the run's own spread
+    if (timed)
+        again = time_median(o.reps, flush, fb, st, [&] {
+            if (launch(ks[0], &d, b, st, nullptr) != LNMOD_OK) std::exit(3);
+        });
+    std::vector<bv2_got> got(nk);
+    for (int i = 0; i < nk; i++)
+        got[i] = bv2_got{res[i].dx.data() + off, res[i].ds.data() + off, res[i].dh.data() + off, 0, 0, nullptr};
+    if (bv2_check(&d, hx.data(), hs.data(), hdy.data(), hm.data(), hr.data(), got.data(), nk, o.threads) != 0) {
         std::fprintf(stderr, "bv2bench: the reference refused %s\n", s.name);
         std::exit(3);
     }
@@ -355,26 +322,43 @@ int run_shape(const shape &s, uint64_t shape_no, const opts &o, void *flush, siz
     std::printf("== %s  rows %lld D %lld  min bytes %lld", s.name, (long long)d.rows, (long long)d.D, (long long)minb);
     if (timed) std::printf("  copy %.1f us (%.2f TB/s)", tc, (double)minb / tc / 1e6);
     std::printf("\n");
-    std::string row = std::string("| ") + s.name + " | " + (timed ? std::to_string((int)(tc + 0.5)) : "-");
-    for (int k = 0; k < NK; k++) {
-        const result &r = res[k];
-        const bool ok = got[k].fails == 0 && r.det && r.guard;
+    std::string fell, bad;
+    for (int i = 0; i < nk; i++) {
+        const result &r = res[i];
+        const char *name = KERNELS[ks[i]].name;
+        const bool ok = got[i].fails == 0 && r.det && r.guard, v1 = KERNELS[ks[i]].c.G == 0;
+        const bool fb1 = !v1 && r.info.path == 1;
         fails += ok ? 0 : 1;
-        std::printf("  %-5s %8.1f us %6.1f%% of copy  path v%d T %d vpt %d ns %d grid %d cpg %lld  "
+        std::printf("  %-9s %8.1f us %6.1f%% of copy  path v%d T %d vpt %d ns %d per_sm %d smem %d grid %d cpg %lld  "
                     "worst %.3f (%s) fails %lld det %s guard %s  %s\n",
-                    KNAME[k], r.us, timed ? 100.0 * tc / r.us : 0.0, k ? r.info.path : 1, r.info.threads,
-                    r.info.vpt, r.info.stages, r.info.grid, (long long)r.info.cpg, got[k].worst,
-                    got[k].worst_of, (long long)got[k].fails, r.det ? "yes" : "NO", r.guard ? "ok" : "BAD",
+                    name, r.us, timed ? 100.0 * tc / r.us : 0.0, v1 ? 1 : r.info.path, r.info.threads, r.info.vpt,
+                    r.info.stages, r.info.per_sm, r.info.smem, r.info.grid, (long long)r.info.cpg, got[i].worst,
+                    got[i].worst_of, (long long)got[i].fails, r.det ? "yes" : "NO", r.guard ? "ok" : "BAD",
                     ok ? "ok" : "FAIL");
-        char cell[64];
-        if (timed)
-            std::snprintf(cell, sizeof cell, " | %.1f%s%s", 100.0 * tc / r.us, k && r.info.path == 1 ? " =v1" : "",
-                          ok ? "" : " FAIL");
+        if (fb1) fell += std::string(fell.empty() ? "" : ",") + name;
+        if (!ok) bad += std::string(bad.empty() ? "" : ",") + name;
+        if (!timed) continue;
+        char cell[256];
+        if (fb1 || v1)
+            std::snprintf(cell, sizeof cell, "| %s | %s | %.1f | %.1f | %s | %s |", s.name, name, 100.0 * tc / r.us,
+                          r.us, v1 ? "v1" : "=v1", ok ? "ok" : "FAIL");
         else
-            std::snprintf(cell, sizeof cell, " | %s%s", ok ? "ok" : "FAIL", k && r.info.path == 1 ? " =v1" : "");
-        row += cell;
+            std::snprintf(cell, sizeof cell, "| %s | %s | %.1f | %.1f | %dx%d ns%d %d/SM grid %d cpg %lld | %s |",
+                          s.name, name, 100.0 * tc / r.us, r.us, r.info.threads, r.info.vpt, r.info.stages,
+                          r.info.per_sm, r.info.grid, (long long)r.info.cpg, ok ? "ok" : "FAIL");
+        table.push_back(cell);
     }
-    table.push_back(row + " |");
+    char cell[256];
+    if (timed) {
+        std::printf("  %-9s %8.1f us %6.1f%% of copy  (%s timed again: %+.1f points)\n", "again", again,
+                    100.0 * tc / again, KERNELS[ks[0]].name, 100.0 * tc / again - 100.0 * tc / res[0].us);
+        std::snprintf(cell, sizeof cell, "| %s | %s again | %.1f | %.1f | A/A %+.1f points | - |", s.name,
+                      KERNELS[ks[0]].name, 100.0 * tc / again, again, 100.0 * tc / again - 100.0 * tc / res[0].us);
+    } else {
+        std::snprintf(cell, sizeof cell, "| %s | %d kernels | - | - | =v1: %s | %s |", s.name, nk,
+                      fell.empty() ? "none" : fell.c_str(), bad.empty() ? "ok" : ("FAIL " + bad).c_str());
+    }
+    table.push_back(cell);
     std::fflush(stdout);
     free_bufs(b);
     return fails;
@@ -443,7 +427,10 @@ int self_test(int threads)
 
 int usage(const char *msg)
 {
-    std::fprintf(stderr, "bv2bench: %s\nusage: bv2bench [--reps N>=9] [--seed S] [--only SUBSTRING | --shape NAME] [--quick] [--threads N] [--list] [--self-test]\n", msg);
+    std::fprintf(stderr, "bv2bench: %s\nusage: bv2bench [--reps N>=9] [--seed S] [--only SUBSTRING | --shape NAME] "
+                         "[--kernels A,B,..] [--quick] [--threads N] [--list] [--self-test]\nkernels:", msg);
+    for (int k = 0; k < NK; k++) std::fprintf(stderr, " %s", KERNELS[k].name);
+    std::fprintf(stderr, "\n");
     return 2;
 }
 
@@ -460,6 +447,7 @@ int main(int argc, char **argv)
         else if (a == "--only" && has) o.only = argv[++i];
         else if (a == "--threads" && has) o.threads = std::atoi(argv[++i]);
         else if (a == "--shape" && has) o.exact = argv[++i];
+        else if (a == "--kernels" && has) o.kernels = argv[++i];
         else if (a == "--list") o.list = true;
         else if (a == "--self-test") return self_test(o.threads);
         else if (a == "--quick") o.quick = true;
@@ -467,8 +455,11 @@ int main(int argc, char **argv)
     }
     if (o.reps < 9) return usage("--reps must be at least 9 (the method's median of >= 9)");
     if (o.threads < 1 || o.threads > 256) return usage("--threads must be 1..256");
-    if (o.list) { // "timed|check<TAB>name" a line (device.sh runs each timed shape alone)
-        for (const shape &s : SHAPES) std::printf("%s\t%s\n", s.timed ? "timed" : "check", s.name);
+    std::vector<int> ks;
+    if (o.kernels && !kernel_list(o.kernels, ks)) return usage("--kernels: a name not in the kernel list");
+    if (o.list) { // "timed|check<TAB>name<TAB>kernels" a line for round 2's shapes (device.sh)
+        for (const shape &s : SHAPES)
+            if (s.r2) std::printf("%s\t%s\t%s\n", s.timed ? "timed" : "check", s.name, o.kernels ? o.kernels : s.r2);
         return 0;
     }
     if (o.exact) {
@@ -498,14 +489,14 @@ int main(int argc, char **argv)
         if (*o.only && !std::strstr(s.name, o.only)) continue;
         if (o.exact && std::strcmp(s.name, o.exact)) continue;
         if (o.quick && s.timed) continue;
-        fails += run_shape(s, i, o, flush, fb, st, table);
+        if (!o.exact && !s.r2) continue; // settled by round 1: only by name
+        if (!o.kernels && !kernel_list(s.r2 ? s.r2 : R1_ALL, ks)) return usage("internal: a shape's kernel list");
+        fails += run_shape(s, i, ks, o, flush, fb, st, table);
     }
-    std::printf("\n%% of copy (median of %d, L2 flushed; '=v1': v2 fell back to v1; untimed shapes: checks)\n", o.reps);
-    std::printf("| shape | copy us |");
-    for (int k = 0; k < NK; k++) std::printf(" %s |", KNAME[k]);
-    std::printf("\n|---|---:|");
-    for (int k = 0; k < NK; k++) std::printf("---:|");
-    std::printf("\n");
+    std::printf("\n%% of copy (median of %d, L2 flushed; '=v1': v2 fell back to v1; check-only shapes: one row)\n",
+                o.reps);
+    std::printf("| shape | kernel | %% of copy | us | T x vpt, stages, CTAs/SM, grid, chunks/group | check |\n");
+    std::printf("|---|---|---:|---:|---|---|\n");
     for (const std::string &r : table) std::printf("%s\n", r.c_str());
     std::printf("FAILS %d\n", fails);
     return fails ? 1 : 0;

@@ -108,14 +108,20 @@ BV2_HD void bv2_share(const bv2_plan *p, int64_t r0, int64_t n, int q, int G, in
     *count = n > q ? (int32_t)((n - q + G - 1) / G) : 0;
 }
 
-/* Vectors per thread and threads per group for nv vectors of VEC elements: at most
- * max_e elements and max_t threads (a whole number of warps); the fewest idle lanes, then
- * the smaller VPT (v1's rule, bd_shape, with the thread cap a parameter). 0: none fits. */
-static inline int bv2_shape(int64_t nv, int VEC, int max_e, int max_t, int *threads)
+/* Vectors per thread and threads per group for nv vectors of VEC elements: at least min_vpt
+ * vectors and at most max_e elements a thread, at most max_t threads (a whole number of
+ * warps); the fewest idle lanes, then the smaller VPT (v1's rule, bd_shape, with the thread
+ * cap and the floor parameters; round 1 used min_vpt 1). 0: none fits. */
+static inline int bv2_shape(int64_t nv, int VEC, int max_e, int max_t, int min_vpt, int *threads)
 {
     int best = 0;
     int64_t best_waste = INT64_MAX;
+#ifdef BV2_PLANT_MINV
+    (void)min_vpt; /* planted: the floor ignored, round 1's rule for every configuration */
     for (int vpt = 1; vpt * VEC <= max_e; vpt++) {
+#else
+    for (int vpt = min_vpt > 1 ? min_vpt : 1; vpt * VEC <= max_e; vpt++) {
+#endif
         const int64_t t = ((nv + vpt - 1) / vpt + 31) / 32 * 32;
         if (t > max_t) continue;
         const int64_t waste = t * vpt - nv;

@@ -1,11 +1,13 @@
 /* bv2_plan_test.c -- host test of v2's index math (bv2_plan.h), no GPU: for every layout and
- * many sizes, the chunks' shares over G = 1..4 groups cover every row of every modulation
+ * many sizes, the chunks' shares over G = 1..4, 6, 8 groups cover every row of every modulation
  * group exactly once, each group's rows in ascending order, shares differing by at most one
  * row, the modulation row of every row matching lnmod_mod_index; every chunk of a full-length
  * group holds at least R rows (v2 rounds the chunk count down: the 32,760-row per-frame plan
  * has 252 chunks, one wave of 2 x 132 CTAs); the
- * layout values agree with lnmod_desc.h; bv2_shape picks v1's shapes at the bar's D.
- * Build and run: build.sh does (plant -DBV2_PLANT_CEIL or -DBV2_PLANT_SHARE to watch it fail).
+ * layout values agree with lnmod_desc.h; bv2_shape picks v1's shapes at the bar's D, and
+ * round 2's 16-element shapes (96 threads at bf16 D1536) when asked for two vectors a thread.
+ * Build and run: build.sh does, and checks that each planted bug fails it (-DBV2_PLANT_CEIL,
+ * -DBV2_PLANT_SHARE, -DBV2_PLANT_MINV).
  * Exit 0 passed, 1 failed. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +46,9 @@ static void check_plan(int64_t rows, int64_t S, int64_t L, int lay, int64_t targ
     if (p.ngroups != lnmod_mod_rows(&d)) fail("ngroups", rows, S, L, lay, 0);
     if (p.cpg > 1 && p.cpg > p.glen / R) fail("cpg above floor(glen/R)", rows, S, L, lay, 0);
     unsigned char *seen = calloc((size_t)rows, 1);
-    for (int G = 1; G <= 4; G++) {
+    static const int Gs[] = {1, 2, 3, 4, 6, 8};
+    for (size_t gi = 0; gi < sizeof Gs / sizeof Gs[0]; gi++) {
+        const int G = Gs[gi];
         for (int64_t i = 0; i < rows; i++) seen[i] = 0;
         for (int64_t c = 0; c < p.nchunks; c++) {
             int64_t g, r0, n;
@@ -81,17 +85,22 @@ static void check_one(int64_t rows, int64_t S, int64_t L, int lay)
 static void check_shapes(void)
 {
     /* v1's shapes (bd_shape with 512 threads) at bf16 D 1536/3072/5120 and fp32 5120. */
-    const struct { int64_t nv; int vec, maxt, vpt, t; } c[] = {
-        {192, 8, 512, 1, 192}, {384, 8, 512, 1, 384}, {640, 8, 512, 2, 320}, {1280, 4, 512, 4, 320},
-        {384, 8, 384, 1, 384}, {384, 8, 256, 2, 192}, {640, 8, 256, 0, 0}, {192, 8, 192, 1, 192},
+    /* Round 2 (min_vpt 2, thread caps 768/G or 960/G): bf16 D1536 as 2 x 96 for G = 4, 6, 8,
+     * D3072 as 2 x 192 for G = 4, D5120 as 2 x 320 for G = 2 and (960 threads) G = 3, none for
+     * G = 3 at 768; fp32 D1536 with G = 8 as 4 x 96. */
+    const struct { int64_t nv; int vec, maxt, minv, vpt, t; } c[] = {
+        {192, 8, 512, 1, 1, 192}, {384, 8, 512, 1, 1, 384}, {640, 8, 512, 1, 2, 320}, {1280, 4, 512, 1, 4, 320},
+        {384, 8, 384, 1, 1, 384}, {384, 8, 256, 1, 2, 192}, {640, 8, 256, 1, 0, 0},   {192, 8, 192, 1, 1, 192},
+        {192, 8, 192, 2, 2, 96},  {192, 8, 128, 2, 2, 96},  {192, 8, 96, 2, 2, 96},   {384, 8, 192, 2, 2, 192},
+        {640, 8, 384, 2, 2, 320}, {640, 8, 320, 2, 2, 320}, {640, 8, 256, 2, 0, 0},   {384, 4, 96, 2, 4, 96},
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         int t = 0;
-        const int vpt = bv2_shape(c[i].nv, c[i].vec, 16, c[i].maxt, &t);
+        const int vpt = bv2_shape(c[i].nv, c[i].vec, 16, c[i].maxt, c[i].minv, &t);
         if (vpt != c[i].vpt || (vpt && t != c[i].t)) {
             fails++;
-            fprintf(stderr, "bv2_plan_test: bv2_shape(%lld, %d, 16, %d) = %d x %d, want %d x %d\n",
-                    (long long)c[i].nv, c[i].vec, c[i].maxt, vpt, t, c[i].vpt, c[i].t);
+            fprintf(stderr, "bv2_plan_test: bv2_shape(%lld, %d, 16, %d, %d) = %d x %d, want %d x %d\n",
+                    (long long)c[i].nv, c[i].vec, c[i].maxt, c[i].minv, vpt, t, c[i].vpt, c[i].t);
         }
     }
 }
