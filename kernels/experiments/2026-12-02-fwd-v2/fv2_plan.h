@@ -36,6 +36,7 @@
 #define ADALOAD_FV2_PLAN_H
 
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __CUDACC__
 #define FV2_HD __host__ __device__ __forceinline__
@@ -54,9 +55,10 @@ enum { FV2_MOD_REG = 1, FV2_MOD_RING = 2, FV2_MOD_LDG = 3 };
 #define FV2_MAX_WARPS 8         /* warps of one CTA on a row (W) before a cluster splits it */
 #define FV2_MAX_CLUSTER 4       /* CTAs on one row */
 #define FV2_MAX_PARTS 32        /* W * C: the parts of a row's statistics */
+#define FV2_MIN_WARPS_SM 12     /* warps per SM a several-warp row shape should leave resident */
 #define FV2_MIN_NS 2
 #define FV2_MAX_NS 8
-#define FV2_REG_BASE 40         /* registers besides the modulation (estimate) */
+#define FV2_REG_BASE 56         /* registers besides the modulation (estimate; ptxas: +4 a VPT) */
 #define FV2_ODD_REGS 64
 
 typedef struct {
@@ -97,11 +99,13 @@ typedef struct {
 static inline int fv2_vpt_set(int i) { return i + 1; } /* VPT 1..8 (fv2.cu instantiates each) */
 
 /* Registers a thread is expected to need: (1 + scale) and shift of its elements as fp32 in
- * REG mode, plus addresses, loop state and temporaries. */
+ * REG mode, plus addresses, loop state and temporaries (fitted to ptxas -v of fv2_inst.cu,
+ * sm_90: bf16 REG VPT 3/4/6/8 -> 114/128/177/221, RING 64-104; the launcher then uses the
+ * kernel's real count). */
 FV2_HD int fv2_est_regs(int cls, int mode, int vpt, int vec)
 {
     if (cls == FV2_ODD) return FV2_ODD_REGS;
-    return mode == FV2_MOD_REG ? 2 * vpt * vec + FV2_REG_BASE : FV2_REG_BASE + 16;
+    return mode == FV2_MOD_REG ? 2 * vpt * vec + FV2_REG_BASE + 4 * vpt : FV2_REG_BASE + 6 * vpt;
 }
 
 /* ---- index math shared by the kernels and the test -------------------------------- */
@@ -182,34 +186,36 @@ static inline void fv2_tile_shape(fv2_plan *p, const fv2_problem *q, const fv2_d
         p->vpt = fv2_vpt_set(i);
         return;
     }
-    /* Several warps: about 32 elements a thread (16-bit x: VPT 3..6; fp32: 5..8); the
-     * least padding (in sixteenths of the row), then the smaller VPT (more warps). */
+    /* Several warps: about 32 elements a thread (16-bit x: VPT 3..6; fp32: 5..8) and C CTAs
+     * of W <= FV2_MAX_WARPS warps. Key, in order: at least FV2_MIN_WARPS_SM warps resident
+     * per SM (from the estimated registers), the least padding (in sixteenths of the row),
+     * the smaller cluster, the smaller VPT (more warps). */
     const int lo = q->sx == 4 ? 5 : 3, hi = q->sx == 4 ? 8 : 6;
     int64_t best_key = INT64_MAX;
     for (int vpt = lo; vpt <= hi; vpt++) {
         const int64_t wt = fv2_ceil(nv, 32 * (int64_t)vpt);
-#ifdef FV2_PLANT_CLUSTER
-        int64_t c = fv2_ceil(wt, FV2_MAX_WARPS);
-#else
-        int64_t c = cmax > 1 ? fv2_ceil(wt, FV2_MAX_WARPS) : 1;
+        for (int64_t c = 1; c <= FV2_MAX_CLUSTER; c *= 2) {
+#ifndef FV2_PLANT_CLUSTER
+            if (c > cmax) break;
 #endif
-        if (c > FV2_MAX_CLUSTER) c = FV2_MAX_CLUSTER;
-        const int64_t w = fv2_ceil(wt, c);
-        if (w * c > FV2_MAX_PARTS || w * 32 > d->threads_block) continue;
-        if (w * 32 * (int64_t)fv2_est_regs(FV2_TILE, p->mode, vpt, p->vec) > d->regs_sm) continue;
-        const int64_t waste = 32 * w * c * vpt - nv;
-        const int64_t key = fv2_ceil(16 * waste, nv) * 64 + vpt;
-        if (key < best_key) {
-            best_key = key;
-            p->vpt = vpt;
-            p->warps = (int)w;
-            p->cluster = (int)c;
+            const int64_t w = fv2_ceil(wt, c);
+            if (w > FV2_MAX_WARPS || w * c > FV2_MAX_PARTS || w * 32 > d->threads_block) continue;
+            const int regs = fv2_est_regs(FV2_TILE, p->mode, vpt, p->vec);
+            if (w * 32 * (int64_t)regs > d->regs_sm) continue;
+            const int64_t waste = 32 * w * c * vpt - nv;
+            const int warps_sm = fv2_ctas_sm(d, (int)(32 * w), regs, 0) * (int)w;
+            const int64_t key = (warps_sm < FV2_MIN_WARPS_SM) * 100000 + fv2_ceil(16 * waste, nv) * 1000 + c * 10 + vpt;
+            if (key < best_key) {
+                best_key = key;
+                p->vpt = vpt;
+                p->warps = (int)w;
+                p->cluster = (int)c;
+            }
         }
     }
-    if (best_key == INT64_MAX) { /* nothing fits: the widest threads of one CTA */
-        p->vpt = 8;
-        p->warps = (int)fv2_ceil(nv, 32 * 8);
-        p->cluster = 1;
+    if (best_key == INT64_MAX) { /* no tile shape (a wide row without clusters): odd class */
+        p->vpt = 0;
+        return;
     }
     /* Few rows: split the row over more CTAs while that still leaves SMs idle. */
     while (q->rows * p->cluster < d->sms && p->cluster * 2 <= cmax && p->warps >= 2 &&
@@ -243,6 +249,19 @@ static inline void fv2_odd_shape(fv2_plan *p, const fv2_problem *q)
     p->row_bytes = p->nv * 16;
 }
 
+/* The fields of a tile plan that follow from nv, mode/mv, VPT, W and C (also used by the
+ * harness to build its alternative configurations). */
+static inline void fv2_tile_set(fv2_plan *p)
+{
+    p->cls = FV2_TILE;
+    p->nvc = fv2_ceil(p->nv, p->cluster);
+    p->lag = p->warps * p->cluster > 1;
+    if (p->warps > 1 || p->cluster > 1 || p->groups < 1) p->groups = 1;
+    p->threads = 32 * p->warps * p->groups;
+    p->slot_bytes = (int64_t)p->vpt * 32 * p->warps * 16 * (1 + 2 * p->mv);
+    p->row_bytes = p->nvc * 16 * (1 + 2 * p->mv);
+}
+
 /* The tile class in a modulation mode. */
 static inline void fv2_tile_plan(fv2_plan *p, const fv2_problem *q, const fv2_dev *d, int mode)
 {
@@ -251,12 +270,21 @@ static inline void fv2_tile_plan(fv2_plan *p, const fv2_problem *q, const fv2_de
     p->mode = mode;
     p->mv = mode == FV2_MOD_RING ? (p->vec * q->sm) / 16 : 0;
     fv2_tile_shape(p, q, d);
-    p->nvc = fv2_ceil(p->nv, p->cluster);
-    p->lag = p->warps * p->cluster > 1;
-    p->groups = p->warps == 1 && p->cluster == 1 ? 4 : 1;
-    p->threads = 32 * p->warps * p->groups;
-    p->slot_bytes = (int64_t)p->vpt * 32 * p->warps * 16 * (1 + 2 * p->mv);
-    p->row_bytes = p->nvc * 16 * (1 + 2 * p->mv);
+    if (!p->vpt) return;
+    fv2_tile_set(p);
+    if (p->warps == 1 && p->cluster == 1) { /* warps a CTA: the most resident (registers, CTA
+                                               slots), ties to the larger CTA */
+        const int regs = fv2_est_regs(FV2_TILE, mode, p->vpt, p->vec);
+        int best = 0;
+        for (int g = 1; g <= 8; g *= 2) {
+            const int w = fv2_ctas_sm(d, 32 * g, regs, 0) * g;
+            if (w >= best) {
+                best = w;
+                p->groups = g;
+            }
+        }
+        p->threads = 32 * p->groups;
+    }
 }
 
 /* The plan of problem q on device d: the tile class when it applies and its ring fits
@@ -264,17 +292,16 @@ static inline void fv2_tile_plan(fv2_plan *p, const fv2_problem *q, const fv2_de
  * class. Returns 0, or -1 when nothing fits (the caller falls back to v1's generic path). */
 static inline int fv2_make_plan(const fv2_problem *q, const fv2_dev *d, fv2_plan *p)
 {
-    const fv2_plan z = {0};
-    *p = z;
+    memset(p, 0, sizeof *p);
     p->vec = 16 / q->sx;
     if (q->aligned && q->D % p->vec == 0) {
         const int ring = q->layout == FV2_TOKEN || (q->layout == FV2_FRAME && q->frame_len < FV2_RING_FRAME_MIN);
         if (ring) {
             fv2_tile_plan(p, q, d, FV2_MOD_RING);
-            if (fv2_finish(p, d, fv2_est_regs(p->cls, p->mode, p->vpt, p->vec)) == 0) return 0;
+            if (p->vpt && fv2_finish(p, d, fv2_est_regs(p->cls, p->mode, p->vpt, p->vec)) == 0) return 0;
         }
         fv2_tile_plan(p, q, d, FV2_MOD_REG);
-        if (fv2_finish(p, d, fv2_est_regs(p->cls, p->mode, p->vpt, p->vec)) == 0) return 0;
+        if (p->vpt && fv2_finish(p, d, fv2_est_regs(p->cls, p->mode, p->vpt, p->vec)) == 0) return 0;
     }
     fv2_odd_shape(p, q);
     return fv2_finish(p, d, fv2_est_regs(p->cls, p->mode, p->vpt, p->vec));

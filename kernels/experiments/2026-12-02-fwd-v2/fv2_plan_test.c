@@ -102,6 +102,8 @@ static void check_limits(const fv2_problem *q, const fv2_dev *d, const char *dn,
     if (p->groups > 1 && (p->warps > 1 || p->cluster > 1)) fail("groups with W*C > 1", q, dn, p);
     if (p->threads != 32 * p->warps * p->groups) fail("threads != 32 W G", q, dn, p);
     if (p->vpt < 1 || (p->cls == FV2_TILE && p->vpt > 8)) fail("VPT outside the instantiated 1..8", q, dn, p);
+    /* the kernels' __launch_bounds__: 256 threads (tile), 512 (odd) */
+    if (p->threads > (p->cls == FV2_TILE ? 256 : 512)) fail("threads above the kernel's launch bound", q, dn, p);
     /* the slot holds what a group copies: T*VPT vectors of x, and 2*mv words each in RING */
     const int64_t need = (int64_t)p->vpt * 32 * p->warps * 16 * (1 + 2 * p->mv);
     if (p->slot_bytes < need || p->smem_bytes < (int64_t)p->groups * p->nstage * need) fail("ring slot too small", q, dn, p);
