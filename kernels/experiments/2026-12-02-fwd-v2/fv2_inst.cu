@@ -30,11 +30,13 @@ template <typename K> lnmod_status launch(K kern, const go_args &a)
     fv2_plan *p = a.p;
     cudaFuncAttributes fa;
     if (cudaFuncGetAttributes(&fa, kern) != cudaSuccess) return LNMOD_ERR_CUDA;
-    if (fv2_finish(p, a.dev, fa.numRegs) != 0) return LNMOD_ERR_UNSUPPORTED;
+    fv2_dev dev = *a.dev; // the opt-in limit counts the kernel's static shared memory too
+    dev.smem_block -= (int)fa.sharedSizeBytes;
+    if (fv2_finish(p, &dev, fa.numRegs) != 0) return LNMOD_ERR_UNSUPPORTED;
     for (int e = 0; e < a.extra_ns && p->nstage < FV2_MAX_NS; e++) {
-        if ((int64_t)p->groups * (p->nstage + 1) * p->slot_bytes > a.dev->smem_block) break;
+        if (fv2_smem_bytes(p, p->nstage + 1) > dev.smem_block) break;
         p->nstage++;
-        p->smem_bytes = (int64_t)p->groups * p->nstage * p->slot_bytes;
+        p->smem_bytes = fv2_smem_bytes(p, p->nstage);
     }
     if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)p->smem_bytes) != cudaSuccess)
         return LNMOD_ERR_CUDA;

@@ -252,7 +252,6 @@ template <typename TX, typename TM, typename TY, int VPT, bool RING> struct tile
 template <typename TX, typename TM, typename TY, int VPT, bool RING>
 __global__ void __launch_bounds__(256, 1) tile_kernel(lnmod_kparams p, kcfg k)
 {
-    __shared__ part4 parts[3][FV2_MAX_PARTS];
     const bool solo = k.W * k.C == 1;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int c = solo ? 0 : (int)cluster_rank();
@@ -262,6 +261,9 @@ __global__ void __launch_bounds__(256, 1) tile_kernel(lnmod_kparams p, kcfg k)
     using X = tile_ctx<TX, TM, TY, VPT, RING>;
     const int words = VPT * T * (1 + 2 * X::MV);
     X cx(p, k, fv2_smem + (int64_t)g * k.NS * words, t, T, c);
+    // The parts of three rows' statistics (lag path only) follow the ring, at the same offset
+    // in every CTA of the cluster (mapa addresses them there).
+    part4(*parts)[FV2_MAX_PARTS] = reinterpret_cast<part4(*)[FV2_MAX_PARTS]>(fv2_smem + (int64_t)k.NS * words);
     if (k.C > 1) { // every CTA of the cluster runs before any writes into another's memory
         cluster_arrive();
         cluster_wait();
@@ -273,33 +275,41 @@ __global__ void __launch_bounds__(256, 1) tile_kernel(lnmod_kparams p, kcfg k)
         if (s < n) cx.issue(s, gid + s * NG);
         lnmod_cp_commit();
     }
-    for (int64_t i = 0; i < n; i++) {
+    // Slots and parts buffers by counters (no 64-bit remainders in the row loop): row i sits
+    // in slot si, row i + PD goes to slot sn, row i - 1 sat in slot sp and parts buffer bp.
+    int si = 0, sn = PD % k.NS, sp = k.NS - 1, bi = 0, bp = 2;
+    int64_t r = gid, rn = gid + (int64_t)PD * NG;
+    for (int64_t i = 0; i < n; i++, r += NG, rn += NG) {
         cp_wait_rt(PD - 1); // row i landed
-        if (i + PD < n) cx.issue((int)((i + PD) % k.NS), gid + (i + PD) * NG);
+        if (i + PD < n) cx.issue(sn, rn);
         lnmod_cp_commit();
-        const int s = (int)(i % k.NS);
-        const part4 pt = cx.stats(s);
+        const part4 pt = cx.stats(si);
         if (solo) {
             float hi, lo, rs;
             merge_parts(&pt, 1, (float)p.D, p.eps, &hi, &lo, &rs);
-            cx.output(s, gid + i * NG, hi, lo, rs, lane == 0);
-            continue;
+            cx.output(si, r, hi, lo, rs, lane == 0);
+        } else {
+            if (i > 0) cluster_wait(); // row i-1's parts are all in
+            if (lane == 0)
+                for (int cc = 0; cc < k.C; cc++) st_part_cluster(&parts[bi][c * k.W + warp], (unsigned)cc, pt);
+            cluster_arrive();
+            if (i > 0) {
+                float hi, lo, rs;
+                merge_parts(parts[bp], k.W * k.C, (float)p.D, p.eps, &hi, &lo, &rs);
+                cx.output(sp, r - NG, hi, lo, rs, c == 0 && threadIdx.x == 0);
+            }
         }
-        if (i > 0) cluster_wait(); // row i-1's parts are all in
-        if (lane == 0)
-            for (int cc = 0; cc < k.C; cc++) st_part_cluster(&parts[i % 3][c * k.W + warp], (unsigned)cc, pt);
-        cluster_arrive();
-        if (i > 0) {
-            float hi, lo, rs;
-            merge_parts(parts[(i - 1) % 3], k.W * k.C, (float)p.D, p.eps, &hi, &lo, &rs);
-            cx.output((int)((i - 1) % k.NS), gid + (i - 1) * NG, hi, lo, rs, c == 0 && threadIdx.x == 0);
-        }
+        sp = si;
+        si = si + 1 == k.NS ? 0 : si + 1;
+        sn = sn + 1 == k.NS ? 0 : sn + 1;
+        bp = bi;
+        bi = bi == 2 ? 0 : bi + 1;
     }
-    if (!solo) {
+    if (!solo) { // the last row's output: its parts (buffer bp) after the last arrive
         cluster_wait();
         float hi, lo, rs;
-        merge_parts(parts[(n - 1) % 3], k.W * k.C, (float)p.D, p.eps, &hi, &lo, &rs);
-        cx.output((int)((n - 1) % k.NS), gid + (n - 1) * NG, hi, lo, rs, c == 0 && threadIdx.x == 0);
+        merge_parts(parts[bp], k.W * k.C, (float)p.D, p.eps, &hi, &lo, &rs);
+        cx.output(sp, r - NG, hi, lo, rs, c == 0 && threadIdx.x == 0);
     }
 }
 

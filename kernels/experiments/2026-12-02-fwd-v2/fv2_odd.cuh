@@ -158,18 +158,22 @@ __global__ void __launch_bounds__(512, 1) odd_kernel(lnmod_kparams p, kcfg k)
         if (s < n) odd_issue<TX>(p, k, fv2_smem + (int64_t)s * words, blockIdx.x + s * (int64_t)gridDim.x);
         lnmod_cp_commit();
     }
+    int si = 0, sn = PD % k.NS; // slots of rows i and i + PD (counters, no 64-bit remainders)
     for (int64_t i = 0; i < n; i++) {
         cp_wait_rt(PD - 1);
         const int64_t r = blockIdx.x + i * gridDim.x;
-        if (i + PD < n) odd_issue<TX>(p, k, fv2_smem + (int64_t)((i + PD) % k.NS) * words, r + PD * (int64_t)gridDim.x);
+        if (i + PD < n) odd_issue<TX>(p, k, fv2_smem + (int64_t)sn * words, r + PD * (int64_t)gridDim.x);
         lnmod_cp_commit();
-        const uint4 *slot = fv2_smem + (int64_t)(i % k.NS) * words;
+        const uint4 *slot = fv2_smem + (int64_t)si * words;
+        si = si + 1 == k.NS ? 0 : si + 1;
+        sn = sn + 1 == k.NS ? 0 : sn + 1;
         const odd_row<TX> R(p, r);
         const part4 pt = odd_stats<TX>(p, k, slot, R);
-        if ((threadIdx.x & 31) == 0) parts[i & 1][warp] = pt;
+        const int par = (int)(i & 1);
+        if ((threadIdx.x & 31) == 0) parts[par][warp] = pt;
         __syncthreads(); // one barrier a row; the parts alternate with the row's parity
         float hi, lo, rs;
-        merge_parts(parts[i & 1], W, (float)p.D, p.eps, &hi, &lo, &rs);
+        merge_parts(parts[par], W, (float)p.D, p.eps, &hi, &lo, &rs);
         if (threadIdx.x == 0) {
             if (p.mean) p.mean[r] = hi + lo;
             if (p.rstd) p.rstd[r] = rs;

@@ -139,6 +139,13 @@ static inline int fv2_ctas_sm(const fv2_dev *d, int threads, int regs, int64_t s
     return (int)(a < 0 ? 0 : a);
 }
 
+/* Dynamic shared memory of a CTA with ns ring slots per group: the rings, and after them the
+ * statistics' parts of three rows (16 bytes each) on the lag path. */
+static inline int64_t fv2_smem_bytes(const fv2_plan *p, int ns)
+{
+    return (int64_t)p->groups * ns * p->slot_bytes + (p->lag ? 3 * FV2_MAX_PARTS * 16 : 0);
+}
+
 /* Ring depth and occupancy from a register count: the smallest NS whose bytes in flight per
  * SM reach the target, else the NS with the most in flight. Fills nstage, smem_bytes,
  * ctas_sm, inflight_sm. Returns 0, or -1 when not even the fewest slots fit one CTA. */
@@ -149,7 +156,7 @@ static inline int fv2_finish(fv2_plan *p, const fv2_dev *d, int regs)
     int best_ns = 0, best_ctas = 0;
     int64_t best_if = -1;
     for (int ns = FV2_MIN_NS + p->lag; ns <= FV2_MAX_NS; ns++) {
-        const int64_t smem = (int64_t)p->groups * ns * p->slot_bytes;
+        const int64_t smem = fv2_smem_bytes(p, ns);
         if (smem > d->smem_block) break;
         const int ctas = fv2_ctas_sm(d, p->threads, regs, smem);
         if (ctas < 1) break;
@@ -165,7 +172,7 @@ static inline int fv2_finish(fv2_plan *p, const fv2_dev *d, int regs)
     p->nstage = best_ns;
     p->ctas_sm = best_ctas;
     p->inflight_sm = best_if;
-    p->smem_bytes = (int64_t)p->groups * best_ns * p->slot_bytes;
+    p->smem_bytes = fv2_smem_bytes(p, best_ns);
     return 0;
 }
 

@@ -106,7 +106,9 @@ static void check_limits(const fv2_problem *q, const fv2_dev *d, const char *dn,
     if (p->threads > (p->cls == FV2_TILE ? 256 : 512)) fail("threads above the kernel's launch bound", q, dn, p);
     /* the slot holds what a group copies: T*VPT vectors of x, and 2*mv words each in RING */
     const int64_t need = (int64_t)p->vpt * 32 * p->warps * 16 * (1 + 2 * p->mv);
-    if (p->slot_bytes < need || p->smem_bytes < (int64_t)p->groups * p->nstage * need) fail("ring slot too small", q, dn, p);
+    const int64_t parts = p->lag ? 3 * FV2_MAX_PARTS * 16 : 0;
+    if (p->slot_bytes < need || p->smem_bytes < (int64_t)p->groups * p->nstage * need + parts)
+        fail("ring slot or parts too small", q, dn, p);
     if (p->mode == FV2_MOD_RING && p->mv * 16 != p->vec * q->sm) fail("modulation words", q, dn, p);
 }
 
