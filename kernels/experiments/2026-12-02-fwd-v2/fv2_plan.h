@@ -183,7 +183,10 @@ static inline void fv2_tile_shape(fv2_plan *p, const fv2_problem *q, const fv2_d
     const int emax1 = q->sx == 4 ? 32 : 64; /* elements a thread when one warp owns a row */
     const int cmax = d->cluster_max < FV2_MAX_CLUSTER ? d->cluster_max : FV2_MAX_CLUSTER;
     p->warps = p->cluster = 1;
-    if (nv <= 32 * (emax1 / p->vec)) {
+    /* a warp per row up to emax1 elements a thread; streamed modulation: up to VPT 2 (its
+     * slots are 3-5 times larger, so one warp's ring would leave few warps per SM) */
+    const int64_t vmax1 = p->mode == FV2_MOD_RING ? 2 : emax1 / p->vec;
+    if (nv <= 32 * vmax1) {
         int i = 0;
 #ifdef FV2_PLANT_VPT
         while (fv2_vpt_set(i) < nv / 32 && i < 7) i++;
@@ -193,11 +196,13 @@ static inline void fv2_tile_shape(fv2_plan *p, const fv2_problem *q, const fv2_d
         p->vpt = fv2_vpt_set(i);
         return;
     }
-    /* Several warps: about 32 elements a thread (16-bit x: VPT 3..6; fp32: 5..8) and C CTAs
+    /* Several warps: about 32 elements a thread (16-bit x: VPT 3..6; fp32: 5..8; streamed
+     * modulation: VPT 2..4, whose slots are 3-5 times larger) and C CTAs
      * of W <= FV2_MAX_WARPS warps. Key, in order: at least FV2_MIN_WARPS_SM warps resident
      * per SM (from the estimated registers), the least padding (in sixteenths of the row),
      * the smaller cluster, the smaller VPT (more warps). */
-    const int lo = q->sx == 4 ? 5 : 3, hi = q->sx == 4 ? 8 : 6;
+    const int ring = p->mode == FV2_MOD_RING; /* few registers, large slots: thinner threads */
+    const int lo = ring ? 2 : q->sx == 4 ? 5 : 3, hi = ring ? 4 : q->sx == 4 ? 8 : 6;
     int64_t best_key = INT64_MAX;
     for (int vpt = lo; vpt <= hi; vpt++) {
         const int64_t wt = fv2_ceil(nv, 32 * (int64_t)vpt);
@@ -210,7 +215,10 @@ static inline void fv2_tile_shape(fv2_plan *p, const fv2_problem *q, const fv2_d
             const int regs = fv2_est_regs(FV2_TILE, p->mode, vpt, p->vec);
             if (w * 32 * (int64_t)regs > d->regs_sm) continue;
             const int64_t waste = 32 * w * c * vpt - nv;
-            const int warps_sm = fv2_ctas_sm(d, (int)(32 * w), regs, 0) * (int)w;
+            /* resident warps with the fewest slots (2, 3 on the lag path): registers and rings */
+            const int64_t slot = (int64_t)vpt * 32 * w * 16 * (1 + 2 * p->mv);
+            const int ns_min = FV2_MIN_NS + (w * c > 1);
+            const int warps_sm = fv2_ctas_sm(d, (int)(32 * w), regs, ns_min * slot) * (int)w;
             const int64_t key = (warps_sm < FV2_MIN_WARPS_SM) * 100000 + fv2_ceil(16 * waste, nv) * 1000 + c * 10 + vpt;
             if (key < best_key) {
                 best_key = key;
