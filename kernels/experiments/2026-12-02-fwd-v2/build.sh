@@ -7,6 +7,8 @@
 #                    (the device machine has the driver, glibc and libstdc++ only)
 #   fv2bench.xz      the same compressed: what device.sh unpacks (carried: a few MB)
 #   ptxas.txt        registers / spills of every kernel of fv2_inst.cu (all instantiations)
+#   fv2_emu_test     the kernels' source run on the CPU (fv2_emu.h) against the reference, run
+#                    here, and its two planted bugs (-DFV2_EMU_PLANT_LAG / _WAIT), which must fail it
 # Every compile with the project's warnings as errors (nvcc: --Werror all-warnings), under
 # `nice -n 10`, at most two at a time.
 set -euo pipefail
@@ -73,7 +75,35 @@ done | c++filt | sed 's/(lnmod_detail::lnmod_kparams, fv2::kcfg)//' >"$out/ptxas
 spills=$(awk '$(NF-2) != 0 || $NF != 0' "$out/ptxas.txt" | wc -l)
 echo "ptxas: $(wc -l <"$out/ptxas.txt") kernels, $spills with spills (build-fwdv2/ptxas.txt)"
 
+# The kernels' own source on the CPU (fv2_emu.h): a copy of lnmod_common.cuh whose four asm
+# helpers (cp.async, commit, wait, ld.shared) call the emulation, g++ -DFV2_EMU (g++ does not
+# know `#pragma unroll`: that one warning is off), then the test and its two planted bugs.
 lib=/usr/lib/x86_64-linux-gnu
+mkdir -p "$out/emu"
+awk '
+  /__device__ __forceinline__ void lnmod_cp_async16\(/ { print "__device__ __forceinline__ void lnmod_cp_async16(void *smem, const void *gmem) { emu::cp_async16(smem, gmem); }"; skip = 1 }
+  /__device__ __forceinline__ void lnmod_cp_commit\(\)/ { print "__device__ __forceinline__ void lnmod_cp_commit() { emu::cp_commit(); }"; next }
+  /template <int N> __device__ __forceinline__ void lnmod_cp_wait\(\)/ { print "template <int N> __device__ __forceinline__ void lnmod_cp_wait() { emu::cp_wait(N); }"; skip = 1 }
+  /__device__ __forceinline__ uint4 lnmod_lds16\(/ { print "__device__ __forceinline__ uint4 lnmod_lds16(const uint4 *p) { return *p; }"; skip = 1 }
+  skip { if ($0 ~ /^}/) skip = 0; next }
+  { print }' "$K/lnmod_common.cuh" >"$out/emu/lnmod_common.cuh"
+if grep -q 'asm' "$out/emu/lnmod_common.cuh"; then echo "build.sh: asm left in the emulation's lnmod_common.cuh" >&2; exit 1; fi
+emu_objs=("$o/fv2_check.o" "$o/ref_lnmod.o" "$o/ref_convert.o" "$o/verify_check.o" "$o/lnmod_desc.o"
+          "$lib/openblas-pthread/libopenblas.a" "$lib/libjansson.a")
+for plant in "" LAG WAIT; do
+  nice -n 10 g++ -std=c++17 -O1 -Wall -Wextra -Werror -Wno-unknown-pragmas -DFV2_EMU ${plant:+-DFV2_EMU_PLANT_$plant} \
+    -I/usr/local/cuda/include -I"$out/emu" -I"$here" -I"$K" -I"$R" "$here/fv2_emu_test.cc" "${emu_objs[@]}" \
+    -lpthread -lm -o "$out/fv2_emu_test$plant"
+done
+"$out/fv2_emu_test"
+for plant in LAG WAIT; do
+  if "$out/fv2_emu_test$plant" >"$out/fv2_emu_test$plant.out" 2>&1; then
+    echo "build.sh: the emulation test passed with the planted bug $plant: it cannot catch it" >&2
+    exit 1
+  fi
+  echo "planted bug $plant: caught ($(grep -c FAIL "$out/fv2_emu_test$plant.out") cases fail)"
+done
+
 nice -n 10 nvcc -arch=sm_90 -o "$out/fv2bench" "$o"/fv2_main.o "$o"/fv2.o "$o"/fv2_inst_*.o "$o"/fv2_check.o \
   "$o"/lnmod_*.o "$o"/ref_*.o "$o"/verify_check.o "$lib/openblas-pthread/libopenblas.a" "$lib/libjansson.a" \
   -cudart static -lpthread -lm

@@ -23,6 +23,13 @@ struct part4 {
     float hi, lo, m2, n;
 };
 
+#ifdef FV2_EMU // the host emulation (fv2_emu.h): per-CTA shared memory and cluster state
+#define fv2_smem (emu::smem())
+__device__ __forceinline__ unsigned cluster_rank() { return emu::cluster_rank(); }
+__device__ __forceinline__ void cluster_arrive() { emu::cluster_arrive(); }
+__device__ __forceinline__ void cluster_wait() { emu::cluster_wait(); }
+__device__ __forceinline__ void st_part_cluster(part4 *local, unsigned rank, part4 v) { *emu::map_rank(local, rank) = v; }
+#else
 extern __shared__ uint4 fv2_smem[];
 
 // ---- cluster helpers (sm_90) -----------------------------------------------------------
@@ -43,6 +50,7 @@ __device__ __forceinline__ void st_part_cluster(part4 *local, unsigned rank, par
                  "f"(v.n)
                  : "memory");
 }
+#endif
 
 // cp.async.wait_group with a run-time depth (uniform; the instruction needs an immediate).
 __device__ __forceinline__ void cp_wait_rt(int n)
@@ -280,7 +288,11 @@ __global__ void __launch_bounds__(256, 1) tile_kernel(lnmod_kparams p, kcfg k)
     int si = 0, sn = PD % k.NS, sp = k.NS - 1, bi = 0, bp = 2;
     int64_t r = gid, rn = gid + (int64_t)PD * NG;
     for (int64_t i = 0; i < n; i++, r += NG, rn += NG) {
+#ifdef FV2_EMU_PLANT_WAIT // the emulation test's planted bug: one group too many left in flight
+        cp_wait_rt(PD);
+#else
         cp_wait_rt(PD - 1); // row i landed
+#endif
         if (i + PD < n) cx.issue(sn, rn);
         lnmod_cp_commit();
         const part4 pt = cx.stats(si);
@@ -295,7 +307,11 @@ __global__ void __launch_bounds__(256, 1) tile_kernel(lnmod_kparams p, kcfg k)
             cluster_arrive();
             if (i > 0) {
                 float hi, lo, rs;
+#ifdef FV2_EMU_PLANT_LAG // the emulation test's planted bug: this row's parts, not row i-1's
+                merge_parts(parts[bi], k.W * k.C, (float)p.D, p.eps, &hi, &lo, &rs);
+#else
                 merge_parts(parts[bp], k.W * k.C, (float)p.D, p.eps, &hi, &lo, &rs);
+#endif
                 cx.output(sp, r - NG, hi, lo, rs, c == 0 && threadIdx.x == 0);
             }
         }

@@ -149,7 +149,11 @@ __device__ __forceinline__ void odd_output(const lnmod_kparams &p, const kcfg &k
 template <typename TX, typename TM, typename TY>
 __global__ void __launch_bounds__(512, 1) odd_kernel(lnmod_kparams p, kcfg k)
 {
+#ifdef FV2_EMU
+    part4(*parts)[16] = reinterpret_cast<part4(*)[16]>(emu::static_smem());
+#else
     __shared__ part4 parts[2][16];
+#endif
     const int warp = threadIdx.x >> 5, W = blockDim.x >> 5;
     const int words = k.vpt * blockDim.x;
     const int64_t n = blockIdx.x < p.rows ? (p.rows - blockIdx.x + gridDim.x - 1) / gridDim.x : 0;
