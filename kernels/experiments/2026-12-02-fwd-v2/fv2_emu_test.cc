@@ -14,6 +14,7 @@
 #include <string>
 
 #include "fv2_check.h"
+#include "fv2_rows.h"
 extern "C" {
 #include "ref_lnmod.h"
 }
@@ -123,6 +124,7 @@ struct tcase {
     int misalign;
     int force; // 0 the rule; 1 the lag path on one CTA (half the VPT, two+ warps); 2 a cluster of 2
     int ctas;  // CTAs (or clusters) of the grid: few, so that groups take several rows
+    int adv;   // fv2_rows.h: 1 for the adversarial rows
 };
 
 // Forced shapes that reach paths the rule picks only at large D.
@@ -170,7 +172,7 @@ int run_case(const tcase &c, uint64_t seed)
         r ^= r << 17;
         return (double)(r >> 11) * (1.0 / 9007199254740992.0);
     };
-    for (size_t i = 0; i < n; i++) ref_store(c.xt, x, (int64_t)i, (rnd() - 0.5) * 4.0 + (double)((i / c.D) % 7) * 3.0);
+    for (size_t i = 0; i < n; i++) ref_store(c.xt, x, (int64_t)i, fv2_input(c.adv, (int64_t)i / c.D, (int64_t)i % c.D, c.D, rnd()));
     for (size_t i = 0; i < nm; i++) {
         ref_store(c.mt, sc, (int64_t)i, (rnd() - 0.5) * 0.5);
         ref_store(c.mt, sh, (int64_t)i, rnd() - 0.5);
@@ -222,6 +224,17 @@ int run_case(const tcase &c, uint64_t seed)
     fv2_got got[2] = {{y0, mean[0].data(), rstd[0].data(), 0, 0, nullptr}, {y1, mean[1].data(), rstd[1].data(), 0, 0, nullptr}};
     if (fv2_check(&d, x, sc, sh, got, 2, 2) != 0) emu::die("the reference refused a case");
     for (int k = 0; k < 2; k++) fails += got[k].fails > 0;
+    if (fails && getenv("FV2_EMU_DEBUG")) { // the rows whose statistics are off
+        std::vector<double> ry(n), rm((size_t)c.rows), rr((size_t)c.rows);
+        if (ref_lnmod_forward(&d, x, sc, sh, ry.data(), rm.data(), rr.data()) == LNMOD_OK)
+            for (int64_t i = 0; i < c.rows; i++) {
+                const double var = 1.0 / (rr[i] * rr[i]) - d.eps, sd = var > 0 ? std::sqrt(var) : 0.0;
+                const double tol = 1e-5 * std::fabs(rm[i]) + 1e-5 * sd;
+                if (std::fabs(mean[0][i] - rm[i]) > tol || std::fabs(rstd[0][i] - rr[i]) > 1e-5 * rr[i] + 1e-5)
+                    std::fprintf(stderr, "    row %lld (type %lld): mean %.9g ref %.9g (tol %.3g), rstd %.9g ref %.9g\n",
+                                 (long long)i, (long long)(i % 5), mean[0][i], rm[i], tol, rstd[0][i], rr[i]);
+            }
+    }
     std::printf("  %-44s %s VPT %d W %d C %d G %d NS %d: worst %.3f (%s) fails %lld/%lld %s\n", c.what,
                 p.cls == FV2_ODD ? "odd " : p.mode == FV2_MOD_RING ? "ring" : "reg ", p.vpt, p.warps, p.cluster, p.groups,
                 p.nstage, got[0].worst, got[0].worst_of, (long long)got[0].fails, (long long)got[1].fails,
@@ -236,34 +249,42 @@ int main()
     const lnmod_dtype BF = LNMOD_BF16, F = LNMOD_F32, H = LNMOD_F16;
     const lnmod_layout SA = LNMOD_PER_SAMPLE, TO = LNMOD_PER_TOKEN, FR = LNMOD_PER_FRAME;
     const tcase cases[] = {
-        {"warp/row D256 VPT1, 2 samples", BF, F, BF, SA, 256, 40, 20, 1, 0, 0, 3},
-        {"warp/row D1000 (masked lanes)", BF, F, BF, SA, 1000, 41, 41, 1, 0, 0, 2},
-        {"warp/row D1152 G4", BF, F, BF, SA, 1152, 45, 15, 1, 0, 0, 2},
-        {"warp/row D2048 VPT8, groups without rows", BF, F, BF, SA, 2048, 5, 5, 1, 0, 0, 9},
-        {"few rows -> cluster of 4: D3072", BF, F, BF, SA, 3072, 29, 29, 1, 0, 0, 3},
-        {"lag, one CTA: D3072 W4 (140 rows)", BF, F, BF, SA, 3072, 140, 70, 1, 0, 0, 3},
-        {"lag, one CTA: fp32 D5120 W8 (140 rows)", F, F, F, FR, 5120, 140, 140, 50, 0, 0, 2},
-        {"lag forced: D1536 W2 VPT3", BF, F, BF, FR, 1536, 33, 33, 10, 0, 1, 4},
-        {"cluster: D8192 C2", BF, F, BF, SA, 8192, 17, 17, 1, 0, 0, 2},
-        {"cluster: D16384 C4, few rows", BF, F, BF, SA, 16384, 9, 9, 1, 0, 0, 2},
-        {"cluster forced: D2304 C2", H, H, F, SA, 2304, 23, 23, 1, 0, 2, 3},
-        {"ring: token D1536", BF, F, BF, TO, 1536, 31, 31, 1, 0, 0, 3},
-        {"ring: token D512 warp/row", BF, BF, BF, TO, 512, 30, 30, 1, 0, 0, 2},
-        {"ring: frames of 5 rows D1024 fp16/fp32 y", H, F, F, FR, 1024, 37, 37, 5, 0, 0, 3},
-        {"ring cluster: token D5120 C2", BF, F, BF, TO, 5120, 13, 13, 1, 0, 0, 2},
-        {"fp32: D5120 W8", F, F, F, SA, 5120, 19, 19, 1, 0, 0, 3},
-        {"fp32: D1024 warp/row", F, F, F, FR, 1024, 25, 25, 7, 0, 0, 3},
-        {"bf16 mod, f32 y: D3072", BF, BF, F, FR, 3072, 30, 15, 4, 0, 0, 3},
-        {"odd D1537", BF, F, BF, SA, 1537, 37, 37, 1, 0, 0, 3},
-        {"odd D255", BF, F, BF, SA, 255, 50, 25, 1, 0, 0, 4},
-        {"odd D5119 fp32", F, F, F, SA, 5119, 11, 11, 1, 0, 0, 3},
-        {"odd: misaligned D1536", BF, F, BF, SA, 1536, 21, 21, 1, 1, 0, 3},
-        {"odd: misaligned fp32 D4100 token", F, F, F, TO, 4100, 9, 9, 1, 1, 0, 2},
-        {"odd D1", BF, F, BF, SA, 1, 67, 67, 1, 0, 0, 3},
-        {"odd D3", H, H, H, SA, 3, 67, 67, 1, 0, 0, 3},
-        {"odd D7 fp16 f32 y", H, F, F, TO, 7, 20, 20, 1, 0, 0, 3},
-        {"tile D8", BF, F, BF, SA, 8, 33, 33, 1, 0, 0, 2},
-        {"odd D9", BF, F, BF, SA, 9, 33, 33, 1, 0, 0, 2},
+        {"warp/row D256 VPT1, 2 samples", BF, F, BF, SA, 256, 40, 20, 1, 0, 0, 3, 0},
+        {"warp/row D1000 (masked lanes)", BF, F, BF, SA, 1000, 41, 41, 1, 0, 0, 2, 0},
+        {"warp/row D1152 G4", BF, F, BF, SA, 1152, 45, 15, 1, 0, 0, 2, 0},
+        {"warp/row D2048 VPT8, groups without rows", BF, F, BF, SA, 2048, 5, 5, 1, 0, 0, 9, 0},
+        {"few rows -> cluster of 4: D3072", BF, F, BF, SA, 3072, 29, 29, 1, 0, 0, 3, 0},
+        {"lag, one CTA: D3072 W4 (140 rows)", BF, F, BF, SA, 3072, 140, 70, 1, 0, 0, 3, 0},
+        {"lag, one CTA: fp32 D5120 W8 (140 rows)", F, F, F, FR, 5120, 140, 140, 50, 0, 0, 2, 0},
+        {"lag forced: D1536 W2 VPT3", BF, F, BF, FR, 1536, 33, 33, 10, 0, 1, 4, 0},
+        {"cluster: D8192 C2", BF, F, BF, SA, 8192, 17, 17, 1, 0, 0, 2, 0},
+        {"cluster: D16384 C4, few rows", BF, F, BF, SA, 16384, 9, 9, 1, 0, 0, 2, 0},
+        {"cluster forced: D2304 C2", H, H, F, SA, 2304, 23, 23, 1, 0, 2, 3, 0},
+        {"ring: token D1536", BF, F, BF, TO, 1536, 31, 31, 1, 0, 0, 3, 0},
+        {"ring: token D512 warp/row", BF, BF, BF, TO, 512, 30, 30, 1, 0, 0, 2, 0},
+        {"ring: frames of 5 rows D1024 fp16/fp32 y", H, F, F, FR, 1024, 37, 37, 5, 0, 0, 3, 0},
+        {"ring cluster: token D5120 C2", BF, F, BF, TO, 5120, 13, 13, 1, 0, 0, 2, 0},
+        {"fp32: D5120 W8", F, F, F, SA, 5120, 19, 19, 1, 0, 0, 3, 0},
+        {"fp32: D1024 warp/row", F, F, F, FR, 1024, 25, 25, 7, 0, 0, 3, 0},
+        {"bf16 mod, f32 y: D3072", BF, BF, F, FR, 3072, 30, 15, 4, 0, 0, 3, 0},
+        {"odd D1537", BF, F, BF, SA, 1537, 37, 37, 1, 0, 0, 3, 0},
+        {"odd D255", BF, F, BF, SA, 255, 50, 25, 1, 0, 0, 4, 0},
+        {"odd D5119 fp32", F, F, F, SA, 5119, 11, 11, 1, 0, 0, 3, 0},
+        {"odd: misaligned D1536", BF, F, BF, SA, 1536, 21, 21, 1, 1, 0, 3, 0},
+        {"odd: misaligned fp32 D4100 token", F, F, F, TO, 4100, 9, 9, 1, 1, 0, 2, 0},
+        {"odd D1", BF, F, BF, SA, 1, 67, 67, 1, 0, 0, 3, 0},
+        {"odd D3", H, H, H, SA, 3, 67, 67, 1, 0, 0, 3, 0},
+        {"odd D7 fp16 f32 y", H, F, F, TO, 7, 20, 20, 1, 0, 0, 3, 0},
+        {"tile D8", BF, F, BF, SA, 8, 33, 33, 1, 0, 0, 2, 0},
+        {"odd D9", BF, F, BF, SA, 9, 33, 33, 1, 0, 0, 2, 0},
+        {"adversarial rows: warp/row D1536", BF, F, BF, SA, 1536, 40, 40, 1, 0, 0, 3, 1},
+        {"adversarial rows: warp/row fp32 D1024", F, F, F, SA, 1024, 40, 40, 1, 0, 0, 3, 1},
+        {"adversarial rows: lag D3072 (140 rows)", BF, F, BF, SA, 3072, 140, 140, 1, 0, 0, 3, 1},
+        {"adversarial rows: lag fp32 D5120 (140 rows)", F, F, F, SA, 5120, 140, 140, 1, 0, 0, 2, 1},
+        {"adversarial rows: cluster D16384", BF, F, BF, SA, 16384, 10, 10, 1, 0, 0, 2, 1},
+        {"adversarial rows: ring token fp16 D2048", H, F, H, TO, 2048, 30, 30, 1, 0, 0, 3, 1},
+        {"adversarial rows: odd D1537 fp32", F, F, F, SA, 1537, 30, 30, 1, 0, 0, 3, 1},
+        {"adversarial rows: odd misaligned bf16 D1536", BF, F, BF, SA, 1536, 30, 30, 1, 1, 0, 3, 1},
     };
     int fails = 0;
     uint64_t seed = 1;

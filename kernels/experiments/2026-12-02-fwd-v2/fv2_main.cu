@@ -25,6 +25,7 @@
 
 #include "fv2.h"
 #include "fv2_check.h"
+#include "fv2_rows.h"
 extern "C" {
 #include "ref_lnmod.h"
 }
@@ -47,6 +48,7 @@ struct shape {
     int64_t D, rows, S, L;
     int misalign; // every pointer 4 bytes past 16-byte alignment, strides 6*D + 1
     bool timed;
+    int adv; // fv2_rows.h: 1 for the adversarial rows
 };
 
 const lnmod_dtype BF = LNMOD_BF16, F32 = LNMOD_F32, H = LNMOD_F16;
@@ -57,7 +59,7 @@ const char *dn(lnmod_dtype t) { return lnmod_dtype_name(t); }
 shape mk(const std::string &group, lnmod_dtype x, lnmod_dtype m, lnmod_dtype y, lnmod_layout lay, int64_t D,
          int64_t rows, int64_t S, int64_t L, int mis, bool timed, const char *extra = "")
 {
-    shape s{"", group, x, m, y, lay, D, rows, S, L, mis, timed};
+    shape s{"", group, x, m, y, lay, D, rows, S, L, mis, timed, 0};
     s.name = std::string(dn(x)) + "-" + dn(m) + "-" + dn(y) + " " + lnmod_layout_name(lay) + " D" + std::to_string(D) +
              " r" + std::to_string(rows) + extra;
     return s;
@@ -98,6 +100,18 @@ std::vector<shape> all_shapes()
     for (int64_t D = 1; D <= 9; D++) v.push_back(mk("check", BF, F32, BF, SAM, D, 67, 67, 1, 0, false));
     v.push_back(mk("check", BF, F32, BF, SAM, 12288, 1000, 500, 1, 0, false));
     v.push_back(mk("check", BF, BF, BF, TOK, 5120, 700, 700, 1, 0, false));
+    // the adversarial rows (fv2_rows.h) through every path: a warp per row, the lag path,
+    // clusters, streamed modulation, the odd kernel; fp32 and bf16 x
+    const int64_t adv_D[] = {1536, 3072, 8192, 1537};
+    for (int64_t D : adv_D)
+        for (lnmod_dtype x : {BF, F32}) {
+            shape a = mk("check", x, F32, x, SAM, D, 1000, 500, 1, 0, false, " adversarial");
+            a.adv = 1;
+            v.push_back(a);
+        }
+    shape a = mk("check", BF, F32, BF, TOK, 5120, 500, 500, 1, 0, false, " adversarial");
+    a.adv = 1;
+    v.push_back(a);
     return v;
 }
 
@@ -211,9 +225,9 @@ void free_bufs(bufs &b)
         CK(cudaFree(p));
 }
 
-// Host inputs: x with a per-row offset (so the statistics matter), scale, shift.
-void make_inputs(const lnmod_desc *d, uint64_t shape_no, int threads, std::vector<char> &hx, std::vector<char> &hs,
-                 std::vector<char> &hh)
+// Host inputs: x by fv2_input (a per-row offset, or the adversarial rows), scale, shift.
+void make_inputs(const lnmod_desc *d, uint64_t shape_no, int adv, int threads, std::vector<char> &hx,
+                 std::vector<char> &hs, std::vector<char> &hh)
 {
     const int64_t block = 256, nblk = (d->rows + block - 1) / block;
     std::atomic<int64_t> next{0};
@@ -222,7 +236,7 @@ void make_inputs(const lnmod_desc *d, uint64_t shape_no, int threads, std::vecto
             uint64_t s = stream_of(shape_no, (uint64_t)b);
             const int64_t r1 = std::min(d->rows, (b + 1) * block);
             for (int64_t i = b * block * d->D; i < r1 * d->D; i++)
-                ref_store(d->x_dtype, hx.data(), i, (urand(s) - 0.5) * 4.0 + (double)((i / d->D) % 7) * 3.0);
+                ref_store(d->x_dtype, hx.data(), i, fv2_input(adv, i / d->D, i % d->D, d->D, urand(s)));
         }
     };
     std::vector<std::thread> pool;

@@ -128,7 +128,7 @@ int run_shape(const shape &s, uint64_t shape_no, const opts &o, void *flush, siz
     }
     bufs b = alloc_bufs(&d, s.misalign, l2);
     std::vector<char> hx(b.xb), hs(b.mb), hh(b.mb);
-    make_inputs(&d, shape_no, o.threads, hx, hs, hh);
+    make_inputs(&d, shape_no, s.adv, o.threads, hx, hs, hh);
     const int off = b.off;
     CK(cudaMemcpy(b.x[0] + off, hx.data(), b.xb, cudaMemcpyHostToDevice));
     for (int i = 1; i < b.sets; i++) CK(cudaMemcpy(b.x[i], b.x[0], b.xb + 32, cudaMemcpyDeviceToDevice));
@@ -189,7 +189,7 @@ int self_test(int threads)
     const int64_t n = d.rows * d.D, nm = lnmod_mod_rows(&d);
     const size_t mb = (size_t)((nm - 1) * d.scale_stride + d.D) * 4;
     std::vector<char> hx((size_t)n * 2), hs(mb), hh(mb), y((size_t)n * 2);
-    make_inputs(&d, 999, threads, hx, hs, hh);
+    make_inputs(&d, 999, 0, threads, hx, hs, hh);
     std::vector<double> ry((size_t)n), rm((size_t)d.rows), rr((size_t)d.rows);
     if (ref_lnmod_forward(&d, hx.data(), hs.data(), hh.data(), ry.data(), rm.data(), rr.data()) != LNMOD_OK) return 3;
     std::vector<float> fm((size_t)d.rows), fr((size_t)d.rows);
