@@ -36,7 +36,8 @@ fv2_problem fv2_problem_of(const lnmod_desc *d, const void *x, const void *scale
     fv2_problem q;
     q.D = d->D;
     q.rows = d->rows;
-    q.frame_len = d->frame_len;
+    const int64_t S = d->rows_per_sample > 0 ? d->rows_per_sample : 1;
+    q.run = d->layout == LNMOD_PER_TOKEN ? 1 : d->layout == LNMOD_PER_FRAME ? (d->frame_len < S ? d->frame_len : S) : S;
     q.layout = (int)d->layout;
     q.sx = (int)lnmod_dtype_size(d->x_dtype);
     q.sm = (int)lnmod_dtype_size(d->mod_dtype);
@@ -108,7 +109,12 @@ lnmod_status fv2_forward(int alt, const lnmod_desc *d, const void *x, const void
     }
     if (alt == FV2_ALT_SHAPE) info->same_as_rule = alt_shape(&p, &dev);
     const lnmod_detail::lnmod_kparams kp = lnmod_detail::lnmod_make_params(d, x, scale, shift, y, mean, rstd);
-    const int extra = alt == FV2_ALT_DEEP ? 2 : 0;
+    int extra = alt == FV2_ALT_DEEP ? 2 : 0;
+    if (alt == FV2_ALT_DEEP && p.cls == FV2_TILE && d->layout != LNMOD_PER_SAMPLE) { // the other mode
+        fv2_tile_plan(&p, &q, &dev, p.mode == FV2_MOD_RING ? FV2_MOD_REG : FV2_MOD_RING);
+        extra = 0;
+        if (!p.vpt) fv2_odd_shape(&p, &q);
+    }
     lnmod_status st = run_plan(d, &p, &dev, extra, kp, stream, info);
     if (st == LNMOD_ERR_UNSUPPORTED && p.cls == FV2_TILE) { // not resident: the odd class
         fv2_odd_shape(&p, &q);

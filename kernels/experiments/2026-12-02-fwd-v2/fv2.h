@@ -14,7 +14,9 @@ enum {
     FV2_ALT_RULE = 0, /* fv2_make_plan as is */
     FV2_ALT_SHAPE = 1, /* tile, a warp a row: half the VPT on two warps (the lag path);
                           tile, several warps: VPT + 2 (fewer warps); odd: twice the warps */
-    FV2_ALT_DEEP = 2   /* the rule's shape with two more ring slots (where they fit) */
+    FV2_ALT_DEEP = 2   /* per sample: the rule's shape with two more ring slots (where they
+                          fit); per token / per frame (tile): the other modulation mode
+                          (REG <-> RING) */
 };
 
 typedef struct {

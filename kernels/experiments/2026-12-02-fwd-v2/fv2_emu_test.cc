@@ -127,10 +127,17 @@ struct tcase {
     int adv;   // fv2_rows.h: 1 for the adversarial rows
 };
 
-// Forced shapes that reach paths the rule picks only at large D.
-void force(fv2_plan *p, int how)
+// Forced shapes that reach paths the rule picks only at large D (1: the lag path on one CTA,
+// 2: a cluster of 2), or the other modulation mode (3: REG <-> RING, as the harness's v2b).
+void force(fv2_plan *p, const fv2_problem *q, int how)
 {
     if (p->cls != FV2_TILE || !how) return;
+    if (how == 3) {
+        fv2_tile_plan(p, q, &H200, p->mode == FV2_MOD_RING ? FV2_MOD_REG : FV2_MOD_RING);
+        if (!p->vpt || fv2_finish(p, &H200, fv2_est_regs(p->cls, p->mode, p->vpt, p->vec)) != 0)
+            emu::die("the other mode does not fit");
+        return;
+    }
     if (how == 1) {
         p->vpt = p->vpt > 1 ? (p->vpt + 1) / 2 : 1;
         p->cluster = 1;
@@ -188,14 +195,14 @@ int run_case(const tcase &c, uint64_t seed)
         fv2_problem q;
         q.D = c.D;
         q.rows = c.rows;
-        q.frame_len = c.L;
+        q.run = c.lay == LNMOD_PER_TOKEN ? 1 : c.lay == LNMOD_PER_FRAME ? std::min(c.L, c.S) : c.S;
         q.layout = (int)c.lay;
         q.sx = (int)sx;
         q.sm = (int)sm;
         q.sy = (int)sy;
         q.aligned = !c.misalign;
         if (fv2_make_plan(&q, &H200, &p) != 0) emu::die("no plan");
-        force(&p, c.force);
+        force(&p, &q, c.force);
         const lnmod_kparams kp = lnmod_make_params(&d, x, sc, sh, y, mean[mode].data(), rstd[mode].data());
         const int64_t groups = p.cls == FV2_TILE && p.warps * p.cluster == 1 ? (c.rows + p.groups - 1) / p.groups : c.rows;
         const int64_t units = std::min<int64_t>(c.ctas, groups);
@@ -277,6 +284,10 @@ int main()
         {"odd D7 fp16 f32 y", H, F, F, TO, 7, 20, 20, 1, 0, 0, 3, 0},
         {"tile D8", BF, F, BF, SA, 8, 33, 33, 1, 0, 0, 2, 0},
         {"odd D9", BF, F, BF, SA, 9, 33, 33, 1, 0, 0, 2, 0},
+        {"REG per token (v2b's flip): D3072", BF, F, BF, TO, 3072, 33, 33, 1, 0, 3, 3, 0},
+        {"REG per token (v2b's flip): warp/row D1024", H, H, F, TO, 1024, 33, 33, 1, 0, 3, 3, 0},
+        {"11-row samples (RING by rule) flipped: D4096", BF, F, BF, SA, 4096, 33, 11, 1, 0, 3, 3, 0},
+        {"ring per frame (1560-like runs): D2048", BF, F, BF, FR, 2048, 150, 150, 40, 0, 0, 3, 0},
         {"adversarial rows: warp/row D1536", BF, F, BF, SA, 1536, 40, 40, 1, 0, 0, 3, 1},
         {"adversarial rows: warp/row fp32 D1024", F, F, F, SA, 1024, 40, 40, 1, 0, 0, 3, 1},
         {"adversarial rows: lag D3072 (140 rows)", BF, F, BF, SA, 3072, 140, 140, 1, 0, 0, 3, 1},

@@ -16,8 +16,13 @@
  *             each own their own rows. Otherwise the row's parts meet through a cluster
  *             barrier split into arrive / wait, with the statistics one row ahead ("lag 1").
  *             Modulation: REG (fp32 (1+scale) and shift in registers, reloaded when the
- *             modulation row changes) or RING (streamed beside x through the ring: per token,
- *             or frames shorter than FV2_RING_FRAME_MIN rows; REG when its ring does not fit).
+ *             modulation row changes) or RING (streamed beside x through the ring) when the
+ *             run of rows sharing a modulation row is short: under FV2_RING_RUN_MIN rows (per
+ *             token), or under FV2_RING_RUN_GROUPS x the row groups of the grid -- the grid
+ *             walks rows NG apart (NG groups), so REG would reload at about NG/run of the rows
+ *             (per frame: 1,560-row frames against ~1,450 groups at D1536: nearly every row)
+ *             with the load's latency in the row's path. RING falls back to REG when its
+ *             ring does not fit.
  *   FV2_ODD   anything else (odd D, D not a multiple of VEC, unaligned pointers or strides,
  *             or a tile ring that does not fit): a CTA of W warps per row reads the row as the
  *             aligned 16-byte windows of x that cover it (absolute addresses: a row starting
@@ -51,7 +56,8 @@ enum { FV2_MOD_REG = 1, FV2_MOD_RING = 2, FV2_MOD_LDG = 3 };
 
 /* Rule constants (not device facts). */
 #define FV2_LATENCY_NS 1500.0   /* loaded DRAM latency the bytes in flight must cover */
-#define FV2_RING_FRAME_MIN 16   /* frames shorter than this stream their modulation */
+#define FV2_RING_RUN_MIN 16     /* runs shorter than this stream their modulation */
+#define FV2_RING_RUN_GROUPS 4   /* ... and runs shorter than this many times the row groups */
 #define FV2_MAX_WARPS 8         /* warps of one CTA on a row (W) before a cluster splits it */
 #define FV2_MAX_CLUSTER 4       /* CTAs on one row */
 #define FV2_MAX_PARTS 32        /* W * C: the parts of a row's statistics */
@@ -68,7 +74,8 @@ typedef struct {
 } fv2_dev;
 
 typedef struct {
-    int64_t D, rows, frame_len;
+    int64_t D, rows;
+    int64_t run; /* rows sharing a modulation row: 1 per token, min(L, S) per frame, S per sample */
     int layout;
     int sx, sm, sy; /* element sizes of x, scale/shift, y */
     int aligned;    /* x, y, scale, shift 16-byte aligned and both strides*sm multiples of 16 */
@@ -310,13 +317,20 @@ static inline int fv2_make_plan(const fv2_problem *q, const fv2_dev *d, fv2_plan
     memset(p, 0, sizeof *p);
     p->vec = 16 / q->sx;
     if (q->aligned && q->D % p->vec == 0) {
-        const int ring = q->layout == FV2_TOKEN || (q->layout == FV2_FRAME && q->frame_len < FV2_RING_FRAME_MIN);
-        if (ring) {
+        if (q->run < FV2_RING_RUN_MIN) {
             fv2_tile_plan(p, q, d, FV2_MOD_RING);
             if (p->vpt && fv2_finish(p, d, fv2_est_regs(p->cls, p->mode, p->vpt, p->vec)) == 0) return 0;
         }
         fv2_tile_plan(p, q, d, FV2_MOD_REG);
-        if (p->vpt && fv2_finish(p, d, fv2_est_regs(p->cls, p->mode, p->vpt, p->vec)) == 0) return 0;
+        if (p->vpt && fv2_finish(p, d, fv2_est_regs(p->cls, p->mode, p->vpt, p->vec)) == 0) {
+            const int64_t ng = (int64_t)p->ctas_sm * d->sms * p->groups / p->cluster; /* row groups */
+            if (q->run < FV2_RING_RUN_MIN || q->run >= FV2_RING_RUN_GROUPS * ng) return 0;
+            const fv2_plan reg = *p; /* short runs: stream the modulation when its ring fits */
+            fv2_tile_plan(p, q, d, FV2_MOD_RING);
+            if (p->vpt && fv2_finish(p, d, fv2_est_regs(p->cls, p->mode, p->vpt, p->vec)) == 0) return 0;
+            *p = reg;
+            return 0;
+        }
     }
     fv2_odd_shape(p, q);
     return fv2_finish(p, d, fv2_est_regs(p->cls, p->mode, p->vpt, p->vec));

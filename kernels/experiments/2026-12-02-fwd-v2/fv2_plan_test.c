@@ -1,7 +1,7 @@
 /* fv2_plan_test.c -- host test of the forward v2 rule (fv2_plan.h), no GPU.
  *
  * For every D from 1 to 16384, the nine dtype triples, aligned and unaligned pointers, the
- * per-sample, per-token and short-frame layouts, and three device descriptions (an H200, an
+ * per-sample, per-token, 4-row and 1,560-row frame layouts, and three device descriptions (an H200, an
  * H100 PCIe, an A100: no clusters, less shared memory), fv2_make_plan must give a plan that
  *   - exists, and is of the tile class exactly when the pointers are aligned and D is a
  *     multiple of the vector;
@@ -138,13 +138,15 @@ int main(void)
     }
     seen = malloc(16384);
     if (!seen) return 1;
-    const int layouts[3][2] = {{FV2_SAMPLE, 32760}, {FV2_TOKEN, 32760}, {FV2_FRAME, 4}};
+    /* layout and run (rows sharing a modulation row): per sample, per token, 4- and
+     * 1,560-row frames */
+    const int layouts[4][2] = {{FV2_SAMPLE, 32760}, {FV2_TOKEN, 1}, {FV2_FRAME, 4}, {FV2_FRAME, 1560}};
     for (int64_t D = 1; D <= 16384; D++) {
         nmemo = 0;
         for (int di = 0; di < 3; di++)
             for (int s = 0; s < 9; s++)
                 for (int al = 0; al <= 1; al++)
-                    for (int li = 0; li < 3; li++) {
+                    for (int li = 0; li < 4; li++) {
                         fv2_problem q = {D, 32760, layouts[li][1], layouts[li][0], SIZES[s][0], SIZES[s][1],
                                          SIZES[s][2], al};
                         if (di == 2 && li == 0 && s == 1) q.rows = 64; /* few rows */
