@@ -5,15 +5,23 @@
 #include "fv2.h"
 #include "fv2_int.h"
 
+// The facts of up to 16 devices, read once each (per process; see fv2_inst.cu's caches).
+static fv2_dev g_dev[16];
+static bool g_dev_ok[16];
+
 int fv2_read_dev(fv2_dev *d)
 {
     int dev = 0, v[10];
+    if (cudaGetDevice(&dev) != cudaSuccess) return -1;
+    if (dev >= 0 && dev < 16 && g_dev_ok[dev]) {
+        *d = g_dev[dev];
+        return 0;
+    }
     const cudaDeviceAttr at[10] = {cudaDevAttrMultiProcessorCount, cudaDevAttrMaxThreadsPerMultiProcessor,
                                    cudaDevAttrMaxThreadsPerBlock, cudaDevAttrMaxSharedMemoryPerMultiprocessor,
                                    cudaDevAttrMaxSharedMemoryPerBlockOptin, cudaDevAttrMaxRegistersPerMultiprocessor,
                                    cudaDevAttrMaxBlocksPerMultiprocessor, cudaDevAttrClusterLaunch,
                                    cudaDevAttrMemoryClockRate, cudaDevAttrGlobalMemoryBusWidth};
-    if (cudaGetDevice(&dev) != cudaSuccess) return -1;
     for (int i = 0; i < 10; i++)
         if (cudaDeviceGetAttribute(&v[i], at[i], dev) != cudaSuccess) return -1;
     d->sms = v[0] > 0 ? v[0] : 1;
@@ -25,6 +33,10 @@ int fv2_read_dev(fv2_dev *d)
     d->blocks_sm = v[6];
     d->cluster_max = v[7] ? 8 : 1; // 8: the portable cluster size
     d->mem_bw = 2.0 * (double)v[8] * 1e3 * (double)v[9] / 8.0; // kHz, bits; double data rate
+    if (dev >= 0 && dev < 16) {
+        g_dev[dev] = *d;
+        g_dev_ok[dev] = true;
+    }
     return 0;
 }
 

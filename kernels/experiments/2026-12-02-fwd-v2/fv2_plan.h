@@ -160,6 +160,7 @@ static inline int fv2_finish(fv2_plan *p, const fv2_dev *d, int regs)
 {
     p->regs = regs;
     p->target_sm = (int64_t)(d->mem_bw * FV2_LATENCY_NS * 1e-9 / (d->sms > 0 ? d->sms : 1));
+    if (p->target_sm <= 0) p->target_sm = INT64_MAX; /* no bandwidth known: the most in flight */
     int best_ns = 0, best_ctas = 0;
     int64_t best_if = -1;
     for (int ns = FV2_MIN_NS + p->lag; ns <= FV2_MAX_NS; ns++) {
