@@ -114,7 +114,10 @@ template <typename TX, typename TM, typename TY> void run_plan(const fv2_plan &p
                 512, body);
 }
 
-const fv2_dev H200 = {132, 2048, 1024, 233472, 232448, 65536, 32, 8, 4.8e12};
+// The rule on an H200, and on one SM of it (DEVS[1]: few row groups, so that the test's short
+// samples still count as long runs and the rule keeps the modulation in registers).
+const fv2_dev DEVS[2] = {{132, 2048, 1024, 233472, 232448, 65536, 32, 8, 4.8e12},
+                         {1, 2048, 1024, 233472, 232448, 65536, 32, 8, 4.8e12 / 132}};
 
 struct tcase {
     const char *what;
@@ -125,16 +128,17 @@ struct tcase {
     int force; // 0 the rule; 1 the lag path on one CTA (half the VPT, two+ warps); 2 a cluster of 2
     int ctas;  // CTAs (or clusters) of the grid: few, so that groups take several rows
     int adv;   // fv2_rows.h: 1 for the adversarial rows
+    int dev;   // DEVS[dev]: 0 an H200, 1 one SM of it
 };
 
 // Forced shapes that reach paths the rule picks only at large D (1: the lag path on one CTA,
 // 2: a cluster of 2), or the other modulation mode (3: REG <-> RING, as the harness's v2b).
-void force(fv2_plan *p, const fv2_problem *q, int how)
+void force(fv2_plan *p, const fv2_problem *q, const fv2_dev *dv, int how)
 {
     if (p->cls != FV2_TILE || !how) return;
     if (how == 3) {
-        fv2_tile_plan(p, q, &H200, p->mode == FV2_MOD_RING ? FV2_MOD_REG : FV2_MOD_RING);
-        if (!p->vpt || fv2_finish(p, &H200, fv2_est_regs(p->cls, p->mode, p->vpt, p->vec)) != 0)
+        fv2_tile_plan(p, q, dv, p->mode == FV2_MOD_RING ? FV2_MOD_REG : FV2_MOD_RING);
+        if (!p->vpt || fv2_finish(p, dv, fv2_est_regs(p->cls, p->mode, p->vpt, p->vec)) != 0)
             emu::die("the other mode does not fit");
         return;
     }
@@ -149,7 +153,7 @@ void force(fv2_plan *p, const fv2_problem *q, int how)
     }
     p->groups = 1;
     fv2_tile_set(p);
-    if (fv2_finish(p, &H200, fv2_est_regs(p->cls, p->mode, p->vpt, p->vec)) != 0) emu::die("forced plan does not fit");
+    if (fv2_finish(p, dv, fv2_est_regs(p->cls, p->mode, p->vpt, p->vec)) != 0) emu::die("forced plan does not fit");
 }
 
 int run_case(const tcase &c, uint64_t seed)
@@ -179,7 +183,7 @@ int run_case(const tcase &c, uint64_t seed)
         r ^= r << 17;
         return (double)(r >> 11) * (1.0 / 9007199254740992.0);
     };
-    for (size_t i = 0; i < n; i++) ref_store(c.xt, x, (int64_t)i, fv2_input(c.adv, (int64_t)i / c.D, (int64_t)i % c.D, c.D, rnd()));
+    for (size_t i = 0; i < n; i++) ref_store(c.xt, x, (int64_t)i, fv2_input(c.adv, c.xt == LNMOD_F16 ? 1e4 : 1e15, (int64_t)i / c.D, (int64_t)i % c.D, c.D, rnd()));
     for (size_t i = 0; i < nm; i++) {
         ref_store(c.mt, sc, (int64_t)i, (rnd() - 0.5) * 0.5);
         ref_store(c.mt, sh, (int64_t)i, rnd() - 0.5);
@@ -201,8 +205,8 @@ int run_case(const tcase &c, uint64_t seed)
         q.sm = (int)sm;
         q.sy = (int)sy;
         q.aligned = !c.misalign;
-        if (fv2_make_plan(&q, &H200, &p) != 0) emu::die("no plan");
-        force(&p, &q, c.force);
+        if (fv2_make_plan(&q, &DEVS[c.dev], &p) != 0) emu::die("no plan");
+        force(&p, &q, &DEVS[c.dev], c.force);
         const lnmod_kparams kp = lnmod_make_params(&d, x, sc, sh, y, mean[mode].data(), rstd[mode].data());
         const int64_t groups = p.cls == FV2_TILE && p.warps * p.cluster == 1 ? (c.rows + p.groups - 1) / p.groups : c.rows;
         const int64_t units = std::min<int64_t>(c.ctas, groups);
@@ -256,46 +260,52 @@ int main()
     const lnmod_dtype BF = LNMOD_BF16, F = LNMOD_F32, H = LNMOD_F16;
     const lnmod_layout SA = LNMOD_PER_SAMPLE, TO = LNMOD_PER_TOKEN, FR = LNMOD_PER_FRAME;
     const tcase cases[] = {
-        {"warp/row D256 VPT1, 2 samples", BF, F, BF, SA, 256, 40, 20, 1, 0, 0, 3, 0},
-        {"warp/row D1000 (masked lanes)", BF, F, BF, SA, 1000, 41, 41, 1, 0, 0, 2, 0},
-        {"warp/row D1152 G4", BF, F, BF, SA, 1152, 45, 15, 1, 0, 0, 2, 0},
-        {"warp/row D2048 VPT8, groups without rows", BF, F, BF, SA, 2048, 5, 5, 1, 0, 0, 9, 0},
-        {"few rows -> cluster of 4: D3072", BF, F, BF, SA, 3072, 29, 29, 1, 0, 0, 3, 0},
-        {"lag, one CTA: D3072 W4 (140 rows)", BF, F, BF, SA, 3072, 140, 70, 1, 0, 0, 3, 0},
-        {"lag, one CTA: fp32 D5120 W8 (140 rows)", F, F, F, FR, 5120, 140, 140, 50, 0, 0, 2, 0},
-        {"lag forced: D1536 W2 VPT3", BF, F, BF, FR, 1536, 33, 33, 10, 0, 1, 4, 0},
-        {"cluster: D8192 C2", BF, F, BF, SA, 8192, 17, 17, 1, 0, 0, 2, 0},
-        {"cluster: D16384 C4, few rows", BF, F, BF, SA, 16384, 9, 9, 1, 0, 0, 2, 0},
-        {"cluster forced: D2304 C2", H, H, F, SA, 2304, 23, 23, 1, 0, 2, 3, 0},
-        {"ring: token D1536", BF, F, BF, TO, 1536, 31, 31, 1, 0, 0, 3, 0},
-        {"ring: token D512 warp/row", BF, BF, BF, TO, 512, 30, 30, 1, 0, 0, 2, 0},
-        {"ring: frames of 5 rows D1024 fp16/fp32 y", H, F, F, FR, 1024, 37, 37, 5, 0, 0, 3, 0},
-        {"ring cluster: token D5120 C2", BF, F, BF, TO, 5120, 13, 13, 1, 0, 0, 2, 0},
-        {"fp32: D5120 W8", F, F, F, SA, 5120, 19, 19, 1, 0, 0, 3, 0},
-        {"fp32: D1024 warp/row", F, F, F, FR, 1024, 25, 25, 7, 0, 0, 3, 0},
-        {"bf16 mod, f32 y: D3072", BF, BF, F, FR, 3072, 30, 15, 4, 0, 0, 3, 0},
-        {"odd D1537", BF, F, BF, SA, 1537, 37, 37, 1, 0, 0, 3, 0},
-        {"odd D255", BF, F, BF, SA, 255, 50, 25, 1, 0, 0, 4, 0},
-        {"odd D5119 fp32", F, F, F, SA, 5119, 11, 11, 1, 0, 0, 3, 0},
-        {"odd: misaligned D1536", BF, F, BF, SA, 1536, 21, 21, 1, 1, 0, 3, 0},
-        {"odd: misaligned fp32 D4100 token", F, F, F, TO, 4100, 9, 9, 1, 1, 0, 2, 0},
-        {"odd D1", BF, F, BF, SA, 1, 67, 67, 1, 0, 0, 3, 0},
-        {"odd D3", H, H, H, SA, 3, 67, 67, 1, 0, 0, 3, 0},
-        {"odd D7 fp16 f32 y", H, F, F, TO, 7, 20, 20, 1, 0, 0, 3, 0},
-        {"tile D8", BF, F, BF, SA, 8, 33, 33, 1, 0, 0, 2, 0},
-        {"odd D9", BF, F, BF, SA, 9, 33, 33, 1, 0, 0, 2, 0},
-        {"REG per token (v2b's flip): D3072", BF, F, BF, TO, 3072, 33, 33, 1, 0, 3, 3, 0},
-        {"REG per token (v2b's flip): warp/row D1024", H, H, F, TO, 1024, 33, 33, 1, 0, 3, 3, 0},
-        {"11-row samples (RING by rule) flipped: D4096", BF, F, BF, SA, 4096, 33, 11, 1, 0, 3, 3, 0},
-        {"ring per frame (1560-like runs): D2048", BF, F, BF, FR, 2048, 150, 150, 40, 0, 0, 3, 0},
-        {"adversarial rows: warp/row D1536", BF, F, BF, SA, 1536, 40, 40, 1, 0, 0, 3, 1},
-        {"adversarial rows: warp/row fp32 D1024", F, F, F, SA, 1024, 40, 40, 1, 0, 0, 3, 1},
-        {"adversarial rows: lag D3072 (140 rows)", BF, F, BF, SA, 3072, 140, 140, 1, 0, 0, 3, 1},
-        {"adversarial rows: lag fp32 D5120 (140 rows)", F, F, F, SA, 5120, 140, 140, 1, 0, 0, 2, 1},
-        {"adversarial rows: cluster D16384", BF, F, BF, SA, 16384, 10, 10, 1, 0, 0, 2, 1},
-        {"adversarial rows: ring token fp16 D2048", H, F, H, TO, 2048, 30, 30, 1, 0, 0, 3, 1},
-        {"adversarial rows: odd D1537 fp32", F, F, F, SA, 1537, 30, 30, 1, 0, 0, 3, 1},
-        {"adversarial rows: odd misaligned bf16 D1536", BF, F, BF, SA, 1536, 30, 30, 1, 1, 0, 3, 1},
+        // the modulation in registers (REG): the rule on one SM, runs of >= 4 x its groups
+        {"reg warp/row D256 VPT1, 2 samples", BF, F, BF, SA, 256, 240, 120, 1, 0, 0, 3, 0, 1},
+        {"reg warp/row D1000 (masked lanes)", BF, F, BF, SA, 1000, 60, 60, 1, 0, 0, 2, 0, 1},
+        {"reg warp/row D1152 G4, groups without rows", BF, F, BF, SA, 1152, 50, 50, 1, 0, 0, 20, 0, 1},
+        {"reg warp/row D2048 VPT8", BF, F, BF, SA, 2048, 40, 40, 1, 0, 0, 3, 0, 1},
+        {"reg lag, one CTA: D3072 W4", BF, F, BF, SA, 3072, 40, 20, 1, 0, 0, 3, 0, 1},
+        {"reg lag, one CTA: fp32 D5120 W8 frames", F, F, F, FR, 5120, 60, 60, 30, 0, 0, 2, 0, 1},
+        {"reg lag forced: D1536 W2 VPT3", BF, F, BF, FR, 1536, 120, 120, 60, 0, 1, 4, 0, 1},
+        {"reg cluster: D8192 C2", BF, F, BF, SA, 8192, 17, 17, 1, 0, 0, 2, 0, 1},
+        {"reg cluster forced: D2304 C2 fp16/f16/f32", H, H, F, SA, 2304, 23, 23, 1, 0, 2, 3, 0, 1},
+        {"reg fp32: D1024 warp/row", F, F, F, SA, 1024, 64, 64, 1, 0, 0, 3, 0, 1},
+        {"reg bf16 mod, f32 y: D3072 frames", BF, BF, F, FR, 3072, 30, 30, 16, 0, 0, 3, 0, 1},
+        {"reg per token (v2b's flip): D3072", BF, F, BF, TO, 3072, 33, 33, 1, 0, 3, 3, 0, 0},
+        {"reg per token (v2b's flip): warp/row D1024", H, H, F, TO, 1024, 33, 33, 1, 0, 3, 3, 0, 0},
+        // the rule on an H200: few rows -> clusters; short runs -> the modulation streamed (RING)
+        {"few rows -> cluster of 4: D3072", BF, F, BF, SA, 3072, 29, 29, 1, 0, 0, 3, 0, 0},
+        {"few rows -> cluster of 4: D16384", BF, F, BF, SA, 16384, 9, 9, 1, 0, 0, 2, 0, 0},
+        {"ring warp/row: 20-row samples D256", BF, F, BF, SA, 256, 40, 20, 1, 0, 0, 3, 0, 0},
+        {"ring: token D1536", BF, F, BF, TO, 1536, 31, 31, 1, 0, 0, 3, 0, 0},
+        {"ring: token D512 warp/row", BF, BF, BF, TO, 512, 30, 30, 1, 0, 0, 2, 0, 0},
+        {"ring: frames of 5 rows D1024 fp16/fp32 y", H, F, F, FR, 1024, 37, 37, 5, 0, 0, 3, 0, 0},
+        {"ring: 40-row frames (run rule) D2048", BF, F, BF, FR, 2048, 150, 150, 40, 0, 0, 3, 0, 0},
+        {"ring cluster: token D5120 C2", BF, F, BF, TO, 5120, 13, 13, 1, 0, 0, 2, 0, 0},
+        {"ring fp32: D5120 short samples", F, F, F, SA, 5120, 19, 19, 1, 0, 0, 3, 0, 0},
+        {"ring flipped to reg: 11-row samples D4096", BF, F, BF, SA, 4096, 33, 11, 1, 0, 3, 3, 0, 0},
+        // the odd class
+        {"odd D1537", BF, F, BF, SA, 1537, 37, 37, 1, 0, 0, 3, 0, 0},
+        {"odd D255", BF, F, BF, SA, 255, 50, 25, 1, 0, 0, 4, 0, 0},
+        {"odd D5119 fp32", F, F, F, SA, 5119, 11, 11, 1, 0, 0, 3, 0, 0},
+        {"odd: misaligned D1536", BF, F, BF, SA, 1536, 21, 21, 1, 1, 0, 3, 0, 0},
+        {"odd: misaligned fp32 D4100 token", F, F, F, TO, 4100, 9, 9, 1, 1, 0, 2, 0, 0},
+        {"odd D1", BF, F, BF, SA, 1, 67, 67, 1, 0, 0, 3, 0, 0},
+        {"odd D3", H, H, H, SA, 3, 67, 67, 1, 0, 0, 3, 0, 0},
+        {"odd D7 fp16 f32 y", H, F, F, TO, 7, 20, 20, 1, 0, 0, 3, 0, 0},
+        {"tile D8", BF, F, BF, SA, 8, 33, 33, 1, 0, 0, 2, 0, 0},
+        {"odd D9", BF, F, BF, SA, 9, 33, 33, 1, 0, 0, 2, 0, 0},
+        // the adversarial rows through every path
+        {"adversarial: reg warp/row D1536", BF, F, BF, SA, 1536, 60, 60, 1, 0, 0, 3, 1, 1},
+        {"adversarial: reg warp/row fp32 D1024", F, F, F, SA, 1024, 64, 64, 1, 0, 0, 3, 1, 1},
+        {"adversarial: reg lag D3072", BF, F, BF, SA, 3072, 40, 40, 1, 0, 0, 3, 1, 1},
+        {"adversarial: reg lag fp32 D5120", F, F, F, SA, 5120, 40, 40, 1, 0, 0, 2, 1, 1},
+        {"adversarial: reg cluster D16384", BF, F, BF, SA, 16384, 10, 10, 1, 0, 0, 2, 1, 1},
+        {"adversarial: ring cluster D16384", BF, F, BF, SA, 16384, 10, 10, 1, 0, 0, 2, 1, 0},
+        {"adversarial: ring token fp16 D2048", H, F, H, TO, 2048, 30, 30, 1, 0, 0, 3, 1, 0},
+        {"adversarial: odd D1537 fp32", F, F, F, SA, 1537, 30, 30, 1, 0, 0, 3, 1, 0},
+        {"adversarial: odd misaligned bf16 D1536", BF, F, BF, SA, 1536, 30, 30, 1, 1, 0, 3, 1, 0},
     };
     int fails = 0;
     uint64_t seed = 1;

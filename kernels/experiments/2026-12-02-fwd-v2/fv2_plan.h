@@ -64,8 +64,9 @@ enum { FV2_MOD_REG = 1, FV2_MOD_RING = 2, FV2_MOD_LDG = 3 };
 #define FV2_MIN_WARPS_SM 12     /* warps per SM a several-warp row shape should leave resident */
 #define FV2_MIN_NS 2
 #define FV2_MAX_NS 8
-#define FV2_REG_BASE 56         /* registers besides the modulation (estimate; ptxas: +4 a VPT) */
-#define FV2_ODD_REGS 64
+#define FV2_REG_BASE 72         /* REG: registers besides the modulation (+2 a VPT) */
+#define FV2_RING_BASE 80        /* RING: registers (+4 a VPT) */
+#define FV2_ODD_REGS 72
 
 typedef struct {
     int sms, threads_sm, threads_block, smem_sm, smem_block, regs_sm, blocks_sm;
@@ -106,13 +107,14 @@ typedef struct {
 static inline int fv2_vpt_set(int i) { return i + 1; } /* VPT 1..8 (fv2.cu instantiates each) */
 
 /* Registers a thread is expected to need: (1 + scale) and shift of its elements as fp32 in
- * REG mode, plus addresses, loop state and temporaries (fitted to ptxas -v of fv2_inst.cu,
- * sm_90: bf16 REG VPT 3/4/6/8 -> 114/128/177/221, RING 64-104; the launcher then uses the
+ * REG mode, plus addresses, loop state and temporaries (fitted within ~5 to ptxas -v of
+ * fv2_inst.cu at sm_90, __launch_bounds__(256, 1): bf16 REG VPT 1/3/4/6/8 -> 93/122/141/183/218,
+ * fp32 REG VPT 1/4/8 -> 85/110/152, RING 80-120, odd 52-72; the launcher then uses the
  * kernel's real count). */
 FV2_HD int fv2_est_regs(int cls, int mode, int vpt, int vec)
 {
     if (cls == FV2_ODD) return FV2_ODD_REGS;
-    return mode == FV2_MOD_REG ? 2 * vpt * vec + FV2_REG_BASE + 4 * vpt : FV2_REG_BASE + 6 * vpt;
+    return mode == FV2_MOD_REG ? 2 * vpt * vec + FV2_REG_BASE + 2 * vpt : FV2_RING_BASE + 4 * vpt;
 }
 
 /* ---- index math shared by the kernels and the test -------------------------------- */
