@@ -23,7 +23,7 @@ budget=${FV2_BUDGET_S:-240}
 reps=${FV2_REPS:-11}
 per_group=${FV2_GROUP_TIMEOUT_S:-90}
 out=${OUT:-/tmp/fwdv2-out}
-ORDER=(sweep0 sweep1 sweep2 sweep3 sweep4 sweep5 mult64 dtype token frame image mult8 odd)
+ORDER=(sweep0 sweep1 sweep2 sweep3 sweep4 sweep5 dtype token frame mult64 image odd mult8)
 if [ ! -f "$xzbin" ]; then
   echo "device.sh: no $xzbin: run kernels/experiments/2026-12-02-fwd-v2/build.sh here first and carry build-fwdv2/fv2bench.xz" >&2
   exit 2
