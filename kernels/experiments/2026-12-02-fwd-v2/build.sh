@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# build.sh [OUT_DIR] -- builds the forward v2 harness HERE (no GPU needed; the device machine
+# runs the result): OUT_DIR (default build-fwdv2/ at the repository root, ignored by git) gets
+#   fv2_plan_test    the host test of the rule (fv2_plan.h), run here, and its three planted
+#                    bugs (-DFV2_PLANT_VPT / _ODDWIN / _CLUSTER), each of which must fail it
+#   fv2bench         the harness, sm_90, CUDA runtime, OpenBLAS and jansson linked statically
+#                    (the device machine has the driver, glibc and libstdc++ only)
+#   fv2bench.xz      the same compressed: what device.sh unpacks (carried: a few MB)
+#   ptxas.txt        registers / spills of every kernel of fv2_inst.cu (all instantiations)
+#   fv2_emu_test     the kernels' source run on the CPU (fv2_emu.h) against the reference, run
+#                    here, and its two planted bugs (-DFV2_EMU_PLANT_LAG / _WAIT), which must fail it
+# Every compile with the project's warnings as errors (nvcc: --Werror all-warnings), under
+# `nice -n 10`, at most two at a time.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../../.." && pwd)
+out=${1:-$root/build-fwdv2}
+mkdir -p "$out/obj"
+export PATH=/usr/local/cuda/bin:$PATH
+K=$root/kernels R=$root/reference V=$root/verify
+cw=(-Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wvla)
+# shellcheck disable=SC2054 # the commas belong to -Xcompiler's one argument
+nv=(nice -n 10 nvcc -std=c++17 -O3 -arch=sm_90 -lineinfo -Xcompiler=-Wall,-Wextra,-Werror --Werror all-warnings
+    -I"$K" -I"$R" -I"$here")
+o=$out/obj
+jobs=2
+
+nice -n 10 gcc -std=c11 -O2 "${cw[@]}" -I"$K" "$here/fv2_plan_test.c" "$K/lnmod_desc.c" -lm -o "$out/fv2_plan_test"
+"$out/fv2_plan_test"
+for bug in VPT ODDWIN CLUSTER; do
+  nice -n 10 gcc -std=c11 -O2 "${cw[@]}" -DFV2_PLANT_$bug -I"$K" "$here/fv2_plan_test.c" "$K/lnmod_desc.c" -lm \
+    -o "$out/fv2_plan_test_$bug"
+  if "$out/fv2_plan_test_$bug" >/dev/null 2>"$out/fv2_plan_test_$bug.err"; then
+    echo "build.sh: the plan test passed with the planted bug $bug: it cannot catch it" >&2
+    exit 1
+  fi
+  echo "planted bug $bug: caught ($(tail -1 "$out/fv2_plan_test_$bug.err"))"
+done
+
+blas_inc=$(pkg-config --cflags openblas)
+nice -n 10 gcc -std=c11 -O2 "${cw[@]}" -c "$K/lnmod_desc.c" -o "$o/lnmod_desc.o"
+for f in ref_lnmod ref_convert; do
+  # shellcheck disable=SC2086
+  nice -n 10 gcc -std=c11 -O2 "${cw[@]}" -ffp-contract=off -fno-fast-math $blas_inc -I"$K" -c "$R/$f.c" -o "$o/$f.o"
+done
+nice -n 10 gcc -std=c11 -O2 "${cw[@]}" -D_POSIX_C_SOURCE=200809L -I"$K" -I"$R" -c "$V/verify_check.c" -o "$o/verify_check.o"
+nice -n 10 g++ -std=c++17 -O2 -Wall -Wextra -Werror -I"$K" -I"$R" -I"$V" -c "$here/fv2_check.cc" -o "$o/fv2_check.o"
+
+# CUDA: v1's kernels (the registry and the variant files it links), v2 (three x dtypes), the
+# harness; at most $jobs at a time.
+units=("$K/lnmod_registry.cu:lnmod_registry" "$K/lnmod_fwd_naive.cu:lnmod_fwd_naive"
+       "$K/lnmod_fwd_row_per_warp.cu:lnmod_fwd_row_per_warp" "$K/lnmod_fwd_dtile.cu:lnmod_fwd_dtile"
+       "$K/lnmod_bwd_naive.cu:lnmod_bwd_naive" "$K/lnmod_bwd_row_per_warp.cu:lnmod_bwd_row_per_warp"
+       "$K/lnmod_bwd_dtile.cu:lnmod_bwd_dtile" "$here/fv2_inst.cu:fv2_inst_bf16:-DFV2_XT=2"
+       "$here/fv2_inst.cu:fv2_inst_f16:-DFV2_XT=1" "$here/fv2_inst.cu:fv2_inst_f32:-DFV2_XT=0"
+       "$here/fv2.cu:fv2" "$here/fv2_main.cu:fv2_main")
+pids=()
+for u in "${units[@]}"; do
+  IFS=: read -r src name def <<<"$u"
+  # shellcheck disable=SC2086 # def is empty or one -D flag
+  "${nv[@]}" $def -Xptxas -v -c "$src" -o "$o/$name.o" >"$o/$name.ptxas" 2>&1 &
+  pids+=($!)
+  if [ "${#pids[@]}" -ge "$jobs" ]; then
+    wait "${pids[0]}" || { grep -hE 'error|warning' "$o"/*.ptxas | head; exit 1; }
+    pids=("${pids[@]:1}")
+  fi
+done
+for p in "${pids[@]}"; do wait "$p" || { grep -hE 'error|warning' "$o"/*.ptxas | head; exit 1; }; done
+# Registers and spills per kernel, demangled: "kernel regs spill-stores spill-loads".
+for name in fv2_inst_bf16 fv2_inst_f16 fv2_inst_f32; do
+  awk '/Compiling entry function/ {match($0, /_Z[A-Za-z0-9_]*/); n = substr($0, RSTART, RLENGTH)}
+       /spill stores/ {ss = $5; sl = $9}
+       /Used [0-9]+ registers/ {print n, "regs", $5, "spill_stores", ss, "spill_loads", sl}' "$o/$name.ptxas"
+done | c++filt | sed 's/(lnmod_detail::lnmod_kparams, fv2::kcfg)//' >"$out/ptxas.txt"
+spills=$(awk '$(NF-2) != 0 || $NF != 0' "$out/ptxas.txt" | wc -l)
+echo "ptxas: $(wc -l <"$out/ptxas.txt") kernels, $spills with spills (build-fwdv2/ptxas.txt)"
+
+# The kernels' own source on the CPU (fv2_emu.h): a copy of lnmod_common.cuh whose four asm
+# helpers (cp.async, commit, wait, ld.shared) call the emulation, g++ -DFV2_EMU (g++ does not
+# know `#pragma unroll`: that one warning is off), then the test and its two planted bugs.
+lib=/usr/lib/x86_64-linux-gnu
+mkdir -p "$out/emu"
+awk '
+  /__device__ __forceinline__ void lnmod_cp_async16\(/ { print "__device__ __forceinline__ void lnmod_cp_async16(void *smem, const void *gmem) { emu::cp_async16(smem, gmem); }"; skip = 1 }
+  /__device__ __forceinline__ void lnmod_cp_commit\(\)/ { print "__device__ __forceinline__ void lnmod_cp_commit() { emu::cp_commit(); }"; next }
+  /template <int N> __device__ __forceinline__ void lnmod_cp_wait\(\)/ { print "template <int N> __device__ __forceinline__ void lnmod_cp_wait() { emu::cp_wait(N); }"; skip = 1 }
+  /__device__ __forceinline__ uint4 lnmod_lds16\(/ { print "__device__ __forceinline__ uint4 lnmod_lds16(const uint4 *p) { return *p; }"; skip = 1 }
+  skip { if ($0 ~ /^}/) skip = 0; next }
+  { print }' "$K/lnmod_common.cuh" >"$out/emu/lnmod_common.cuh"
+if grep -q 'asm' "$out/emu/lnmod_common.cuh"; then echo "build.sh: asm left in the emulation's lnmod_common.cuh" >&2; exit 1; fi
+emu_objs=("$o/fv2_check.o" "$o/ref_lnmod.o" "$o/ref_convert.o" "$o/verify_check.o" "$o/lnmod_desc.o"
+          "$lib/openblas-pthread/libopenblas.a" "$lib/libjansson.a")
+for plant in "" LAG WAIT; do
+  nice -n 10 g++ -std=c++17 -O1 -Wall -Wextra -Werror -Wno-unknown-pragmas -DFV2_EMU ${plant:+-DFV2_EMU_PLANT_$plant} \
+    -I/usr/local/cuda/include -I"$out/emu" -I"$here" -I"$K" -I"$R" "$here/fv2_emu_test.cc" "${emu_objs[@]}" \
+    -lpthread -lm -o "$out/fv2_emu_test$plant"
+done
+"$out/fv2_emu_test"
+for plant in LAG WAIT; do
+  if "$out/fv2_emu_test$plant" >"$out/fv2_emu_test$plant.out" 2>&1; then
+    echo "build.sh: the emulation test passed with the planted bug $plant: it cannot catch it" >&2
+    exit 1
+  fi
+  echo "planted bug $plant: caught ($(grep -c FAIL "$out/fv2_emu_test$plant.out") cases fail)"
+done
+
+nice -n 10 nvcc -arch=sm_90 -o "$out/fv2bench" "$o"/fv2_main.o "$o"/fv2.o "$o"/fv2_inst_*.o "$o"/fv2_check.o \
+  "$o"/lnmod_*.o "$o"/ref_*.o "$o"/verify_check.o "$lib/openblas-pthread/libopenblas.a" "$lib/libjansson.a" \
+  -cudart static -lpthread -lm
+strip "$out/fv2bench"
+nice -n 10 xz -T2 -6 -kf "$out/fv2bench"
+ls -la "$out/fv2bench" "$out/fv2bench.xz"
+# The shared libraries it still needs: glibc, libstdc++ and libgcc only (the device has them).
+ldd "$out/fv2bench" | awk '{print "  " $1}'

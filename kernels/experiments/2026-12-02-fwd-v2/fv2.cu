@@ -1,0 +1,141 @@
+// fv2.cu -- the host side of the forward v2 (experiment): device facts, the plan (and the
+// harness's two alternatives to it), the dispatch to one x dtype's kernels (fv2_inst.cu), and
+// the fallbacks: a plan whose kernel cannot be resident goes to the odd class, a problem no
+// class takes (pointers not aligned to their element size) to v1's dtile.
+#include "fv2.h"
+#include "fv2_int.h"
+
+// The facts of up to 16 devices, read once each (per process; see fv2_inst.cu's caches).
+static fv2_dev g_dev[16];
+static bool g_dev_ok[16];
+
+int fv2_read_dev(fv2_dev *d)
+{
+    int dev = 0, v[10];
+    if (cudaGetDevice(&dev) != cudaSuccess) return -1;
+    if (dev >= 0 && dev < 16 && g_dev_ok[dev]) {
+        *d = g_dev[dev];
+        return 0;
+    }
+    const cudaDeviceAttr at[10] = {cudaDevAttrMultiProcessorCount, cudaDevAttrMaxThreadsPerMultiProcessor,
+                                   cudaDevAttrMaxThreadsPerBlock, cudaDevAttrMaxSharedMemoryPerMultiprocessor,
+                                   cudaDevAttrMaxSharedMemoryPerBlockOptin, cudaDevAttrMaxRegistersPerMultiprocessor,
+                                   cudaDevAttrMaxBlocksPerMultiprocessor, cudaDevAttrClusterLaunch,
+                                   cudaDevAttrMemoryClockRate, cudaDevAttrGlobalMemoryBusWidth};
+    for (int i = 0; i < 10; i++)
+        if (cudaDeviceGetAttribute(&v[i], at[i], dev) != cudaSuccess) return -1;
+    d->sms = v[0] > 0 ? v[0] : 1;
+    d->threads_sm = v[1];
+    d->threads_block = v[2];
+    d->smem_sm = v[3];
+    d->smem_block = v[4];
+    d->regs_sm = v[5];
+    d->blocks_sm = v[6];
+    d->cluster_max = v[7] ? 8 : 1; // 8: the portable cluster size
+    d->mem_bw = 2.0 * (double)v[8] * 1e3 * (double)v[9] / 8.0; // kHz, bits; double data rate
+    if (dev >= 0 && dev < 16) {
+        g_dev[dev] = *d;
+        g_dev_ok[dev] = true;
+    }
+    return 0;
+}
+
+static bool al16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
+
+fv2_problem fv2_problem_of(const lnmod_desc *d, const void *x, const void *scale, const void *shift,
+                           const void *y)
+{
+    fv2_problem q;
+    q.D = d->D;
+    q.rows = d->rows;
+    const int64_t S = d->rows_per_sample > 0 ? d->rows_per_sample : 1;
+    q.run = d->layout == LNMOD_PER_TOKEN ? 1 : d->layout == LNMOD_PER_FRAME ? (d->frame_len < S ? d->frame_len : S) : S;
+    q.layout = (int)d->layout;
+    q.sx = (int)lnmod_dtype_size(d->x_dtype);
+    q.sm = (int)lnmod_dtype_size(d->mod_dtype);
+    q.sy = (int)lnmod_dtype_size(d->y_dtype);
+    q.aligned = al16(x) && al16(y) && al16(scale) && al16(shift) && (d->scale_stride * q.sm) % 16 == 0 &&
+                (d->shift_stride * q.sm) % 16 == 0;
+    return q;
+}
+
+// The harness's alternatives (fv2.h, FV2_ALT_SHAPE). Returns 1 when nothing changed.
+static int alt_shape(fv2_plan *p, const fv2_dev *dev)
+{
+    if (p->cls == FV2_ODD) {
+        if (p->warps >= 16) return 1;
+        p->warps *= 2;
+        p->vpt = (int)fv2_ceil(p->nv, 32 * (int64_t)p->warps);
+        p->threads = 32 * p->warps;
+        p->slot_bytes = (int64_t)p->vpt * p->threads * 16;
+        return 0;
+    }
+    if (p->warps * p->cluster == 1) { // half the VPT on two warps (the lag path)
+        if (p->vpt < 2) return 1;
+        p->vpt = (p->vpt + 1) / 2;
+        p->warps = (int)fv2_ceil(p->nv, 32 * (int64_t)p->vpt);
+        p->groups = 1;
+        fv2_tile_set(p);
+        return 0;
+    }
+    if (p->vpt + 2 > 8) return 1; // fewer, fatter threads
+    p->vpt += 2;
+    const int64_t wt = fv2_ceil(p->nv, 32 * (int64_t)p->vpt);
+    int64_t c = 1;
+    while (fv2_ceil(wt, c) > FV2_MAX_WARPS && c < dev->cluster_max && c < FV2_MAX_CLUSTER) c *= 2;
+    p->cluster = (int)c;
+    p->warps = (int)fv2_ceil(wt, c);
+    fv2_tile_set(p);
+    return 0;
+}
+
+static lnmod_status run_plan(const lnmod_desc *d, fv2_plan *p, const fv2_dev *dev, int extra_ns,
+                             const lnmod_detail::lnmod_kparams &kp, cudaStream_t st, fv2_info *info)
+{
+    switch (d->x_dtype) {
+    case LNMOD_BF16: return fv2::launch_x_bf16(d, p, dev, extra_ns, kp, st, info);
+    case LNMOD_F16: return fv2::launch_x_f16(d, p, dev, extra_ns, kp, st, info);
+    default: return fv2::launch_x_f32(d, p, dev, extra_ns, kp, st, info);
+    }
+}
+
+lnmod_status fv2_forward(int alt, const lnmod_desc *d, const void *x, const void *scale,
+                         const void *shift, void *y, float *mean, float *rstd, cudaStream_t stream,
+                         fv2_info *info)
+{
+    const lnmod_status vs = lnmod_desc_validate(d);
+    if (vs != LNMOD_OK) return vs;
+    if (!x || !scale || !shift || !y) return LNMOD_ERR_NULL_POINTER;
+    fv2_info local;
+    if (!info) info = &local;
+    memset(info, 0, sizeof *info);
+    const fv2_problem q = fv2_problem_of(d, x, scale, shift, y);
+    const bool elem_ok = (uintptr_t)x % q.sx == 0 && (uintptr_t)y % q.sy == 0 && (uintptr_t)scale % q.sm == 0 &&
+                         (uintptr_t)shift % q.sm == 0;
+    fv2_dev dev;
+    if (fv2_read_dev(&dev) != 0) return LNMOD_ERR_CUDA;
+    fv2_plan p;
+    if (!elem_ok || fv2_make_plan(&q, &dev, &p) != 0) {
+        info->fallback = 1;
+        return lnmod_forward("dtile", d, x, scale, shift, y, mean, rstd, stream);
+    }
+    if (alt == FV2_ALT_SHAPE) info->same_as_rule = alt_shape(&p, &dev);
+    const lnmod_detail::lnmod_kparams kp = lnmod_detail::lnmod_make_params(d, x, scale, shift, y, mean, rstd);
+    int extra = alt == FV2_ALT_DEEP ? 2 : 0;
+    if (alt == FV2_ALT_DEEP && p.cls == FV2_TILE && d->layout != LNMOD_PER_SAMPLE) { // the other mode
+        fv2_tile_plan(&p, &q, &dev, p.mode == FV2_MOD_RING ? FV2_MOD_REG : FV2_MOD_RING);
+        extra = 0;
+        if (!p.vpt) fv2_odd_shape(&p, &q);
+    }
+    lnmod_status st = run_plan(d, &p, &dev, extra, kp, stream, info);
+    if (st == LNMOD_ERR_UNSUPPORTED && p.cls == FV2_TILE) { // not resident: the odd class
+        fv2_odd_shape(&p, &q);
+        st = run_plan(d, &p, &dev, extra, kp, stream, info);
+    }
+    if (st == LNMOD_ERR_UNSUPPORTED) {
+        info->fallback = 1;
+        return lnmod_forward("dtile", d, x, scale, shift, y, mean, rstd, stream);
+    }
+    info->plan = p;
+    return st;
+}

@@ -1,0 +1,43 @@
+/* fv2.h -- the forward v2 (experiment): y = LN(x)*(1 + scale) + shift with the same
+ * semantics and descriptor as lnmod_forward (kernels/lnmod.h), configured by fv2_plan.h.
+ * Host API; the kernels are in fv2_kern.cuh / fv2_odd.cuh, instantiated by fv2_inst.cu. */
+#ifndef ADALOAD_FV2_H
+#define ADALOAD_FV2_H
+
+#include <cuda_runtime_api.h>
+
+#include "fv2_plan.h"
+#include "lnmod.h"
+
+/* The configurations the harness times: the rule's, and two changes of it. */
+enum {
+    FV2_ALT_RULE = 0, /* fv2_make_plan as is */
+    FV2_ALT_SHAPE = 1, /* tile, a warp a row: half the VPT on two warps (the lag path);
+                          tile, several warps: VPT + 2 (fewer warps); odd: twice the warps */
+    FV2_ALT_DEEP = 2   /* per sample: the rule's shape with two more ring slots (where they
+                          fit); per token / per frame (tile): the other modulation mode
+                          (REG <-> RING) */
+};
+
+typedef struct {
+    fv2_plan plan;   /* what ran (after the alternative and the real register count) */
+    int grid;        /* CTAs */
+    int regs;        /* registers a thread (cudaFuncGetAttributes) */
+    int local_bytes; /* local memory a thread (spills): 0 expected */
+    int fallback;    /* 1: no plan fitted or pointers not element-aligned: v1's dtile ran */
+    int same_as_rule; /* 1: the alternative asked for is the rule's configuration */
+} fv2_info;
+
+/* The current device's facts (cudaDeviceGetAttribute). 0, or -1 on a CUDA error. */
+int fv2_read_dev(fv2_dev *d);
+
+/* The problem of a descriptor and its pointers. */
+fv2_problem fv2_problem_of(const lnmod_desc *d, const void *x, const void *scale, const void *shift,
+                           const void *y);
+
+/* Validates like lnmod_forward, plans (alt: FV2_ALT_*), launches on stream; info may be NULL. */
+lnmod_status fv2_forward(int alt, const lnmod_desc *d, const void *x, const void *scale,
+                         const void *shift, void *y, float *mean, float *rstd, cudaStream_t stream,
+                         fv2_info *info);
+
+#endif

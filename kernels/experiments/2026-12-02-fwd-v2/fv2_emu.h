@@ -1,0 +1,241 @@
+// fv2_emu.h -- a host emulation of the few CUDA features the v2 kernels use, so that the very
+// kernel source (fv2_kern.cuh, fv2_odd.cuh) runs on a CPU without a GPU (test only; compiled
+// with g++ -DFV2_EMU by build.sh, against a copy of kernels/lnmod_common.cuh whose four asm
+// helpers -- cp.async, its commit and wait, ld.shared -- call the functions below).
+//
+// Every CUDA thread is a ucontext coroutine; a cluster's CTAs run together under a round-robin
+// scheduler (clusters one after another). Warp shuffles, __syncthreads and the cluster barrier
+// (arrive / wait phases) are generation-counted barriers that yield until complete; a full
+// pass of the scheduler in which nothing moves is reported as a deadlock. cp.async is modelled
+// per thread as groups of copies, performed either at issue ("eager": a slot refilled too
+// early corrupts a row still being read) or only when cp.async.wait_group retires the group
+// ("lazy": a row read before its wait reads the old row). Shared memory is per CTA (dynamic,
+// then a static area for the odd kernel's parts); mapa-addressed stores go to the same offset
+// in the target CTA. Not modelled: timing, memory ordering beyond program order, bank
+// conflicts, registers.
+#ifndef ADALOAD_FV2_EMU_H
+#define ADALOAD_FV2_EMU_H
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <string.h>
+#include <ucontext.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <vector>
+
+#define __launch_bounds__(...)
+using std::fmaxf; // lnmod_common.cuh calls the CUDA math library's float functions
+using std::fminf;
+
+namespace emu {
+
+struct copy16 {
+    void *dst;
+    const void *src;
+};
+
+struct cta_t;
+struct thr_t {
+    ucontext_t ctx;
+    std::vector<char> stack;
+    uint3 tid;
+    cta_t *cta;
+    int lane, warp;
+    bool done = false;
+    std::vector<copy16> open;
+    std::vector<std::vector<copy16>> pending;
+    long arrived_phase = -1;
+};
+struct warp_t {
+    int count = 0;
+    long gen = 0;
+    uint64_t vals[32];
+};
+struct cta_t {
+    std::vector<uint4> smem, static_smem;
+    uint3 bid;
+    int rank = 0, alive = 0, bar_count = 0;
+    long bar_gen = 0;
+    std::vector<warp_t> warps;
+};
+
+struct state_t {
+    thr_t *cur = nullptr;
+    ucontext_t sched;
+    uint3 block_dim, grid_dim;
+    std::vector<cta_t *> cluster;
+    int cl_count = 0, cl_alive = 0;
+    long cl_phase = 0;
+    long epoch = 0;
+    bool eager = false;
+    const char *fail = nullptr;
+};
+inline state_t &S()
+{
+    static state_t s;
+    return s;
+}
+inline thr_t *cur() { return S().cur; }
+inline void yield() { swapcontext(&cur()->ctx, &S().sched); }
+inline void die(const char *msg)
+{
+    S().fail = msg;
+    std::fprintf(stderr, "fv2 emu: %s\n", msg);
+    std::exit(3);
+}
+
+inline uint4 *smem() { return cur()->cta->smem.data(); }
+inline uint4 *static_smem() { return cur()->cta->static_smem.data(); }
+
+// A barrier over `need` participants: count, release by generation.
+inline void bar(int &count, long &gen, int need)
+{
+    const long g = gen;
+    if (++count == need) {
+        count = 0;
+        gen++;
+        S().epoch++;
+        return;
+    }
+    S().epoch++;
+    while (gen == g) yield();
+}
+
+template <typename T> T exchange(T v, int src)
+{
+    static_assert(sizeof(T) <= 8, "8-byte lanes");
+    warp_t &w = cur()->cta->warps[cur()->warp];
+    uint64_t u = 0;
+    memcpy(&u, &v, sizeof v);
+    w.vals[cur()->lane] = u;
+    bar(w.count, w.gen, 32);
+    const uint64_t r = w.vals[src & 31];
+    bar(w.count, w.gen, 32);
+    T o;
+    memcpy(&o, &r, sizeof o);
+    return o;
+}
+
+inline void perform(const std::vector<copy16> &g)
+{
+    for (const copy16 &c : g) memcpy(c.dst, c.src, 16);
+}
+inline void cp_async16(void *dst, const void *src)
+{
+    if (((uintptr_t)src & 15u) || ((uintptr_t)dst & 15u)) die("cp.async of a misaligned 16-byte word");
+    cur()->open.push_back({dst, src});
+    if (S().eager) memcpy(dst, src, 16);
+}
+inline void cp_commit()
+{
+    cur()->pending.push_back(cur()->open);
+    cur()->open.clear();
+}
+inline void cp_wait(int n)
+{
+    auto &p = cur()->pending;
+    while ((int)p.size() > n) {
+        if (!S().eager) perform(p.front());
+        p.erase(p.begin());
+    }
+}
+
+inline unsigned cluster_rank() { return (unsigned)cur()->cta->rank; }
+inline void cluster_arrive()
+{
+    state_t &s = S();
+    if (cur()->arrived_phase == s.cl_phase) die("cluster arrive twice without a wait");
+    cur()->arrived_phase = s.cl_phase;
+    s.epoch++;
+    if (++s.cl_count == s.cl_alive) {
+        s.cl_count = 0;
+        s.cl_phase++;
+    }
+}
+inline void cluster_wait()
+{
+    state_t &s = S();
+    if (cur()->arrived_phase < 0) die("cluster wait without an arrive");
+    while (s.cl_phase == cur()->arrived_phase) yield();
+    cur()->arrived_phase = -1;
+}
+// The same shared-memory offset in CTA `rank` of the cluster.
+template <typename T> T *map_rank(T *local, unsigned rank)
+{
+    cta_t *me = cur()->cta;
+    if (rank >= S().cluster.size()) die("mapa rank out of the cluster");
+    const char *base = reinterpret_cast<const char *>(me->smem.data());
+    const size_t off = (size_t)(reinterpret_cast<const char *>(local) - base);
+    if (off >= me->smem.size() * sizeof(uint4)) die("mapa of an address outside dynamic shared memory");
+    return reinterpret_cast<T *>(reinterpret_cast<char *>(S().cluster[rank]->smem.data()) + off);
+}
+
+inline void entry()
+{
+    thr_t *t = cur();
+    extern std::function<void()> *g_body;
+    (*g_body)();
+    t->done = true;
+    // an exited thread no longer counts in its CTA's barrier or the cluster's
+    cta_t *c = t->cta;
+    c->alive--;
+    if (c->bar_count && c->bar_count == c->alive) {
+        c->bar_count = 0;
+        c->bar_gen++;
+    }
+    state_t &s = S();
+    s.cl_alive--;
+    if (s.cl_count && s.cl_count == s.cl_alive) {
+        s.cl_count = 0;
+        s.cl_phase++;
+    }
+    s.epoch++;
+    swapcontext(&t->ctx, &s.sched);
+}
+
+// Runs body on every thread of grid x block (1-D), clusters of `cl` CTAs, `dyn` bytes of
+// dynamic and `stat` of static shared memory a CTA.
+void launch(unsigned grid, unsigned block, unsigned cl, size_t dyn, size_t stat, std::function<void()> body);
+
+} // namespace emu
+
+#define threadIdx (emu::cur()->tid)
+#define blockIdx (emu::cur()->cta->bid)
+#define blockDim (emu::S().block_dim)
+#define gridDim (emu::S().grid_dim)
+
+inline float __uint_as_float(unsigned u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+inline unsigned __float_as_uint(float f)
+{
+    unsigned u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+template <typename T> T __shfl_xor_sync(unsigned, T v, int o) { return emu::exchange(v, emu::cur()->lane ^ o); }
+template <typename T> T __shfl_sync(unsigned, T v, int src) { return emu::exchange(v, src); }
+template <typename T> T __ldg(const T *p) { return *p; }
+inline void __syncthreads()
+{
+    emu::cta_t *c = emu::cur()->cta;
+    emu::bar(c->bar_count, c->bar_gen, c->alive);
+}
+inline void __syncwarp()
+{
+    emu::warp_t &w = emu::cur()->cta->warps[emu::cur()->warp];
+    emu::bar(w.count, w.gen, 32);
+}
+
+#endif

@@ -1,0 +1,319 @@
+// fv2_emu_test.cc -- runs the v2 kernels' own source on the CPU (fv2_emu.h) and checks their
+// outputs against the float64 reference with the verifier's tolerances (fv2_check.h), for the
+// rule's plans and forced ones that reach every path: a warp per row with G warps a CTA, the
+// lag path on one CTA, clusters of 2 and 4, streamed modulation, the odd kernel (odd D,
+// unaligned pointers and strides, D 1..9), every dtype family, per-frame and per-token rows,
+// groups without rows. Each case runs twice, cp.async modelled eagerly and lazily (fv2_emu.h):
+// both must pass and give the same bytes. Built and run by build.sh (g++ -DFV2_EMU). Exit 0
+// passed, 1 failed. Planted bugs it must catch: -DFV2_EMU_PLANT_LAG (the lag path merges the
+// parts of the row it has just computed, not of the row it outputs), -DFV2_EMU_PLANT_WAIT
+// (cp.async.wait_group leaves the row about to be read in flight).
+#include "fv2_emu.h"
+#include "fv2_kern.cuh"
+
+#include <string>
+
+#include "fv2_check.h"
+#include "fv2_rows.h"
+extern "C" {
+#include "ref_lnmod.h"
+}
+
+namespace emu {
+std::function<void()> *g_body;
+
+void launch(unsigned grid, unsigned block, unsigned cl, size_t dyn, size_t stat, std::function<void()> body)
+{
+    state_t &s = S();
+    s.block_dim = make_uint3(block, 1, 1);
+    s.grid_dim = make_uint3(grid, 1, 1);
+    g_body = &body;
+    for (unsigned c0 = 0; c0 < grid; c0 += cl) {
+        std::vector<cta_t> ctas(cl);
+        std::vector<thr_t> thr((size_t)cl * block);
+        s.cluster.clear();
+        for (unsigned i = 0; i < cl; i++) {
+            ctas[i].smem.assign(dyn / 16 + 1, make_uint4(0xffc00001u, 0xffc00001u, 0xffc00001u, 0xffc00001u));
+            ctas[i].static_smem.assign(stat / 16 + 1, make_uint4(0, 0, 0, 0));
+            ctas[i].bid = make_uint3(c0 + i, 0, 0);
+            ctas[i].rank = (int)i;
+            ctas[i].alive = (int)block;
+            ctas[i].warps.resize(block / 32);
+            s.cluster.push_back(&ctas[i]);
+        }
+        s.cl_count = 0;
+        s.cl_alive = (int)(cl * block);
+        s.cl_phase = 0;
+        for (size_t i = 0; i < thr.size(); i++) {
+            thr_t &t = thr[i];
+            t.stack.resize(256 * 1024);
+            getcontext(&t.ctx);
+            t.ctx.uc_stack.ss_sp = t.stack.data();
+            t.ctx.uc_stack.ss_size = t.stack.size();
+            t.ctx.uc_link = nullptr;
+            makecontext(&t.ctx, entry, 0);
+            t.cta = &ctas[i / block];
+            t.tid = make_uint3((unsigned)(i % block), 0, 0);
+            t.lane = (int)(i % block) & 31;
+            t.warp = (int)(i % block) >> 5;
+        }
+        for (;;) {
+            bool any = false;
+            const long e0 = s.epoch;
+            for (thr_t &t : thr)
+                if (!t.done) {
+                    any = true;
+                    s.cur = &t;
+                    swapcontext(&s.sched, &t.ctx);
+                }
+            if (!any) break;
+            if (s.epoch == e0) die("deadlock: a full pass of every thread changed nothing");
+        }
+    }
+}
+} // namespace emu
+
+namespace {
+
+using namespace lnmod_detail;
+
+template <typename TX, typename TM, typename TY> void run_plan(const fv2_plan &p, const lnmod_kparams &kp, int grid)
+{
+    fv2::kcfg k;
+    k.nv = p.nv;
+    k.nvc = p.nvc;
+    k.W = p.warps;
+    k.C = p.cluster;
+    k.G = p.groups;
+    k.NS = p.nstage;
+    k.vpt = p.vpt;
+    std::function<void()> body;
+    const bool ring = p.mode == FV2_MOD_RING;
+#define FV2_EMU_VPT(V)                                                                                    \
+    case V:                                                                                               \
+        body = ring ? std::function<void()>([&] { fv2::tile_kernel<TX, TM, TY, V, true>(kp, k); })        \
+                    : std::function<void()>([&] { fv2::tile_kernel<TX, TM, TY, V, false>(kp, k); });      \
+        break;
+    if (p.cls == FV2_ODD) {
+        body = [&] { fv2::odd_kernel<TX, TM, TY>(kp, k); };
+    } else {
+        switch (p.vpt) {
+            FV2_EMU_VPT(1)
+            FV2_EMU_VPT(2)
+            FV2_EMU_VPT(3)
+            FV2_EMU_VPT(4)
+            FV2_EMU_VPT(5)
+            FV2_EMU_VPT(6)
+            FV2_EMU_VPT(7)
+            FV2_EMU_VPT(8)
+        default: emu::die("VPT outside 1..8");
+        }
+    }
+#undef FV2_EMU_VPT
+    emu::launch((unsigned)grid, (unsigned)p.threads, p.cls == FV2_TILE ? (unsigned)p.cluster : 1u, (size_t)p.smem_bytes,
+                512, body);
+}
+
+// The rule on an H200, and on one SM of it (DEVS[1]: few row groups, so that the test's short
+// samples still count as long runs and the rule keeps the modulation in registers).
+const fv2_dev DEVS[2] = {{132, 2048, 1024, 233472, 232448, 65536, 32, 8, 4.8e12},
+                         {1, 2048, 1024, 233472, 232448, 65536, 32, 8, 4.8e12 / 132}};
+
+struct tcase {
+    const char *what;
+    lnmod_dtype xt, mt, yt;
+    lnmod_layout lay;
+    int64_t D, rows, S, L;
+    int misalign;
+    int force; // 0 the rule; 1 the lag path on one CTA (half the VPT, two+ warps); 2 a cluster of 2
+    int ctas;  // CTAs (or clusters) of the grid: few, so that groups take several rows
+    int adv;   // fv2_rows.h: 1 for the adversarial rows
+    int dev;   // DEVS[dev]: 0 an H200, 1 one SM of it
+};
+
+// Forced shapes that reach paths the rule picks only at large D (1: the lag path on one CTA,
+// 2: a cluster of 2), or the other modulation mode (3: REG <-> RING, as the harness's v2b).
+void force(fv2_plan *p, const fv2_problem *q, const fv2_dev *dv, int how)
+{
+    if (p->cls != FV2_TILE || !how) return;
+    if (how == 3) {
+        fv2_tile_plan(p, q, dv, p->mode == FV2_MOD_RING ? FV2_MOD_REG : FV2_MOD_RING);
+        if (!p->vpt || fv2_finish(p, dv, fv2_est_regs(p->cls, p->mode, p->vpt, p->vec)) != 0)
+            emu::die("the other mode does not fit");
+        return;
+    }
+    if (how == 1) {
+        p->vpt = p->vpt > 1 ? (p->vpt + 1) / 2 : 1;
+        p->cluster = 1;
+        p->warps = (int)fv2_ceil(p->nv, 32 * (int64_t)p->vpt);
+        if (p->warps < 2) p->warps = 2;
+    } else {
+        p->cluster = 2;
+        p->warps = (int)fv2_ceil(p->nv, 64 * (int64_t)p->vpt);
+    }
+    p->groups = 1;
+    fv2_tile_set(p);
+    if (fv2_finish(p, dv, fv2_est_regs(p->cls, p->mode, p->vpt, p->vec)) != 0) emu::die("forced plan does not fit");
+}
+
+int run_case(const tcase &c, uint64_t seed)
+{
+    lnmod_desc d = lnmod_desc_default();
+    d.rows = c.rows;
+    d.D = c.D;
+    d.rows_per_sample = c.S;
+    d.frame_len = c.L;
+    d.x_dtype = c.xt;
+    d.mod_dtype = c.mt;
+    d.y_dtype = c.yt;
+    d.layout = c.lay;
+    d.scale_stride = d.shift_stride = (c.lay == LNMOD_PER_TOKEN ? c.D : 6 * c.D) + c.misalign;
+    if (lnmod_desc_validate(&d) != LNMOD_OK) emu::die("bad case");
+    const size_t sx = lnmod_dtype_size(c.xt), sy = lnmod_dtype_size(c.yt), sm = lnmod_dtype_size(c.mt);
+    const size_t n = (size_t)(c.rows * c.D), nm = (size_t)((lnmod_mod_rows(&d) - 1) * d.scale_stride + c.D);
+    const int off = c.misalign ? 4 : 0;
+    // 16-byte aligned host buffers (+off), 64 guard bytes after each
+    std::vector<uint4> bx(n * sx / 16 + 8), bs(nm * sm / 16 + 8), bh(nm * sm / 16 + 8), by[2];
+    char *x = reinterpret_cast<char *>(bx.data()) + off, *sc = reinterpret_cast<char *>(bs.data()) + off,
+         *sh = reinterpret_cast<char *>(bh.data()) + off;
+    uint64_t r = seed * 0x9e3779b97f4a7c15ull + 1;
+    auto rnd = [&] {
+        r ^= r << 13;
+        r ^= r >> 7;
+        r ^= r << 17;
+        return (double)(r >> 11) * (1.0 / 9007199254740992.0);
+    };
+    for (size_t i = 0; i < n; i++) ref_store(c.xt, x, (int64_t)i, fv2_input(c.adv, c.xt == LNMOD_F16 ? 1e4 : 1e15, (int64_t)i / c.D, (int64_t)i % c.D, c.D, rnd()));
+    for (size_t i = 0; i < nm; i++) {
+        ref_store(c.mt, sc, (int64_t)i, (rnd() - 0.5) * 0.5);
+        ref_store(c.mt, sh, (int64_t)i, rnd() - 0.5);
+    }
+    std::vector<float> mean[2], rstd[2];
+    fv2_plan p;
+    int fails = 0;
+    for (int mode = 0; mode < 2; mode++) {
+        by[mode].assign(n * sy / 16 + 8, make_uint4(0x7f7f7f7fu, 0x7f7f7f7fu, 0x7f7f7f7fu, 0x7f7f7f7fu));
+        mean[mode].assign((size_t)c.rows + 4, -1.0f);
+        rstd[mode].assign((size_t)c.rows + 4, -1.0f);
+        char *y = reinterpret_cast<char *>(by[mode].data()) + off;
+        fv2_problem q;
+        q.D = c.D;
+        q.rows = c.rows;
+        q.run = c.lay == LNMOD_PER_TOKEN ? 1 : c.lay == LNMOD_PER_FRAME ? std::min(c.L, c.S) : c.S;
+        q.layout = (int)c.lay;
+        q.sx = (int)sx;
+        q.sm = (int)sm;
+        q.sy = (int)sy;
+        q.aligned = !c.misalign;
+        if (fv2_make_plan(&q, &DEVS[c.dev], &p) != 0) emu::die("no plan");
+        force(&p, &q, &DEVS[c.dev], c.force);
+        const lnmod_kparams kp = lnmod_make_params(&d, x, sc, sh, y, mean[mode].data(), rstd[mode].data());
+        const int64_t groups = p.cls == FV2_TILE && p.warps * p.cluster == 1 ? (c.rows + p.groups - 1) / p.groups : c.rows;
+        const int64_t units = std::min<int64_t>(c.ctas, groups);
+        const int grid = (int)(units * (p.cls == FV2_TILE ? p.cluster : 1));
+        emu::S().eager = mode == 0;
+        lnmod_dispatch_dtypes(&d, [&](auto tx, auto tm, auto ty) {
+            run_plan<typename decltype(tx)::type, typename decltype(tm)::type, typename decltype(ty)::type>(p, kp, grid);
+            return LNMOD_OK;
+        });
+        // guards: the bytes after y and the statistics past the rows
+        const unsigned char *g = reinterpret_cast<const unsigned char *>(y) + n * sy;
+        for (int i = 0; i < 32; i++)
+            if (g[i] != 0x7f) {
+                fails++;
+                std::fprintf(stderr, "fv2_emu_test: %s: y written past its end\n", c.what);
+                break;
+            }
+        if (mean[mode][c.rows] != -1.0f || rstd[mode][c.rows] != -1.0f) fails++;
+    }
+    const char *y0 = reinterpret_cast<const char *>(by[0].data()) + off, *y1 = reinterpret_cast<const char *>(by[1].data()) + off;
+    if (memcmp(y0, y1, n * sy) || memcmp(mean[0].data(), mean[1].data(), 4 * (size_t)c.rows) ||
+        memcmp(rstd[0].data(), rstd[1].data(), 4 * (size_t)c.rows)) {
+        fails++;
+        std::fprintf(stderr, "fv2_emu_test: %s: eager and lazy cp.async differ\n", c.what);
+    }
+    fv2_got got[2] = {{y0, mean[0].data(), rstd[0].data(), 0, 0, nullptr}, {y1, mean[1].data(), rstd[1].data(), 0, 0, nullptr}};
+    if (fv2_check(&d, x, sc, sh, got, 2, 2) != 0) emu::die("the reference refused a case");
+    for (int k = 0; k < 2; k++) fails += got[k].fails > 0;
+    if (fails && getenv("FV2_EMU_DEBUG")) { // the rows whose statistics are off
+        std::vector<double> ry(n), rm((size_t)c.rows), rr((size_t)c.rows);
+        if (ref_lnmod_forward(&d, x, sc, sh, ry.data(), rm.data(), rr.data()) == LNMOD_OK)
+            for (int64_t i = 0; i < c.rows; i++) {
+                const double var = 1.0 / (rr[i] * rr[i]) - d.eps, sd = var > 0 ? std::sqrt(var) : 0.0;
+                const double tol = 1e-5 * std::fabs(rm[i]) + 1e-5 * sd;
+                if (std::fabs(mean[0][i] - rm[i]) > tol || std::fabs(rstd[0][i] - rr[i]) > 1e-5 * rr[i] + 1e-5)
+                    std::fprintf(stderr, "    row %lld (type %lld): mean %.9g ref %.9g (tol %.3g), rstd %.9g ref %.9g\n",
+                                 (long long)i, (long long)(i % 5), mean[0][i], rm[i], tol, rstd[0][i], rr[i]);
+            }
+    }
+    std::printf("  %-44s %s VPT %d W %d C %d G %d NS %d: worst %.3f (%s) fails %lld/%lld %s\n", c.what,
+                p.cls == FV2_ODD ? "odd " : p.mode == FV2_MOD_RING ? "ring" : "reg ", p.vpt, p.warps, p.cluster, p.groups,
+                p.nstage, got[0].worst, got[0].worst_of, (long long)got[0].fails, (long long)got[1].fails,
+                fails ? "FAIL" : "ok");
+    return fails;
+}
+
+} // namespace
+
+int main()
+{
+    const lnmod_dtype BF = LNMOD_BF16, F = LNMOD_F32, H = LNMOD_F16;
+    const lnmod_layout SA = LNMOD_PER_SAMPLE, TO = LNMOD_PER_TOKEN, FR = LNMOD_PER_FRAME;
+    const tcase cases[] = {
+        // the modulation in registers (REG): the rule on one SM, runs of >= 4 x its groups
+        {"reg warp/row D256 VPT1, 2 samples", BF, F, BF, SA, 256, 240, 120, 1, 0, 0, 3, 0, 1},
+        {"reg warp/row D1000 (masked lanes)", BF, F, BF, SA, 1000, 60, 60, 1, 0, 0, 2, 0, 1},
+        {"reg warp/row D1152 G4, groups without rows", BF, F, BF, SA, 1152, 50, 50, 1, 0, 0, 20, 0, 1},
+        {"reg warp/row D2048 VPT8", BF, F, BF, SA, 2048, 40, 40, 1, 0, 0, 3, 0, 1},
+        {"reg lag, one CTA: D3072 W4", BF, F, BF, SA, 3072, 40, 20, 1, 0, 0, 3, 0, 1},
+        {"reg lag, one CTA: fp32 D5120 W8 frames", F, F, F, FR, 5120, 60, 60, 30, 0, 0, 2, 0, 1},
+        {"reg lag forced: D1536 W2 VPT3", BF, F, BF, FR, 1536, 120, 120, 60, 0, 1, 4, 0, 1},
+        {"reg cluster: D8192 C2", BF, F, BF, SA, 8192, 17, 17, 1, 0, 0, 2, 0, 1},
+        {"reg cluster forced: D2304 C2 fp16/f16/f32", H, H, F, SA, 2304, 23, 23, 1, 0, 2, 3, 0, 1},
+        {"reg fp32: D1024 warp/row", F, F, F, SA, 1024, 64, 64, 1, 0, 0, 3, 0, 1},
+        {"reg bf16 mod, f32 y: D3072 frames", BF, BF, F, FR, 3072, 30, 30, 16, 0, 0, 3, 0, 1},
+        {"reg per token (v2b's flip): D3072", BF, F, BF, TO, 3072, 33, 33, 1, 0, 3, 3, 0, 0},
+        {"reg per token (v2b's flip): warp/row D1024", H, H, F, TO, 1024, 33, 33, 1, 0, 3, 3, 0, 0},
+        // the rule on an H200: few rows -> clusters; short runs -> the modulation streamed (RING)
+        {"few rows -> cluster of 4: D3072", BF, F, BF, SA, 3072, 29, 29, 1, 0, 0, 3, 0, 0},
+        {"few rows -> cluster of 4: D16384", BF, F, BF, SA, 16384, 9, 9, 1, 0, 0, 2, 0, 0},
+        {"ring warp/row: 20-row samples D256", BF, F, BF, SA, 256, 40, 20, 1, 0, 0, 3, 0, 0},
+        {"ring: token D1536", BF, F, BF, TO, 1536, 31, 31, 1, 0, 0, 3, 0, 0},
+        {"ring: token D512 warp/row", BF, BF, BF, TO, 512, 30, 30, 1, 0, 0, 2, 0, 0},
+        {"ring: frames of 5 rows D1024 fp16/fp32 y", H, F, F, FR, 1024, 37, 37, 5, 0, 0, 3, 0, 0},
+        {"ring: 40-row frames (run rule) D2048", BF, F, BF, FR, 2048, 150, 150, 40, 0, 0, 3, 0, 0},
+        {"ring cluster: token D5120 C2", BF, F, BF, TO, 5120, 13, 13, 1, 0, 0, 2, 0, 0},
+        {"ring fp32: D5120 short samples", F, F, F, SA, 5120, 19, 19, 1, 0, 0, 3, 0, 0},
+        {"ring flipped to reg: 11-row samples D4096", BF, F, BF, SA, 4096, 33, 11, 1, 0, 3, 3, 0, 0},
+        // the odd class
+        {"odd D1537", BF, F, BF, SA, 1537, 37, 37, 1, 0, 0, 3, 0, 0},
+        {"odd D255", BF, F, BF, SA, 255, 50, 25, 1, 0, 0, 4, 0, 0},
+        {"odd D5119 fp32", F, F, F, SA, 5119, 11, 11, 1, 0, 0, 3, 0, 0},
+        {"odd: misaligned D1536", BF, F, BF, SA, 1536, 21, 21, 1, 1, 0, 3, 0, 0},
+        {"odd: misaligned fp32 D4100 token", F, F, F, TO, 4100, 9, 9, 1, 1, 0, 2, 0, 0},
+        {"odd D1", BF, F, BF, SA, 1, 67, 67, 1, 0, 0, 3, 0, 0},
+        {"odd D3", H, H, H, SA, 3, 67, 67, 1, 0, 0, 3, 0, 0},
+        {"odd D7 fp16 f32 y", H, F, F, TO, 7, 20, 20, 1, 0, 0, 3, 0, 0},
+        {"tile D8", BF, F, BF, SA, 8, 33, 33, 1, 0, 0, 2, 0, 0},
+        {"odd D9", BF, F, BF, SA, 9, 33, 33, 1, 0, 0, 2, 0, 0},
+        // the adversarial rows through every path
+        {"adversarial: reg warp/row D1536", BF, F, BF, SA, 1536, 60, 60, 1, 0, 0, 3, 1, 1},
+        {"adversarial: reg warp/row fp32 D1024", F, F, F, SA, 1024, 64, 64, 1, 0, 0, 3, 1, 1},
+        {"adversarial: reg lag D3072", BF, F, BF, SA, 3072, 40, 40, 1, 0, 0, 3, 1, 1},
+        {"adversarial: reg lag fp32 D5120", F, F, F, SA, 5120, 40, 40, 1, 0, 0, 2, 1, 1},
+        {"adversarial: reg cluster D16384", BF, F, BF, SA, 16384, 10, 10, 1, 0, 0, 2, 1, 1},
+        {"adversarial: ring cluster D16384", BF, F, BF, SA, 16384, 10, 10, 1, 0, 0, 2, 1, 0},
+        {"adversarial: ring token fp16 D2048", H, F, H, TO, 2048, 30, 30, 1, 0, 0, 3, 1, 0},
+        {"adversarial: odd D1537 fp32", F, F, F, SA, 1537, 30, 30, 1, 0, 0, 3, 1, 0},
+        {"adversarial: odd misaligned bf16 D1536", BF, F, BF, SA, 1536, 30, 30, 1, 1, 0, 3, 1, 0},
+    };
+    int fails = 0;
+    uint64_t seed = 1;
+    for (const tcase &c : cases) fails += run_case(c, seed++) ? 1 : 0;
+    if (fails) {
+        std::fprintf(stderr, "fv2_emu_test: %d of %zu cases failed\n", fails, sizeof cases / sizeof cases[0]);
+        return 1;
+    }
+    std::printf("fv2_emu_test: ok (%zu cases, each with eager and lazy cp.async)\n", sizeof cases / sizeof cases[0]);
+    return 0;
+}
