@@ -6,7 +6,7 @@
 #   resbench.xz   the same compressed: what device.sh unpacks (the device call carries it)
 #   ptxas.txt     registers / spills / stack of every kernel of this experiment
 # Every compile nice -n 10, at most 2 at a time (RES_JOBS), warnings as errors (nvcc:
-# --Werror all-warnings), and then resbench --self-test runs here (it needs no GPU).
+# --Werror all-warnings), and then resbench --self-test and --model-test run here (no GPU).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
@@ -50,7 +50,11 @@ for f in ref_lnmod ref_convert ref_lnmod_res; do
 done
 spawn verify_check nice -n 10 gcc -std=c11 -O2 "${cw[@]}" -D_POSIX_C_SOURCE=200809L -I"$K" -I"$R" \
   -c "$V/verify_check.c" -o "$o/verify_check.o"
-for f in res_check res_inputs res_shapes; do
+for f in verify_model_res verify_par; do
+  spawn "$f" nice -n 10 gcc -std=c11 -O2 "${cw[@]}" -ffp-contract=off -D_POSIX_C_SOURCE=200809L -I"$K" -I"$P" -I"$R" \
+    -c "$V/$f.c" -o "$o/$f.o"
+done
+for f in res_check res_inputs res_shapes res_model_test; do
   spawn "$f" nice -n 10 g++ -std=c++17 -O2 -Wall -Wextra -Werror -Wshadow -I"$K" -I"$P" -I"$R" -I"$V" -I"$here" \
     -c "$here/$f.cc" -o "$o/$f.o"
 done
@@ -66,10 +70,11 @@ if grep -E '[1-9][0-9]* bytes spill' "$out/ptxas.txt"; then echo "build.sh: a ke
 
 lib=/usr/lib/x86_64-linux-gnu
 nice -n 10 nvcc -arch=sm_90 -o "$out/resbench" "$o"/res_*.o "$o"/lnmod_desc.o "$o"/lnmod_res_desc.o "$o"/ref_*.o \
-  "$o"/verify_check.o "$lib/openblas-pthread/libopenblas.a" "$lib/libjansson.a" -cudart static -lpthread -lm
+  "$o"/verify_check.o "$o"/verify_model_res.o "$o"/verify_par.o "$lib/openblas-pthread/libopenblas.a" "$lib/libjansson.a" -cudart static -lpthread -lm
 strip "$out/resbench"
 nice -n 10 xz -T2 -6 -kf "$out/resbench"
 ls -la "$out/resbench" "$out/resbench.xz"
 # The shared libraries it still needs: glibc, libstdc++ and libgcc only (the device has them).
 ldd "$out/resbench" | awk '{print "  " $1}'
 "$out/resbench" --self-test --threads 2
+"$out/resbench" --model-test --threads 2

@@ -35,4 +35,7 @@ struct res_opts {
     unsigned long long seed = 1;
 };
 
+// --model-test (res_model_test.cc): the check on verify's fp32 CPU models; 0 when all held.
+int res_model_test(int threads);
+
 #endif
