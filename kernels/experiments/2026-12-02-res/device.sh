@@ -53,7 +53,7 @@ rows=$(mktemp)
 status=0
 last_rc=0
 start=$SECONDS
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv | tee "$log"
+{ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv || echo "no nvidia-smi"; } | tee "$log"
 run() { # run TIMEOUT ARGS...: one resbench process, its lines into the log, its table rows kept
   local t=$1; shift
   timeout "$t" "$bin" "$@" >"$rows.one" 2>&1

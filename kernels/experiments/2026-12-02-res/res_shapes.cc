@@ -34,6 +34,9 @@ const res_shape RES_SHAPES[] = {
     {"site3 sample D1536 in place", 3, SAM, F32, BF, F32, BF, 1536, 2048, 1024, 1, true, true, false, false},
     {"site3 frame res-bf16 D1536 in place", 3, FRM, BF, BF, F32, BF, 1536, 3000, 1500, 500, true, true, false, false},
     {"site3 sample D1536 misaligned", 3, SAM, F32, BF, F32, BF, 1536, 2000, 1000, 1, true, false, true, false},
+    {"site3 token res-f32 D5120 (dtile path)", 3, TOK, F32, BF, F32, BF, 5120, 64, 64, 1, true, false, false, false},
+    {"site1 affine res-f32 frame D3072 (dtile path)", 1, FRM, F32, BF, F32, BF, 3072, 2000, 1000, 300, true, false, false, false},
+    {"site2 nogate res-f32 sample B3 D5120 in place", 2, SAM, F32, BF, F32, BF, 5120, 1500, 500, 1, true, true, false, false},
     {"site3 sample D8192", 3, SAM, F32, BF, F32, BF, 8192, 4096, 4096, 1, true, false, false, false},
     {"site3 sample D5120 r2048 (fp32 branch)", 3, SAM, F32, F32, F32, F32, 5120, 2048, 2048, 1, true, false, false, false},
 };
