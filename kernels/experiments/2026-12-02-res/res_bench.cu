@@ -74,33 +74,57 @@ void dfree(dbuf &b)
 void up(dbuf &b, const void *h) { if (b.n) CK(cudaMemcpy(b.p(), h, b.n, cudaMemcpyHostToDevice)); }
 std::vector<char> down(const dbuf &b)
 {
-    std::vector<char> h(b.total());
+    std::vector<char> h(b.n ? b.total() : 0); // nothing for an absent output
     if (b.n) CK(cudaMemcpy(h.data(), b.base, b.total(), cudaMemcpyDeviceToHost));
     return h;
 }
 void poison(dbuf &b, int v) { if (b.n) CK(cudaMemset(b.base, v, b.total())); }
 
-// The bytes of b that an output owns: all of [off, off + n) (owned_rows = 0), or `rows` rows of
-// D elements of size es at `stride` elements.
-std::vector<bool> owned_map(const dbuf &b, int64_t rows, int64_t stride, int64_t D, size_t es)
+// The bytes of b that an output owns: `rows` rows of D elements of size es at `stride`
+// elements from b's data; one row (stride 0) is a contiguous range, checked with memcmp and
+// plain loops over the few bytes around it (the big [rows, D] outputs), strided rows through
+// a map (the column sums: small).
+struct owned {
+    size_t lo = 0, hi = 0;    // contiguous: [lo, hi)
+    std::vector<bool> map;    // strided: one flag a byte of b.total()
+    bool has(size_t i) const { return map.empty() ? (i >= lo && i < hi) : (bool)map[i]; }
+};
+
+owned owned_of(const dbuf &b, int64_t rows, int64_t stride, int64_t D, size_t es)
 {
-    std::vector<bool> o(b.total(), false);
+    owned o;
+    if (rows <= 1) {
+        o.lo = (size_t)b.off;
+        o.hi = o.lo + (rows == 1 ? (size_t)D * es : 0);
+        return o;
+    }
+    o.map.assign(b.total(), false);
     for (int64_t k = 0; k < rows; k++)
-        for (size_t q = 0; q < (size_t)D * es; q++) o[(size_t)b.off + (size_t)(k * stride) * es + q] = true;
+        for (size_t q = 0; q < (size_t)D * es; q++) o.map[(size_t)b.off + (size_t)(k * stride) * es + q] = true;
     return o;
 }
 
-bool guard_ok(const std::vector<char> &h, const std::vector<bool> &own, unsigned char p)
+bool guard_ok(const std::vector<char> &h, const owned &own, unsigned char p)
 {
+    if (h.empty()) return true; // an absent output
+    if (own.map.empty()) {
+        for (size_t i = 0; i < own.lo; i++)
+            if ((unsigned char)h[i] != p) return false;
+        for (size_t i = own.hi; i < h.size(); i++)
+            if ((unsigned char)h[i] != p) return false;
+        return true;
+    }
     for (size_t i = 0; i < h.size(); i++)
-        if (!own[i] && (unsigned char)h[i] != p) return false;
+        if (!own.has(i) && (unsigned char)h[i] != p) return false;
     return true;
 }
 
-bool same_owned(const std::vector<char> &a, const std::vector<char> &b, const std::vector<bool> &own)
+bool same_owned(const std::vector<char> &a, const std::vector<char> &b, const owned &own)
 {
+    if (a.empty() || b.empty()) return a.size() == b.size();
+    if (own.map.empty()) return std::memcmp(a.data() + own.lo, b.data() + own.lo, own.hi - own.lo) == 0;
     for (size_t i = 0; i < a.size(); i++)
-        if (own[i] && a[i] != b[i]) return false;
+        if (own.has(i) && a[i] != b[i]) return false;
     return true;
 }
 
@@ -187,8 +211,8 @@ kres run_fwd(int fv, const lnmod_res_desc *d, const res_shape &s, const res_host
     const lnmod_res_fwd_out out = {hb.p(), b.out.p(), static_cast<float *>(b.mean.p()), static_cast<float *>(b.rstd.p())};
     std::vector<char> first[4];
     dbuf *outs[4] = {&hb, &b.out, &b.mean, &b.rstd};
-    std::vector<bool> own[4];
-    for (int q = 0; q < 4; q++) own[q] = owned_map(*outs[q], 1, 0, (int64_t)outs[q]->n, 1);
+    owned own[4];
+    for (int q = 0; q < 4; q++) own[q] = owned_of(*outs[q], 1, 0, (int64_t)outs[q]->n, 1);
     k.guard = true;
     for (int pass = 0; pass < 2; pass++) {
         for (int q = 0; q < 4; q++) poison(*outs[q], pass ? 0x5a : 0xff);
@@ -248,10 +272,10 @@ kres run_bwd(int bv, const lnmod_res_desc *d, const res_shape &s, const res_host
     dbuf *outs[5] = {&drb, &b.dy, &b.dgate, &b.dscale, &b.dshift};
     const size_t es = lnmod_dtype_size(d->mod_dtype);
     const int64_t nm = lnmod_res_mod_rows(d), nn = lnmod_res_norm_rows(d);
-    std::vector<bool> own[5] = {owned_map(drb, 1, 0, (int64_t)drb.n, 1), owned_map(b.dy, 1, 0, (int64_t)b.dy.n, 1),
-                                owned_map(b.dgate, gate ? nm : 0, d->gate_stride, d->D, es),
-                                owned_map(b.dscale, nn, aff ? 0 : d->scale_stride, d->D, es),
-                                owned_map(b.dshift, nn, aff ? 0 : d->shift_stride, d->D, es)};
+    const owned own[5] = {owned_of(drb, 1, 0, (int64_t)drb.n, 1), owned_of(b.dy, 1, 0, (int64_t)b.dy.n, 1),
+                          owned_of(b.dgate, gate ? nm : 0, d->gate_stride, d->D, es),
+                          owned_of(b.dscale, nn, aff ? 0 : d->scale_stride, d->D, es),
+                          owned_of(b.dshift, nn, aff ? 0 : d->shift_stride, d->D, es)};
     std::vector<char> first[5];
     k.guard = true;
     k.det = true;
