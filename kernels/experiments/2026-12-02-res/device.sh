@@ -3,10 +3,11 @@
 # experiment (README.md beside this). Builds nothing there: build.sh here makes
 # build-res/resbench.xz, which the device call carries.
 #   0. resbench --self-test: the check passes the reference and fails planted errors (CPU);
-#   1. the check-only shapes in one process (resbench --quick): every variant against the
-#      float64 reference, guards, two launches bit-identical;
-#   2. each timed shape in its own process (a crash or hang costs that shape only, and
-#      `timeout` ends it), while the time used stays under RES_BUDGET_S (default 150 s; a shape started before it may run its 60 s: at most ~215 s in all);
+#   1. each check-only shape in its own process (resbench --shape; a crash or hang costs that
+#      shape only, and `timeout` ends it): every variant against the float64 reference,
+#      guards, two launches bit-identical;
+#   2. each timed shape in its own process, while the time used stays under RES_BUDGET_S
+#      (default 150 s; a shape started before it may run its 60 s: at most ~215 s in all);
 #   3. the table of every shape into $OUT/table.md, the whole log into $OUT/res.log.
 # Exit: 0 every check passed, 1 a check failed or a shape did not finish, 2 no binary, 77 no
 # CUDA device.
@@ -38,10 +39,11 @@ mapfile -t shapes < <("$bin" --list)
 [ "${#shapes[@]}" -gt 0 ] || { echo "device.sh: resbench --list printed nothing" >&2; exit 2; }
 if [ "$dry" = 1 ]; then
   echo "would run: resbench --self-test --threads $threads   (timeout 60 s; the check against planted errors)"
-  echo "would run: resbench --quick --reps $reps --threads $threads   (timeout $((2 * per_shape)) s; the check-only shapes:)"
-  for s in "${shapes[@]}"; do [ "${s%%$'\t'*}" = check ] && echo "    ${s#*$'\t'}"; done
   for s in "${shapes[@]}"; do
-    [ "${s%%$'\t'*}" = timed ] && echo "would run: resbench --shape '${s#*$'\t'}' --reps $reps --threads $threads   (timeout $per_shape s)"
+    [ "${s%%$'\t'*}" = check ] && echo "would run: resbench --shape '${s#*$'\t'}' --reps $reps --threads $threads   (timeout $per_shape s; check only)"
+  done
+  for s in "${shapes[@]}"; do
+    [ "${s%%$'\t'*}" = timed ] && echo "would run: resbench --shape '${s#*$'\t'}' --reps $reps --threads $threads   (timeout $per_shape s; timed, while under the budget)"
   done
   echo "then: the table into \$OUT/table.md, the log into \$OUT/res.log; budget $budget s"
   exit 0
@@ -67,8 +69,11 @@ run() { # run TIMEOUT ARGS...: one resbench process, its lines into the log, its
   last_rc=$rc
 }
 run 60 --self-test --threads "$threads"
-run $((2 * per_shape)) --quick --reps "$reps" --threads "$threads"
-[ "$last_rc" = 77 ] && { echo "device.sh: no CUDA device here"; exit 77; }
+for s in "${shapes[@]}"; do
+  [ "${s%%$'\t'*}" = check ] || continue
+  run "$per_shape" --shape "${s#*$'\t'}" --reps "$reps" --threads "$threads"
+  [ "$last_rc" = 77 ] && { echo "device.sh: no CUDA device here"; exit 77; }
+done
 for s in "${shapes[@]}"; do
   [ "${s%%$'\t'*}" = timed ] || continue
   name=${s#*$'\t'}
