@@ -58,12 +58,12 @@ for f in res_check res_inputs res_shapes res_model_test; do
   spawn "$f" nice -n 10 g++ -std=c++17 -O2 -Wall -Wextra -Werror -Wshadow -I"$K" -I"$P" -I"$R" -I"$V" -I"$here" \
     -c "$here/$f.cc" -o "$o/$f.o"
 done
-for f in res_common res_naive res_dtile res_api res_bench; do
+for f in res_common res_naive res_dtile res_dtile_bwd res_api res_bench; do
   spawn "$f" "${nv[@]}" -Xptxas -v -c "$here/$f.cu" -o "$o/$f.o"
 done
 while [ "${#pids[@]}" -gt 0 ]; do reap_one; done
 # Registers, spills and stack of every kernel (demangled names).
-for f in res_common res_naive res_dtile; do
+for f in res_common res_naive res_dtile res_dtile_bwd; do
   { grep -E "Compiling entry|registers|spill|stack frame" "$o/$f.log" || true; } | sed 's/ptxas info    : //' | c++filt
 done >"$out/ptxas.txt"
 if grep -E '[1-9][0-9]* bytes spill' "$out/ptxas.txt"; then echo "build.sh: a kernel spills (ptxas.txt)" >&2; fi

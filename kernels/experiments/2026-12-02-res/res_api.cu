@@ -1,6 +1,6 @@
 // res_api.cu -- kernels/pending/lnmod_res.h's C API over this experiment's variants:
-// "naive" (forward and backward) and "dtile" (forward; its backward is naive's until written,
-// and a shape its fused forward does not take runs naive: res_last_path says which ran).
+// "naive" and "dtile" (forward and backward); a shape dtile's fused kernels do not take runs
+// naive's (res_last_path says which ran). The workspace is naive's layout for both.
 // Validation first, as the header says: inputs, outputs, the variant, the workspace.
 #include "lnmod_res.h"
 #include "res_api_extra.h"
@@ -64,6 +64,10 @@ extern "C" lnmod_status lnmod_res_backward(const char *variant, const lnmod_res_
     if (need > 0) {
         if (!workspace) return LNMOD_ERR_NULL_POINTER;
         if (workspace_bytes < need || ((uintptr_t)workspace & 15u)) return LNMOD_ERR_WORKSPACE;
+    }
+    if (variant_of(variant) == 1 && res_bwd_dtile_takes(d, in, out)) {
+        last_path = 1;
+        return res_bwd_dtile(d, in, out, workspace, stream);
     }
     last_path = 0;
     return res_bwd_naive(d, in, out, workspace, stream);

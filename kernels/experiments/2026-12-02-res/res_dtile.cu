@@ -1,4 +1,5 @@
-// res_dtile.cu -- variant "dtile", forward: the row held in registers, 16-byte vectors.
+// res_dtile.cu -- variant "dtile", forward: the row held in registers, 16-byte vectors (its
+// backward: res_dtile_bwd.cu).
 // Correctness first; its speed is for the GPU round (README.md: the prediction).
 //
 // Fused path: Wan's dtypes (residual fp32, branch bf16, modulation fp32, out bf16), D in

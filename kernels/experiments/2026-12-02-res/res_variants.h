@@ -21,6 +21,12 @@ int res_fwd_dtile_takes(const lnmod_res_desc *d, const lnmod_res_fwd_in *in, con
 lnmod_status res_fwd_dtile(const lnmod_res_desc *d, const lnmod_res_fwd_in *in, const lnmod_res_fwd_out *out,
                            cudaStream_t stream);
 
+// dtile backward (res_dtile_bwd.cu): 1 when its fused path takes d with these pointers (else
+// the API runs naive's backward). Workspace: naive's (the same layout).
+int res_bwd_dtile_takes(const lnmod_res_desc *d, const lnmod_res_bwd_in *in, const lnmod_res_bwd_out *out);
+lnmod_status res_bwd_dtile(const lnmod_res_desc *d, const lnmod_res_bwd_in *in, const lnmod_res_bwd_out *out,
+                           void *workspace, cudaStream_t stream);
+
 } // namespace res_detail
 
 #endif
