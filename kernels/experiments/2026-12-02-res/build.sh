@@ -58,7 +58,7 @@ for f in res_check res_inputs res_shapes res_model_test; do
   spawn "$f" nice -n 10 g++ -std=c++17 -O2 -Wall -Wextra -Werror -Wshadow -I"$K" -I"$P" -I"$R" -I"$V" -I"$here" \
     -c "$here/$f.cc" -o "$o/$f.o"
 done
-for f in res_common res_naive res_dtile res_dtile_bwd res_api res_bench; do
+for f in res_common res_naive res_dtile res_dtile_bwd res_api res_plan_test res_bench; do
   spawn "$f" "${nv[@]}" -Xptxas -v -c "$here/$f.cu" -o "$o/$f.o"
 done
 while [ "${#pids[@]}" -gt 0 ]; do reap_one; done
@@ -76,5 +76,6 @@ nice -n 10 xz -T2 -6 -kf "$out/resbench"
 ls -la "$out/resbench" "$out/resbench.xz"
 # The shared libraries it still needs: glibc, libstdc++ and libgcc only (the device has them).
 ldd "$out/resbench" | awk '{print "  " $1}'
+"$out/resbench" --plan-test
 "$out/resbench" --self-test --threads 2
 "$out/resbench" --model-test --threads 2

@@ -13,11 +13,12 @@
 //     before each, against a device-to-device copy of lnmod_res_fwd_min_bytes (mean/rstd
 //     written) or lnmod_res_bwd_min_bytes (dh read) timed the same way in the same run.
 // Usage: resbench [--reps N>=9] [--seed S] [--only SUBSTRING | --shape NAME] [--quick]
-//                 [--threads N] [--list] [--self-test] [--model-test]
+//                 [--threads N] [--list] [--self-test] [--model-test] [--plan-test]
 // --self-test: the check against the reference's own rounded outputs and planted errors;
-// --model-test: the check on verify's fp32 CPU models (res_model_test.cc). Both on the CPU.
+// --model-test: the check on verify's fp32 CPU models (res_model_test.cc); --plan-test: the
+// column-sum plans and the workspace layout (res_plan_test.cu). All three on the CPU.
 // Exit: 0 all passed, 1 a check failed, 2 bad usage, 3 a CUDA or internal error, 77 no CUDA
-// device (--self-test, --model-test and --list need none).
+// device (--self-test, --model-test, --plan-test and --list need none).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -431,7 +432,7 @@ int usage(const char *msg)
 {
     std::fprintf(stderr,
                  "resbench: %s\nusage: resbench [--reps N>=9] [--seed S] [--only SUBSTRING | --shape NAME] [--quick] "
-                 "[--threads N] [--list] [--self-test] [--model-test]\n",
+                 "[--threads N] [--list] [--self-test] [--model-test] [--plan-test]\n",
                  msg);
     return 2;
 }
@@ -441,7 +442,7 @@ int usage(const char *msg)
 int main(int argc, char **argv)
 {
     res_opts o;
-    bool self = false, model = false;
+    bool self = false, model = false, plan = false;
     for (int i = 1; i < argc; i++) {
         const std::string a = argv[i];
         const bool has = i + 1 < argc;
@@ -457,6 +458,7 @@ int main(int argc, char **argv)
         else if (a == "--list") o.list = true;
         else if (a == "--self-test") self = true;
         else if (a == "--model-test") model = true;
+        else if (a == "--plan-test") plan = true;
         else if (a == "--quick") o.quick = true;
         else return usage(("unknown or incomplete option '" + a + "'").c_str());
     }
@@ -469,6 +471,7 @@ int main(int argc, char **argv)
     }
     if (self) return res_self_test(o.threads);
     if (model) return res_model_test(o.threads);
+    if (plan) return res_plan_test();
     if (o.list) { // "timed|check<TAB>name" a line (device.sh runs each timed shape alone)
         for (int i = 0; i < RES_NSHAPES; i++)
             std::printf("%s\t%s\n", RES_SHAPES[i].timed ? "timed" : "check", RES_SHAPES[i].name);

@@ -37,5 +37,7 @@ struct res_opts {
 
 // --model-test (res_model_test.cc): the check on verify's fp32 CPU models; 0 when all held.
 int res_model_test(int threads);
+// --plan-test (res_plan_test.cu): the column-sum plans and the workspace layout; 0 when right.
+int res_plan_test(void);
 
 #endif
