@@ -155,9 +155,9 @@ def job_state(a, name):
     if os.path.exists(os.path.join(d, "done")):
         return "done", ""
     if os.path.exists(os.path.join(d, "skipped")):
-        return "skipped", load_json(os.path.join(d, "skipped"))["reason"]
+        return "skipped", e2e_lib.load_json(os.path.join(d, "skipped"))["reason"]
     if os.path.exists(os.path.join(d, "started")):
-        why = [read_text(os.path.join(d, f)).strip() for f in sorted(os.listdir(d))
+        why = [e2e_lib.read_text(os.path.join(d, f)).strip() for f in sorted(os.listdir(d))
                if f.startswith("failed-rank")]
         return "failed", "failed: " + ("; ".join(why) or "the launch ended")
     return "pending", ""
@@ -200,16 +200,6 @@ def train_all(a, items, t_start):
     return not_run
 
 
-def load_json(path):
-    with open(path) as f:
-        return json.load(f)
-
-
-def read_text(path):
-    with open(path) as f:
-        return f.read()
-
-
 def records(a, name):
     recs = []
     for r in range(W):
@@ -223,15 +213,15 @@ def replay_doc(out_text):
     m = re.findall(r"^replay\.py: wrote and indexed (.+)$", out_text, re.M)
     if not m:
         return None, None
-    return m[-1], load_json(os.path.join(m[-1], "e2e.json"))
+    return m[-1], e2e_lib.load_json(os.path.join(m[-1], "e2e.json"))
 
 
 def config_doc(a, it, kernel, replay, alone=None):
     name = "%s-w%d-%s" % (it["config"], W, kernel)
     recs = records(a, name)
-    summary = load_json(it["summary"])
+    summary = e2e_lib.load_json(it["summary"])
     mem_p = os.path.join(a.work, "calibration", "memory.json")
-    dev_b = load_json(mem_p).get("device_bytes", 0) if os.path.exists(mem_p) else 0
+    dev_b = e2e_lib.load_json(mem_p).get("device_bytes", 0) if os.path.exists(mem_p) else 0
     m = D.measured(recs, W, dev_b if a.device == "cuda" else 0)
     want = [k + it["plan"].first_step for g in it["meas"] for k in g]
     got = [k for g in m["groups"] for k in g["steps"]]
@@ -270,7 +260,7 @@ def main(argv=None):
     a = parse_args(argv)
     if a.mode == "report":
         try:
-            sys.stdout.write(ddp_report.render(load_json(os.path.join(a.run_dir, "e2e.json"))))
+            sys.stdout.write(ddp_report.render(e2e_lib.load_json(os.path.join(a.run_dir, "e2e.json"))))
         except (OSError, ValueError, KeyError) as e:
             print("ddp.py report: %s: %s" % (a.run_dir, e), file=sys.stderr)
             return 2
@@ -324,7 +314,7 @@ def main(argv=None):
 def write_run(a, items, not_run, replay_run, replay):
     configs, files = [], {}
     alone_p = os.path.join(a.work, "ddp", "allreduce-alone.json")
-    alone = load_json(alone_p) if os.path.exists(alone_p) else None
+    alone = e2e_lib.load_json(alone_p) if os.path.exists(alone_p) else None
     for kernel in a.kernel_list:
         for it in items:
             name = "%s-w%d-%s" % (it["config"], W, kernel)
@@ -348,11 +338,11 @@ def write_run(a, items, not_run, replay_run, replay):
     doc.update(emulated=False, ranks=[W], not_run=not_run)
     files.update({"e2e.json": doc, "report.md": ddp_report.render(doc)})
     for it in items:
-        files["summary-%s-w%d.json" % (it["config"], W)] = load_json(it["summary"])
+        files["summary-%s-w%d.json" % (it["config"], W)] = e2e_lib.load_json(it["summary"])
     for f in ("profile.csv", "memory.json"):
         p = os.path.join(a.work, "calibration", f)
         if os.path.exists(p):
-            files[f] = read_text(p)
+            files[f] = e2e_lib.read_text(p)
     try:
         d = e2e_lib.new_run_folder(a.adaload, a.results, a.testbed or testbed(a), files,
                                    info["command_line"])

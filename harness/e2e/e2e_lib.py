@@ -60,6 +60,17 @@ def slice_manifest(src, dst, samples, seed=0):
     return samples
 
 
+def load_json(path):
+    """The JSON document in path (the drivers' one reader of their work and run files)."""
+    with open(path) as f:
+        return json.load(f)
+
+
+def read_text(path):
+    with open(path) as f:
+        return f.read()
+
+
 def atomic_write(path, fill, newline=None):
     """fill(file) into a temporary file beside path, then rename it over path. Refuses to
     replace anything that is not a regular file."""

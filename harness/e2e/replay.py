@@ -134,16 +134,6 @@ def parse_args(argv=None):
     return a
 
 
-def load_json(path):
-    with open(path) as f:
-        return json.load(f)
-
-
-def read_text(path):
-    with open(path) as f:
-        return f.read()
-
-
 def ada(a, args):
     cmd = [a.adaload] + args
     print("+ " + " ".join(shlex.quote(c) for c in cmd), flush=True)
@@ -176,7 +166,7 @@ def calibrate(a, summary_path, cal):
                            str(a.points), "--max-tokens", str(a.max_tokens), "--repeats",
                            str(a.cal_repeats), "--device", a.device] + model_args(a))
     train.calibrate(ns)
-    return load_json(os.path.join(cal, "memory.json"))
+    return e2e_lib.load_json(os.path.join(cal, "memory.json"))
 
 
 def model_args(a):
@@ -203,7 +193,7 @@ def make_plans(a, mfile, profile, gib):
             args += ["--profile", profile] if a.device != "cpu" else ["--p", "1"]
             ada(a, args)
             if name == "dual":
-                m_mem = load_json(s)["m_mem_tokens"]
+                m_mem = e2e_lib.load_json(s)["m_mem_tokens"]
             if name in a.config_list:
                 out.append((w, name, policy, assign, s, base))
     return out
@@ -273,7 +263,7 @@ def run_replays(a, items, t_start, device_bytes):
             not_run.append({"name": it["name"], "reason": "budget: estimated %.1f s, %.1f s left"
                             % (it["estimate_s"], left)})
             continue
-        summary = load_json(it["summary"])
+        summary = e2e_lib.load_json(it["summary"])
         t0 = time.time()
         try:
             if ex_kernel != it["kernel"]:
@@ -337,7 +327,7 @@ def prepare(a, cal):
     bsum = os.path.join(a.work, "buckets.json")
     ada(a, ["plan", "--manifest", os.path.join(a.work, "slice.csv"), "--model", "wan2.1-1.3b",
             "--gpus", str(max(a.rank_list)), "--summary-json", bsum, "--no-baselines"])
-    buckets = [b for b in load_json(bsum)["buckets"] if not b.get("dropped")]
+    buckets = [b for b in e2e_lib.load_json(bsum)["buckets"] if not b.get("dropped")]
     fake = (a.dry_run or a.device == "stand-in") and not a.calibration_from
     if a.calibration_from:
         mem = calibration_from(a, cal)
@@ -364,7 +354,7 @@ def calibration_from(a, cal):
     that its e2e.json measured this model on this slice (ValueError naming the first key that
     differs); returns memory.json's content."""
     run = a.calibration_from
-    info = load_json(os.path.join(run, "e2e.json"))["info"]
+    info = e2e_lib.load_json(os.path.join(run, "e2e.json"))["info"]
     mine = {"width": a.width, "depth": a.depth, "heads": a.heads, "ffn": a.ffn,
             "text_len": a.text_len, "samples": a.samples,
             "manifest": os.path.basename(a.manifest), "seed": a.seed}
@@ -372,8 +362,8 @@ def calibration_from(a, cal):
         if info.get(k) != mine[k]:
             raise ValueError("--calibration-from %s: its %s is %r, this run's %r (a calibration "
                              "measures one model on one slice)" % (run, k, info.get(k), mine[k]))
-    mem = load_json(os.path.join(run, "memory.json"))
-    profile = read_text(os.path.join(run, "profile.csv"))
+    mem = e2e_lib.load_json(os.path.join(run, "memory.json"))
+    profile = e2e_lib.read_text(os.path.join(run, "profile.csv"))
     e2e_lib.atomic_write(os.path.join(cal, "profile.csv"), lambda f: f.write(profile))
     e2e_lib.atomic_write(os.path.join(cal, "memory.json"),
                          lambda f: f.write(json.dumps(mem, indent=2) + "\n"))
@@ -383,7 +373,7 @@ def calibration_from(a, cal):
 def reuse_work(a):
     """prepare()'s results read back from --work: the calibration's memory.json and, per W of
     --ranks and configuration of --configs, its plan folder (ValueError when one is missing)."""
-    mem = load_json(os.path.join(a.work, "calibration", "memory.json"))
+    mem = e2e_lib.load_json(os.path.join(a.work, "calibration", "memory.json"))
     plans = []
     for w in a.rank_list:
         for name in a.config_list:
@@ -401,7 +391,7 @@ def main(argv=None):
     a = parse_args(argv)
     if a.mode == "report":
         try:
-            sys.stdout.write(replay_report.render(load_json(os.path.join(a.run_dir, "e2e.json"))))
+            sys.stdout.write(replay_report.render(e2e_lib.load_json(os.path.join(a.run_dir, "e2e.json"))))
         except (OSError, ValueError, KeyError) as e:
             print("replay.py report: %s: %s" % (a.run_dir, e), file=sys.stderr)
             return 2
@@ -448,8 +438,8 @@ def write_run(a, configs, not_run, records, mem, op, ex, cal):
                                                                "info": info, "configs": []}
     doc.update(emulated=True, ranks=a.rank_list, not_run=not_run)
     files = {"e2e.json": doc, "memory.json": mem, "report.md": replay_report.render(doc),
-             "profile.csv": read_text(os.path.join(cal, "profile.csv")),
-             "e2e-model.json": load_json(os.path.join(a.work, "e2e-model.json"))}
+             "profile.csv": e2e_lib.read_text(os.path.join(cal, "profile.csv")),
+             "e2e-model.json": e2e_lib.load_json(os.path.join(a.work, "e2e-model.json"))}
     if op:
         files["op.json"] = {"D": a.width, "shapes": [dict(batch=b, tokens=s, **v)
                                                      for (b, s), v in sorted(op.items())]}
@@ -458,7 +448,7 @@ def write_run(a, configs, not_run, records, mem, op, ex, cal):
     for w in a.rank_list:
         for c in a.config_list:
             p = os.path.join(a.work, "plans", "%s-w%d.summary.json" % (c, w))
-            files["summary-%s-w%d.json" % (c, w)] = load_json(p)
+            files["summary-%s-w%d.json" % (c, w)] = e2e_lib.load_json(p)
     testbed = a.testbed or ("cpu-e2e-check" if a.device != "cuda" else
                             ada(a, ["results", "testbed"]).strip())
     try:

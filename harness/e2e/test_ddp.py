@@ -390,7 +390,7 @@ class Driver(unittest.TestCase):
         self.assertEqual(rc, 1)  # a configuration failed
         (run,) = os.listdir(os.path.join(self.res, "fake", "e2e"))
         d = os.path.join(self.res, "fake", "e2e", run)
-        doc = ddp.load_json(os.path.join(d, "e2e.json"))
+        doc = ddp.e2e_lib.load_json(os.path.join(d, "e2e.json"))
         self.assertEqual((doc["emulated"], doc["ranks"]), (False, [2]))
         self.assertEqual([n["reason"] for n in doc["not_run"]], ["failed: OutOfMemoryError: x", "budget: test"])
         (c,) = doc["configs"]
