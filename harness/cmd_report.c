@@ -66,7 +66,7 @@ static int split_name(const char *name, int *bwd, char *variant, size_t vn, cons
 
 /* A suffix without its "/graph<K>" part: the shape's forward and backward, whose K each
  * follows their own bytes (bench_shapes.h), share it. */
-static void shape_key(const char *suffix, char *key, size_t n)
+void report_shape_key(const char *suffix, char *key, size_t n)
 {
     snprintf(key, n, "%s", suffix);
     char *g = strstr(key, "/graph");
@@ -324,7 +324,7 @@ static double fwd_bwd(const ada_bench_set *s, const char *variant, const char *k
 static void bwd_row(const ada_bench_set *s, const ada_bench_rec *r, const char *v, const char *suffix)
 {
     char key[512], cells[N_BWD_PEERS][32], sum[N_BWD_PEERS][32], tf[32] = "—", tfb[32] = "—";
-    shape_key(suffix, key, sizeof key);
+    report_shape_key(suffix, key, sizeof key);
     if (r->error || r->n == 0) {
         printf("| %s | %s | error: %s | | | | | | |\n", key, v, r->error_message ? r->error_message : "no repetitions");
         return;
@@ -362,7 +362,7 @@ static void print_saved(const ada_bench_set *s, const table_row *rows, int64_t n
                    "| shape | ours | eager | torch.compile | compile, Wan table | Liger |\n"
                    "|---|---:|---:|---:|---:|---:|\n");
         char key[512];
-        shape_key(rows[k].suffix, key, sizeof key);
+        report_shape_key(rows[k].suffix, key, sizeof key);
         printf("| %s | %.1f", key, r->saved_bytes * 1e-6);
         for (int p = 0; p < N_BWD_PEERS; p++) {
             const ada_bench_rec *pb = peer_rec(s, "lnmod_bwd", bwd_peers[p], rows[k].suffix);
@@ -396,7 +396,7 @@ static void print_bwd_bar(const ada_bench_set *s, const table_row *rows, int64_t
         if (sample) {
             static const double want[N_BWD_PEERS] = {3.5, 1.4, 1.4, 1.0};
             char key[512];
-            shape_key(rows[k].suffix, key, sizeof key);
+            report_shape_key(rows[k].suffix, key, sizeof key);
             for (int p = 0; p < N_BWD_PEERS && w < sizeof why - 96; p++) {
                 const ada_bench_rec *pb = peer_rec(s, "lnmod_bwd", bwd_peers[p], rows[k].suffix);
                 double pt = rec_time(pb);

@@ -10,6 +10,10 @@
  * after the one-line message (2 bad folder or file, 3 out of memory). */
 int report_load_run(const char *run, ada_bench_set *s);
 
+/* A shape suffix without its "/graph<K>" part (K follows each direction's own bytes, so a
+ * shape's forward and backward share this key). */
+void report_shape_key(const char *suffix, char *key, size_t n);
+
 /* The record <op>/<variant>/<key>, or <op>/<variant>/<key>/graph<K> for the K (2..64) the
  * shape's bytes gave it (bench_shapes.h), where key is a shape without /graph<K>; NULL when
  * the run has none. */

@@ -27,9 +27,7 @@ static int wanted(const cli_list *want, const char *variant)
 static const ada_bench_rec *dtile_of(const ada_bench_set *s, const ada_bench_name *b)
 {
     char key[sizeof b->shape];
-    snprintf(key, sizeof key, "%s", b->shape);
-    char *g = strstr(key, "/graph");
-    if (g) *g = '\0';
+    report_shape_key(b->shape, key, sizeof key);
     return report_find_shape(s, b->op, "dtile", key);
 }
 

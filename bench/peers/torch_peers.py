@@ -335,16 +335,16 @@ def checked(torch, p, check_set, layout, eps, tol, want_b):
     def error(ex):
         return "error: " + ("%s: %s" % (type(ex).__name__, ex)).splitlines()[0][:300]
     try:
-        fok, ftext, _, _ = peer_ops.check(torch, p, check_set, layout, eps, tol, False)
+        return peer_ops.check(torch, p, check_set, layout, eps, tol, want_b)
     except Exception as ex:  # noqa: BLE001 -- any failure of the peer is its verdict
-        return False, error(ex), False, error(ex)
-    if not want_b:
-        return fok, ftext, None, None
-    try:
-        _, _, bok, btext = peer_ops.check(torch, p, check_set, layout, eps, tol, True)
+        if not want_b:
+            return False, error(ex), None, None
+        bwd_error = error(ex)
+    try:  # the backward raised: judge the forward alone
+        fok, ftext, _, _ = peer_ops.check(torch, p, check_set, layout, eps, tol, False)
     except Exception as ex:  # noqa: BLE001
-        bok, btext = False, error(ex)
-    return fok, ftext, bok, btext
+        return False, error(ex), False, error(ex)
+    return fok, ftext, False, bwd_error
 
 
 def err_of(text, key):
