@@ -1,6 +1,11 @@
 // lnmod_bwd_dtile.cu -- variant "dtile", backward: one pass over x and dy at memory speed.
 //
-// Fused path (every pointer 16-byte aligned, D a multiple of the vector width, D up to
+// First choice: the bulk path (lnmod_bwd_bulk.cu, version 2: the copy engine fills each
+// group's ring; two vectors a thread, G groups a CTA; compute capability 9.0+, not per
+// token, bf16/fp16 D <= 6144 or fp32 D <= 3072, aligned). What it does not take runs
+// version 1, below.
+//
+// Version 1's fused path (every pointer 16-byte aligned, D a multiple of the vector width, D up to
 // 8192, the ring fits the device's shared memory):
 //   * A CTA of T threads owns a row: thread t owns the 16-byte vectors t, t + T, ... (VPT of
 //     them, VPT*VEC <= 16 elements), the same columns for every row, so the dscale/dshift
@@ -448,6 +453,10 @@ lnmod_status lnmod_bwd_dtile_launch(const lnmod_desc *d, const void *x, const vo
                                     size_t workspace_bytes, cudaStream_t stream)
 {
     (void)workspace_bytes;
+    int ran = 0;
+    const lnmod_status bs =
+        lnmod_bwd_bulk_launch(d, x, scale, dy, mean, rstd, dx, dscale, dshift, workspace, stream, &ran);
+    if (bs != LNMOD_OK || ran) return bs;
     const lnmod_bparams p =
         lnmod_make_bparams(d, x, scale, dy, mean, rstd, dx, dscale, dshift, workspace);
     return lnmod_dispatch_dtypes(d, [&](auto tx, auto tm, auto ty) {
@@ -456,19 +465,26 @@ lnmod_status lnmod_bwd_dtile_launch(const lnmod_desc *d, const void *x, const vo
     });
 }
 
+// The larger of the two plans' workspaces: which path runs depends on the pointers and the
+// device too, the workspace on the descriptor alone.
 int64_t lnmod_bwd_dtile_workspace(const lnmod_desc *d)
 {
     int64_t glen, cpg, ng;
-    return lnmod_bwd_plan(d, &glen, &cpg, &ng);
+    const int64_t v1 = lnmod_bwd_plan(d, &glen, &cpg, &ng), v2 = lnmod_bwd_bulk_workspace(d);
+    return v1 < 0 || v2 < 0 ? -1 : v1 > v2 ? v1 : v2;
 }
 
 int64_t lnmod_bwd_dtile_bytes(const lnmod_desc *d)
 {
-    // Assumes aligned pointers (the usual case) and a GPU whose shared memory holds the ring.
-    if (!bd_fused(d)) return lnmod_bwd_reread_bytes(d);
+    // Assumes aligned pointers (the usual case) and a GPU of compute capability 9.0 or later
+    // whose shared memory holds the ring.
+    int T = 0, G = 0;
+    const bool bulk = lnmod_bwd_bulk_takes(d, &T, &G) != 0;
+    if (!bulk && !bd_fused(d)) return lnmod_bwd_reread_bytes(d);
     int64_t glen, cpg, ng;
-    const int64_t ws = lnmod_bwd_plan(d, &glen, &cpg, &ng);
+    const int64_t ws = bulk ? lnmod_bwd_bulk_workspace(d) : lnmod_bwd_plan(d, &glen, &cpg, &ng);
+    const int64_t chunks = bulk ? lnmod_bwd_bulk_chunks(d) : ng * cpg;
     const double b = (double)lnmod_bwd_min_bytes(d) + 2.0 * (double)(ws > 0 ? ws : 0) +
-                     (double)(ng * cpg) * (double)d->D * (double)lnmod_dtype_size(d->mod_dtype);
+                     (double)chunks * (double)d->D * (double)lnmod_dtype_size(d->mod_dtype);
     return b >= 9.2e18 ? INT64_MAX : (int64_t)b;
 }

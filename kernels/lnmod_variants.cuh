@@ -31,4 +31,15 @@ LNMOD_DECLARE_BACKWARD(naive)
 LNMOD_DECLARE_BACKWARD(row_per_warp)
 LNMOD_DECLARE_BACKWARD(dtile)
 
+// dtile backward's bulk path (lnmod_bwd_bulk.cu), which lnmod_bwd_dtile_launch tries first:
+// whether it takes descriptor d (its row shape: threads a group, groups a CTA; alignment and
+// the device are checked at launch), its workspace bytes (0 none or not taken, -1 overflow),
+// its chunks (0 when not taken), and the launch (*ran 0: not taken here, run version 1).
+int lnmod_bwd_bulk_takes(const lnmod_desc *d, int *threads, int *groups);
+int64_t lnmod_bwd_bulk_workspace(const lnmod_desc *d);
+int64_t lnmod_bwd_bulk_chunks(const lnmod_desc *d);
+lnmod_status lnmod_bwd_bulk_launch(const lnmod_desc *d, const void *x, const void *scale, const void *dy,
+                                   const float *mean, const float *rstd, void *dx, void *dscale, void *dshift,
+                                   void *workspace, cudaStream_t stream, int *ran);
+
 #endif

@@ -1,0 +1,545 @@
+// lnmod_bwd_bulk.cu -- dtile backward's bulk path (version 2 of its fused kernel), tried first
+// by lnmod_bwd_dtile_launch; the shapes it does not take run dtile's version-1 kernel.
+//
+// Takes: not per token, every pointer and modulation row 16-byte aligned, D a multiple of
+// the vector, two vectors a thread in at most 384 threads (bf16/fp16 D <= 6144, fp32 D <=
+// 3072), rows below 2^31, compute capability 9.0 or later (the bulk copy engine), a ring
+// that fits the device's shared memory. The index math (chunk plan, shares, row shape) is
+// in lnmod_bwd_bulk_plan.h, a function of the descriptor alone.
+//
+// A CTA holds G warp groups of T threads (G x T <= 768, 80 registers a thread); thread t of
+// a group owns the vectors t and t + T of every row. Per group:
+//   * a ring of NS stages in shared memory, each holding one row of x and of dy and its
+//     mean/rstd, NS - 1 rows ahead. The group's thread 0 fills a stage: mbarrier
+//     arrive.expect_tx with the row's bytes, two 1-D bulk copies (x's row and dy's row,
+//     cp.async.bulk ... complete_tx), two 4-byte cp.async of mean[r] and rstd[r] and
+//     cp.async.mbarrier.arrive.noinc (the barrier's second arrival). The group waits with
+//     mbarrier.try_wait.parity (the parity flips when the ring wraps);
+//   * per row: a = sum g, b = sum g*xhat (g = dy*(1 + scale)), a warp butterfly, one
+//     exchange through shared memory behind a named barrier of the group's T threads, then
+//     dx = fma(xhat, -rs*b/D, fma(g, rs, -rs*a/D)) with one rounding; the column sums
+//     dy*xhat and dy of the group's rows in registers;
+//   * a stage is refilled with the row NS - 1 ahead right after the group's barrier of the
+//     next row: every thread of the group has then finished both passes over the stage. The
+//     issuing thread puts fence.proxy.async between that barrier and the copy (generic-proxy
+//     reads before async-proxy writes of the same bytes; measured free, kernels/NOTES.md);
+//   * at a chunk's end the G groups' column sums meet in shared memory in the order
+//     0 + 1 + .. + (G-1), and group 0 writes them (final values when a group is one chunk,
+//     else the partials lnmod_bwd_finalize adds in a fixed order).
+// Measured (H200, kernels/experiments/2026-12-02-bwd-v2, round 2): 80-87% of the copy of the
+// minimal bytes at the Wan shapes where version 1 reached 35-62%; the instruction count a
+// byte was version 1's limit (per-thread cp.async address math and issue), which the copy
+// engine takes over.
+#include "lnmod_bwd_bulk_plan.h"
+#include "lnmod_bwd_common.cuh"
+#include "lnmod_variants.cuh"
+
+// A named namespace (not an anonymous one): below sm_90 the kernel body is a trap and its
+// device helpers go unreferenced, which an anonymous namespace would turn into warnings.
+namespace lnmod_bulk_detail {
+
+using namespace lnmod_detail;
+
+constexpr int BK_VPT = 2;      // 16-byte vectors a thread
+constexpr int BK_MAX_NW = 12;  // warps a group at most (T <= 384)
+constexpr int BK_MAXT = 768;   // threads a CTA at most (__launch_bounds__: 80 registers)
+
+template <typename TX, typename TY> struct bk_cfg {
+    static constexpr int VEC = dt<TX>::VEC;
+    static constexpr int DYW = VEC * (int)sizeof(TY) / 16; // 16-byte pieces of a dy vector
+    static constexpr int SLOTS = BK_VPT * (1 + DYW);       // 16-byte slots a thread and stage
+    static constexpr bool SPS = BK_VPT * VEC >= 16;        // (1 + scale) in shared memory
+};
+
+struct bk_kp {
+    lnmod_bparams p;
+    lnmod_bulk_plan pl;
+    int32_t D, nv;
+};
+
+// The issuing thread's walk over its group's rows: chunks blockIdx.x, + gridDim.x, ...
+// whose share for this group is not empty, each share in row order.
+struct bk_cur {
+    int32_t c, r, step, left;
+    bool ok;
+};
+
+__device__ __forceinline__ void bk_seek(const lnmod_bulk_plan &pl, bk_cur &q, int gq, int G)
+{
+    for (; q.c < pl.nchunks; q.c += (int32_t)gridDim.x) {
+        int64_t g, r0, n;
+        lnmod_bulk_chunk_rows(&pl, q.c, &g, &r0, &n);
+        int32_t cnt;
+        lnmod_bulk_share(&pl, r0, n, gq, G, &q.r, &q.step, &cnt);
+        if (cnt > 0) {
+            q.left = cnt;
+            q.ok = true;
+            return;
+        }
+    }
+    q.ok = false;
+}
+
+__device__ __forceinline__ void bk_next(const lnmod_bulk_plan &pl, bk_cur &q, int gq, int G)
+{
+    if (--q.left > 0) {
+        q.r += q.step;
+    } else {
+        q.c += (int32_t)gridDim.x;
+        bk_seek(pl, q, gq, G);
+    }
+}
+
+// ---- the bulk ring (sm_90 PTX; the kernel is compiled as a trap below sm_90 and the host
+// never launches it there) ----------------------------------------------------------------
+__device__ __forceinline__ unsigned bk_sa(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+
+__device__ __forceinline__ void bk_mbar_init(uint64_t *bar, unsigned count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bk_sa(bar)), "r"(count) : "memory");
+}
+
+__device__ __forceinline__ void bk_fence_proxy_async()
+{
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+// Waits until the phase of parity `parity` of the mbarrier has completed.
+__device__ __forceinline__ void bk_mbar_wait(uint64_t *bar, uint32_t parity)
+{
+    const unsigned a = bk_sa(bar);
+    uint32_t done;
+    do {
+        asm volatile("{\n\t.reg .pred p;\n\t"
+                     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+                     "selp.u32 %0, 1, 0, p;\n\t}"
+                     : "=r"(done)
+                     : "r"(a), "r"(parity)
+                     : "memory");
+    } while (!done);
+}
+
+// Row r into stage s of a group's ring (ring: the group's first stage; stats: its NS
+// float2; bar: its NS mbarriers). Issued by the group's thread 0 only.
+template <typename TX, typename TY>
+__device__ __forceinline__ void bk_issue(const bk_kp &k, uint4 *ring, float2 *stats, uint64_t *bar, int s,
+                                         int32_t r, int T)
+{
+    using C = bk_cfg<TX, TY>;
+    uint4 *st = ring + s * C::SLOTS * T;
+    const unsigned xb = (unsigned)k.nv * 16u, yb = xb * (unsigned)C::DYW, mb = bk_sa(bar + s);
+    const TX *xr = static_cast<const TX *>(k.p.x) + (int64_t)r * k.D;
+    const TY *yr = static_cast<const TY *>(k.p.dy) + (int64_t)r * k.D;
+    asm volatile("{\n\t.reg .b64 st;\n\tmbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n\t}" ::"r"(mb),
+                 "r"(xb + yb)
+                 : "memory");
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                     bk_sa(st)),
+                 "l"(xr), "r"(xb), "r"(mb)
+                 : "memory");
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                     bk_sa(st + BK_VPT * T)),
+                 "l"(yr), "r"(yb), "r"(mb)
+                 : "memory");
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(bk_sa(&stats[s].x)), "l"(k.p.mean + r) : "memory");
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(bk_sa(&stats[s].y)), "l"(k.p.rstd + r) : "memory");
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(mb) : "memory");
+}
+
+// Vector q of this thread from a stage (base = stage + tid): x's row in vector order, dy's
+// row in its own byte order (piece w of vector v at slot VPT*T + v*DYW + w).
+template <typename TX, typename TY>
+__device__ __forceinline__ void bk_read(const uint4 *base, int q, int T, int tid, float *xf, float *gf)
+{
+    using C = bk_cfg<TX, TY>;
+    dt<TX>::unpack(lnmod_lds16(base + q * T), xf);
+#pragma unroll
+    for (int w = 0; w < C::DYW; w++)
+        dt<TY>::unpack(lnmod_lds16(base + BK_VPT * T + q * T * C::DYW + tid * (C::DYW - 1) + w),
+                       gf + w * (16 / (int)sizeof(TY)));
+}
+
+__device__ __forceinline__ void bk_group_sync(int gq, int T)
+{
+    asm volatile("bar.sync %0, %1;" ::"r"(gq + 1), "r"(T) : "memory");
+}
+
+// The G groups' column sums added in the order 0, 1, .., G-1 into group 0's registers.
+template <int VEC, int G>
+__device__ __forceinline__ void bk_combine(float *cmb, int gq, int T, int tid, float (&as)[BK_VPT][VEC],
+                                           float (&ah)[BK_VPT][VEC])
+{
+#pragma unroll 1
+    for (int k = 1; k < G; k++) {
+        __syncthreads(); // group 0 has read the previous group's sums
+        if (gq == k) {
+#pragma unroll
+            for (int q = 0; q < BK_VPT; q++)
+#pragma unroll
+                for (int e = 0; e < VEC; e++) {
+                    cmb[((q * VEC + e) * 2) * T + tid] = as[q][e];
+                    cmb[((q * VEC + e) * 2 + 1) * T + tid] = ah[q][e];
+                }
+        }
+        __syncthreads();
+        if (gq == 0) {
+#pragma unroll
+            for (int q = 0; q < BK_VPT; q++)
+#pragma unroll
+                for (int e = 0; e < VEC; e++) {
+                    as[q][e] += cmb[((q * VEC + e) * 2) * T + tid];
+                    ah[q][e] += cmb[((q * VEC + e) * 2 + 1) * T + tid];
+                }
+        }
+    }
+}
+
+// (1 + scale) of modulation row g: this thread's vectors in registers (8 elements a
+// thread), or the whole row in shared memory for the CTA (16: registers would not hold it
+// beside the column sums; it shares the combine buffer and is reloaded after a combine).
+template <typename TM, int VEC>
+__device__ __forceinline__ void bk_load_scale(const bk_kp &k, int64_t g, int T, int tid, float (&sp)[BK_VPT][VEC])
+{
+    const TM *sc = static_cast<const TM *>(k.p.scale) + g * k.p.scale_stride;
+#pragma unroll
+    for (int q = 0; q < BK_VPT; q++) {
+        const int v = tid + q * T;
+        if (v < k.nv) {
+            lnmod_load_n<TM, VEC>(sc + (int64_t)v * VEC, sp[q]);
+#pragma unroll
+            for (int e = 0; e < VEC; e++) sp[q][e] = 1.0f + sp[q][e];
+        }
+    }
+}
+
+template <typename TM>
+__device__ __forceinline__ void bk_load_scale_smem(const bk_kp &k, int64_t g, float *sps)
+{
+    const TM *sc = static_cast<const TM *>(k.p.scale) + g * k.p.scale_stride;
+    __syncthreads(); // nobody reads the previous row of (1 + scale) or the combine buffer
+    constexpr int E = 16 / (int)sizeof(TM); // D is a multiple of E here
+    for (int i = (int)threadIdx.x; i < k.D / E; i += (int)blockDim.x) {
+        float f[E];
+        lnmod_load_n<TM, E>(sc + E * i, f);
+#pragma unroll
+        for (int e = 0; e < E; e++) sps[E * i + e] = 1.0f + f[e];
+    }
+    __syncthreads();
+}
+
+template <int VEC, bool SPS>
+__device__ __forceinline__ void bk_scale_of(const float (&sp)[BK_VPT][VEC], const float *sps, int q, int v, float *s)
+{
+    if constexpr (SPS) {
+#pragma unroll
+        for (int w = 0; w < VEC / 4; w++) {
+            const float4 t = reinterpret_cast<const float4 *>(sps + v * VEC)[w];
+            s[4 * w] = t.x;
+            s[4 * w + 1] = t.y;
+            s[4 * w + 2] = t.z;
+            s[4 * w + 3] = t.w;
+        }
+    } else {
+#pragma unroll
+        for (int e = 0; e < VEC; e++) s[e] = sp[q][e];
+    }
+}
+
+// One row from ring stage `base`: the row sums reduced over the group, the column sums
+// added, dx written. par: the exchange buffer of this row's parity. mid() runs once the
+// group has passed the row's barrier (the refill of the previous row's stage).
+template <typename TX, typename TY, int G, typename Mid>
+__device__ __forceinline__ void bk_row(const bk_kp &k, const uint4 *base, float2 ms, int32_t r, int gq, int T,
+                                       int tid, float2 (*red)[G][BK_MAX_NW], int par,
+                                       const float (&sp)[BK_VPT][bk_cfg<TX, TY>::VEC], const float *sps,
+                                       float (&as)[BK_VPT][bk_cfg<TX, TY>::VEC],
+                                       float (&ah)[BK_VPT][bk_cfg<TX, TY>::VEC], Mid &&mid)
+{
+    constexpr int VEC = bk_cfg<TX, TY>::VEC;
+    constexpr bool SPS = bk_cfg<TX, TY>::SPS;
+    const float mu = ms.x, rs = ms.y;
+    float a = 0.0f, b = 0.0f;
+#pragma unroll
+    for (int q = 0; q < BK_VPT; q++) {
+        if (tid + q * T < k.nv) {
+            float xf[VEC], gf[VEC], s[VEC];
+            bk_read<TX, TY>(base, q, T, tid, xf, gf);
+            bk_scale_of<VEC, SPS>(sp, sps, q, tid + q * T, s);
+#pragma unroll
+            for (int e = 0; e < VEC; e++) {
+                const float xh = (xf[e] - mu) * rs;
+                const float g = gf[e] * s[e];
+                a += g;
+                b = fmaf(g, xh, b);
+                as[q][e] = fmaf(gf[e], xh, as[q][e]);
+                ah[q][e] += gf[e];
+            }
+        }
+    }
+    lnmod_warp_sum2(a, b);
+    const int NW = T >> 5, lane = tid & 31, warp = tid >> 5;
+    if (lane == 0) red[par][gq][warp] = make_float2(a, b);
+    if (NW > 1)
+        bk_group_sync(gq, T);
+    else
+        __syncwarp();
+    mid();
+    a = b = 0.0f;
+    for (int w = 0; w < NW; w++) { // fixed order
+        const float2 t = red[par][gq][w];
+        a += t.x;
+        b += t.y;
+    }
+    const float invd = 1.0f / (float)k.D;
+    const float nca = -rs * (a * invd), ncb = -rs * (b * invd);
+    TX *dxr = static_cast<TX *>(k.p.dx) + (int64_t)r * k.D;
+#pragma unroll
+    for (int q = 0; q < BK_VPT; q++) {
+        const int v = tid + q * T;
+        if (v < k.nv) {
+            float xf[VEC], gf[VEC], s[VEC], o[VEC];
+            bk_read<TX, TY>(base, q, T, tid, xf, gf);
+            bk_scale_of<VEC, SPS>(sp, sps, q, v, s);
+#pragma unroll
+            for (int e = 0; e < VEC; e++) {
+                const float xh = (xf[e] - mu) * rs;
+                o[e] = fmaf(xh, ncb, fmaf(gf[e] * s[e], rs, nca));
+            }
+            lnmod_store_n<TX, VEC>(dxr + v * VEC, o);
+        }
+    }
+}
+
+// float2 statistics slots of a CTA (one per group and stage), rounded up to 16 bytes so
+// that the combine buffer after them is float4-aligned.
+__host__ __device__ constexpr int bk_stat_slots(int G, int NS) { return (G * NS + 1) / 2 * 2; }
+
+template <typename TX, typename TM, typename TY, int NS, int G>
+__global__ void __launch_bounds__(BK_MAXT, 1) bk_kernel(bk_kp k)
+{
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+    using C = bk_cfg<TX, TY>;
+    constexpr int VEC = C::VEC;
+    static_assert(NS >= 2, "ring depth");
+    extern __shared__ uint4 bk_smem[];
+    __shared__ float2 red[2][G][BK_MAX_NW];
+    __shared__ uint64_t full[G * NS]; // one mbarrier per group and stage
+    const int T = (int)blockDim.x / G, gq = (int)threadIdx.x / T, tid = (int)threadIdx.x - gq * T;
+    uint4 *ring = bk_smem + gq * NS * C::SLOTS * T;
+    float2 *stats0 = reinterpret_cast<float2 *>(bk_smem + G * NS * C::SLOTS * T);
+    float2 *stats = stats0 + gq * NS;
+    float *cmb = reinterpret_cast<float *>(stats0 + bk_stat_slots(G, NS));
+    float *sps = cmb; // (1 + scale) shares the combine buffer (SPS)
+    uint64_t *bar = full + gq * NS;
+    cudaTriggerProgrammaticLaunchCompletion(); // the finalize may be scheduled from now on
+    if (threadIdx.x == 0) {
+        for (int i = 0; i < G * NS; i++) bk_mbar_init(&full[i], 2);
+        bk_fence_proxy_async(); // the initialised barriers, seen by the copy engine
+    }
+    __syncthreads();
+    const lnmod_bulk_plan &pl = k.pl;
+    bk_cur pre;
+    pre.c = (int32_t)blockIdx.x;
+    pre.ok = false;
+    if (tid == 0) bk_seek(pl, pre, gq, G); // only the issuer walks ahead
+    for (int j = 0; j < NS - 1; j++) {
+        if (pre.ok) {
+            bk_issue<TX, TY>(k, ring, stats, bar, j, pre.r, T);
+            bk_next(pl, pre, gq, G);
+        }
+    }
+    float as[BK_VPT][VEC], ah[BK_VPT][VEC], sp[BK_VPT][VEC];
+#pragma unroll
+    for (int q = 0; q < BK_VPT; q++)
+#pragma unroll
+        for (int e = 0; e < VEC; e++) as[q][e] = ah[q][e] = sp[q][e] = 0.0f;
+    int64_t g_loaded = -1;
+    int slot = 0, par = 0;
+    uint32_t phase = 0; // parity of the current use of stage `slot`
+    for (int32_t c = (int32_t)blockIdx.x; c < pl.nchunks; c += (int32_t)gridDim.x) { // uniform
+        int64_t g, r0, n;
+        lnmod_bulk_chunk_rows(&pl, c, &g, &r0, &n);
+        if (n == 0) continue; // uniform: no group has a row (no partial is read for it)
+        int32_t r, step, cnt;
+        lnmod_bulk_share(&pl, r0, n, gq, G, &r, &step, &cnt);
+        if (g != g_loaded) {
+            g_loaded = g;
+            if constexpr (C::SPS)
+                bk_load_scale_smem<TM>(k, g, sps);
+            else
+                bk_load_scale<TM, VEC>(k, g, T, tid, sp);
+        }
+        for (int32_t j = 0; j < cnt; j++, r += step) {
+            const int s0 = slot == 0 ? NS - 1 : slot - 1; // the previous row's stage
+            bk_mbar_wait(bar + slot, phase);              // this row's stage has landed
+            const float2 ms = stats[slot];
+            auto mid = [&]() {
+                if (pre.ok) { // only the issuer's walk is ever ok
+                    bk_fence_proxy_async();
+                    bk_issue<TX, TY>(k, ring, stats, bar, s0, pre.r, T);
+                    bk_next(pl, pre, gq, G);
+                }
+            };
+            bk_row<TX, TY, G>(k, ring + slot * C::SLOTS * T + tid, ms, r, gq, T, tid, red, par, sp, sps, as, ah, mid);
+            slot = slot + 1 == NS ? 0 : slot + 1;
+            if (slot == 0) phase ^= 1u;
+            par ^= 1;
+        }
+        bk_combine<VEC, G>(cmb, gq, T, tid, as, ah);
+        if (C::SPS) g_loaded = -1; // the combine overwrote (1 + scale)
+        if (gq == 0) {
+#pragma unroll
+            for (int q = 0; q < BK_VPT; q++) {
+                const int v = tid + q * T;
+                if (v < k.nv) lnmod_bwd_flush<TM, VEC, true>(k.p, c, g, (int64_t)v * VEC, as[q], ah[q]);
+            }
+        }
+#pragma unroll
+        for (int q = 0; q < BK_VPT; q++)
+#pragma unroll
+            for (int e = 0; e < VEC; e++) as[q][e] = ah[q][e] = 0.0f;
+    }
+#else
+    (void)k;
+    __trap(); // never launched below compute capability 9.0 (bk_launch checks)
+#endif
+}
+
+// ---- host side ------------------------------------------------------------------------
+// Shared memory of a CTA: G rings of NS stages, their statistics, and the combine buffer,
+// which (1 + scale) shares when it lives in shared memory.
+static size_t bk_smem_bytes(int G, int NS, int T, int slots, int vec, int64_t D, bool sps)
+{
+    const size_t cmb = (size_t)T * BK_VPT * vec * 8, spb = sps ? (size_t)D * 4 : 0;
+    return (size_t)G * NS * T * 16 * slots + (size_t)bk_stat_slots(G, NS) * 8 + (cmb > spb ? cmb : spb);
+}
+
+// The kernel's CTAs per SM with `smem` bytes of dynamic shared memory (0: it does not fit);
+// sets the kernel's attributes only when it fits, so that no failed call leaves an error.
+template <typename K> static lnmod_status bk_occupancy(K kern, int threads, size_t smem, int *per_sm)
+{
+    *per_sm = 0;
+    cudaFuncAttributes fa;
+    int dev = 0, optin = 0;
+    if (cudaFuncGetAttributes(&fa, kern) != cudaSuccess || cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess)
+        return LNMOD_ERR_CUDA;
+    if (smem + fa.sharedSizeBytes > (size_t)optin || threads > fa.maxThreadsPerBlock) return LNMOD_OK;
+    // All of the unified L1/shared memory as shared memory where it lets a second CTA fit.
+    if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
+        cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
+                             (int)cudaSharedmemCarveoutMaxShared) != cudaSuccess)
+        return LNMOD_ERR_CUDA;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, kern, threads, smem) != cudaSuccess)
+        return LNMOD_ERR_CUDA;
+    return LNMOD_OK;
+}
+
+template <typename TX, typename TM, typename TY, int NS, int G>
+lnmod_status bk_go(const bk_kp &k, int T, size_t smem, int per_sm, cudaStream_t stream)
+{
+    int sms = 1;
+    lnmod_status st = lnmod_sm_count(&sms);
+    if (st != LNMOD_OK) return st;
+    int64_t grid = (int64_t)per_sm * sms;
+    if (grid > k.pl.nchunks) grid = k.pl.nchunks;
+    bk_kernel<TX, TM, TY, NS, G><<<(unsigned)grid, (unsigned)(G * T), smem, stream>>>(k);
+    st = lnmod_launch_status();
+    return st != LNMOD_OK ? st : lnmod_bwd_finalize<TM>(k.p, stream);
+}
+
+// Ring depth: of 4, 3 and 2 stages the one with the most CTAs per SM, the deeper on a tie
+// (the depth changes no result, only the speed). *ran stays false when none fits.
+template <typename TX, typename TM, typename TY, int G>
+lnmod_status bk_stages(const bk_kp &k, int T, cudaStream_t stream, bool *ran)
+{
+    using C = bk_cfg<TX, TY>;
+    int dev = 0, optin = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess)
+        return LNMOD_ERR_CUDA;
+    size_t sm[5] = {0, 0, 0, 0, 0};
+    int occ[5] = {0, 0, 0, 0, 0}, best = 0;
+    for (int ns = 4; ns >= 2; ns--) sm[ns] = bk_smem_bytes(G, ns, T, C::SLOTS, C::VEC, k.D, C::SPS);
+    lnmod_status st = LNMOD_OK;
+    if (sm[4] <= (size_t)optin) st = bk_occupancy(bk_kernel<TX, TM, TY, 4, G>, G * T, sm[4], &occ[4]);
+    if (st == LNMOD_OK && sm[3] <= (size_t)optin)
+        st = bk_occupancy(bk_kernel<TX, TM, TY, 3, G>, G * T, sm[3], &occ[3]);
+    if (st == LNMOD_OK && sm[2] <= (size_t)optin)
+        st = bk_occupancy(bk_kernel<TX, TM, TY, 2, G>, G * T, sm[2], &occ[2]);
+    if (st != LNMOD_OK) return st;
+    for (int ns = 4; ns >= 2; ns--)
+        if (occ[ns] > occ[best]) best = ns;
+    if (best == 0) return LNMOD_OK;
+    *ran = true;
+    switch (best) {
+    case 4: return bk_go<TX, TM, TY, 4, G>(k, T, sm[4], occ[4], stream);
+    case 3: return bk_go<TX, TM, TY, 3, G>(k, T, sm[3], occ[3], stream);
+    default: return bk_go<TX, TM, TY, 2, G>(k, T, sm[2], occ[2], stream);
+    }
+}
+
+template <typename TX, typename TM, typename TY>
+lnmod_status bk_typed(const bk_kp &k, int T, int G, cudaStream_t stream, bool *ran)
+{
+    if (!lnmod_bwd_vector_ok<TX, TM, TY>(k.p)) return LNMOD_OK;
+    return G == 4 ? bk_stages<TX, TM, TY, 4>(k, T, stream, ran) : bk_stages<TX, TM, TY, 2>(k, T, stream, ran);
+}
+
+} // namespace lnmod_bulk_detail
+
+using namespace lnmod_bulk_detail;
+
+int lnmod_bwd_bulk_takes(const lnmod_desc *d, int *threads, int *groups)
+{
+    const int64_t vec = 16 / (int64_t)lnmod_dtype_size(d->x_dtype);
+    if (d->layout == LNMOD_PER_TOKEN || d->D % vec != 0) return 0;
+    const lnmod_bulk_plan pl = lnmod_bulk_make_plan(d->rows, d->rows_per_sample, d->frame_len, (int)d->layout);
+    if (!lnmod_bulk_plan_ok(&pl)) return 0;
+    return lnmod_bulk_shape(d->D / vec, threads, groups);
+}
+
+int64_t lnmod_bwd_bulk_workspace(const lnmod_desc *d)
+{
+    int T = 0, G = 0;
+    if (!lnmod_bwd_bulk_takes(d, &T, &G)) return 0;
+    const lnmod_bulk_plan pl = lnmod_bulk_make_plan(d->rows, d->rows_per_sample, d->frame_len, (int)d->layout);
+    if (pl.cpg <= 1) return 0;
+    if (pl.nchunks > INT64_MAX / 8 / d->D) return -1;
+    return pl.nchunks * 8 * d->D;
+}
+
+int64_t lnmod_bwd_bulk_chunks(const lnmod_desc *d)
+{
+    int T = 0, G = 0;
+    if (!lnmod_bwd_bulk_takes(d, &T, &G)) return 0;
+    return lnmod_bulk_make_plan(d->rows, d->rows_per_sample, d->frame_len, (int)d->layout).nchunks;
+}
+
+lnmod_status lnmod_bwd_bulk_launch(const lnmod_desc *d, const void *x, const void *scale, const void *dy,
+                                   const float *mean, const float *rstd, void *dx, void *dscale, void *dshift,
+                                   void *workspace, cudaStream_t stream, int *ran)
+{
+    *ran = 0;
+    int T = 0, G = 0, dev = 0, major = 0;
+    if (!lnmod_bwd_bulk_takes(d, &T, &G)) return LNMOD_OK;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
+        return LNMOD_ERR_CUDA;
+    if (major < 9) return LNMOD_OK; // no bulk copy engine
+    bk_kp k;
+    k.p = lnmod_make_bparams(d, x, scale, dy, mean, rstd, dx, dscale, dshift, workspace);
+    k.pl = lnmod_bulk_make_plan(d->rows, d->rows_per_sample, d->frame_len, (int)d->layout);
+    k.p.cpg = k.pl.cpg;
+    k.p.nchunks = k.pl.nchunks;
+    k.p.ws = k.pl.cpg > 1 ? static_cast<float *>(workspace) : nullptr;
+    k.D = (int32_t)d->D;
+    k.nv = (int32_t)(d->D / (16 / (int64_t)lnmod_dtype_size(d->x_dtype)));
+    bool went = false;
+    const lnmod_status st = lnmod_dispatch_dtypes(d, [&](auto tx, auto tm, auto ty) {
+        return bk_typed<typename decltype(tx)::type, typename decltype(tm)::type, typename decltype(ty)::type>(
+            k, T, G, stream, &went);
+    });
+    *ran = went ? 1 : 0;
+    return st;
+}

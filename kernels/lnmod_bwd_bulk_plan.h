@@ -1,0 +1,135 @@
+/* lnmod_bwd_bulk_plan.h -- the index math of dtile backward's bulk path (lnmod_bwd_bulk.cu),
+ * host and device, pure C so that a host test (test_lnmod_bwd_bulk_plan.c) checks it.
+ *
+ * The bulk path keeps the backward's deterministic column sums (lnmod_bwd_common.cuh: a
+ * group's chunks hold rows s + k, s + k + cpg, ...; partials added by the finalize in a
+ * fixed order) and changes three things, all functions of the descriptor alone:
+ *   * chunks per group: cpg = max(1, floor(glen / R)), R = clamp(ceil(rows / target), 32,
+ *     256) (the common plan rounds up: per frame at 32,760 rows that gave 13 x 21 = 273
+ *     chunks, one more wave than 2 CTAs x 132 SMs; this gives 12 x 21 = 252);
+ *     target = 256 chunks, 512 above 65,536 rows (where R = 256 would leave e.g. 295
+ *     chunks at 75,600 rows: 3 waves of 132 CTAs, 74% full; 510 take 4, 97% full);
+ *   * the row shape: exactly two 16-byte vectors a thread (16 bf16 elements), T threads a
+ *     group = ceil(nv / 2) rounded up to whole warps, for 32 <= T <= 384 (else the
+ *     common dtile path runs);
+ *   * G warp groups per CTA share a chunk: G = 4 when T <= 192, else 2. Group q takes the
+ *     chunk's rows number q, q + G, ... (rows r0 + i*cpg, i = q + j*G) into its own column
+ *     sums; the G sums are added at the chunk's end in the order 0, 1, .., G-1.
+ * So the bits of dscale/dshift depend on the descriptor only, never on the grid or the GPU.
+ * Rows and chunks fit 32 bits on this path (lnmod_bulk_plan_ok). */
+#ifndef ADALOAD_LNMOD_BWD_BULK_PLAN_H
+#define ADALOAD_LNMOD_BWD_BULK_PLAN_H
+
+#include <stdint.h>
+
+#ifdef __CUDACC__
+#define LNMOD_BULK_HD __host__ __device__ __forceinline__
+#else
+#define LNMOD_BULK_HD static inline
+#endif
+
+/* The layout values of lnmod_desc.h (kept equal; the host test checks it). */
+enum { LNMOD_BULK_SAMPLE = 0, LNMOD_BULK_TOKEN = 1, LNMOD_BULK_FRAME = 2 };
+
+typedef struct {
+    int64_t rows, S, L, F; /* rows, rows per sample, frame length, frames per sample */
+    int layout;
+    int64_t glen, cpg, ngroups, nchunks;
+} lnmod_bulk_plan;
+
+/* About this many chunks in all (see above). */
+LNMOD_BULK_HD int64_t lnmod_bulk_target(int64_t rows)
+{
+    return rows > 65536 ? 512 : 256;
+}
+
+/* The plan of a descriptor's sizes (S, L: 1 when unused). */
+LNMOD_BULK_HD lnmod_bulk_plan lnmod_bulk_make_plan(int64_t rows, int64_t S, int64_t L, int layout)
+{
+    lnmod_bulk_plan p;
+    const int64_t target = lnmod_bulk_target(rows);
+    p.rows = rows;
+    p.S = S > 0 ? S : 1;
+    p.L = L > 0 ? L : 1;
+    p.layout = layout;
+    p.F = layout == LNMOD_BULK_FRAME ? (p.S + p.L - 1) / p.L : 1;
+    p.glen = layout == LNMOD_BULK_TOKEN ? 1 : layout == LNMOD_BULK_FRAME ? p.L : p.S;
+    int64_t R = (rows + target - 1) / target;
+    if (R < 32) R = 32;
+    if (R > 256) R = 256;
+#ifdef LNMOD_BULK_PLANT_CEIL
+    p.cpg = (p.glen + R - 1) / R; /* planted bug (host test): the common plan's rounding */
+#else
+    p.cpg = p.glen / R;
+#endif
+    if (p.cpg < 1) p.cpg = 1;
+    p.ngroups = layout == LNMOD_BULK_TOKEN   ? rows
+                : layout == LNMOD_BULK_FRAME ? (rows / p.S) * p.F
+                                             : rows / p.S;
+    p.nchunks = p.ngroups * p.cpg;
+    return p;
+}
+
+/* Can the 32-bit walk take it: rows below 2^31 and chunks below 2^30. */
+LNMOD_BULK_HD int lnmod_bulk_plan_ok(const lnmod_bulk_plan *p)
+{
+    return p->rows < ((int64_t)1 << 31) && p->nchunks < ((int64_t)1 << 30);
+}
+
+/* First row and length of modulation group g. */
+LNMOD_BULK_HD void lnmod_bulk_group_rows(const lnmod_bulk_plan *p, int64_t g, int64_t *start, int64_t *len)
+{
+    if (p->layout == LNMOD_BULK_TOKEN) {
+        *start = g;
+        *len = 1;
+    } else if (p->layout == LNMOD_BULK_FRAME) {
+        const int64_t b = g / p->F, j = g - b * p->F;
+        const int64_t rest = p->S - j * p->L;
+        *start = b * p->S + j * p->L;
+        *len = rest < p->L ? rest : p->L;
+    } else {
+        *start = g * p->S;
+        *len = p->S;
+    }
+}
+
+/* Chunk c: its group, first row and row count (rows r0, r0 + cpg, ...). */
+LNMOD_BULK_HD void lnmod_bulk_chunk_rows(const lnmod_bulk_plan *p, int64_t c, int64_t *g, int64_t *r0, int64_t *n)
+{
+    const int64_t gg = c / p->cpg, k = c - gg * p->cpg;
+    int64_t s, len;
+    lnmod_bulk_group_rows(p, gg, &s, &len);
+    *g = gg;
+    *r0 = s + k;
+    *n = len > k ? (len - k + p->cpg - 1) / p->cpg : 0;
+}
+
+/* The share of warp group q of G in a chunk of n rows from r0: its first row, the step
+ * between its rows and how many it has (0 when n <= q). */
+LNMOD_BULK_HD void lnmod_bulk_share(const lnmod_bulk_plan *p, int64_t r0, int64_t n, int q, int G, int32_t *first,
+                                    int32_t *step, int32_t *count)
+{
+#ifdef LNMOD_BULK_PLANT_SHARE
+    q = q == 1 ? 0 : q; /* planted bug (host test): group 1 walks group 0's rows */
+#endif
+    *first = (int32_t)(r0 + (int64_t)q * p->cpg);
+    *step = (int32_t)(p->cpg * G);
+    *count = n > q ? (int32_t)((n - q + G - 1) / G) : 0;
+}
+
+/* The row shape for nv 16-byte vectors: threads a group (two vectors each) and groups a
+ * CTA. Returns 0 (and sets nothing) where the bulk path does not take the width. */
+LNMOD_BULK_HD int lnmod_bulk_shape(int64_t nv, int *threads, int *groups)
+{
+    const int64_t t = ((nv + 1) / 2 + 31) / 32 * 32;
+    if (nv < 2 || t > 384) return 0;
+#ifdef LNMOD_BULK_PLANT_GROUPS
+    *groups = t <= 256 ? 4 : 2; /* planted bug (host test): a CTA of 4 x 256 threads */
+#else
+    *groups = t <= 192 ? 4 : 2;
+#endif
+    *threads = (int)t;
+    return 1;
+}
+
+#endif

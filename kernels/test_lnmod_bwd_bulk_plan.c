@@ -1,0 +1,145 @@
+/* test_lnmod_bwd_bulk_plan.c -- Criterion tests of the index math of dtile backward's bulk
+ * path (lnmod_bwd_bulk_plan.h), CPU only: for every layout and many sizes, the chunks' shares
+ * over G = 2 and 4 groups cover every row of every modulation group exactly once, shares
+ * differ by at most one row, each row's modulation row is lnmod_mod_index's; a full-length
+ * group's chunks hold at least R rows (the plan rounds the chunk count down: 252 chunks per
+ * frame at 32,760 rows, 255 per sample; 510 at 75,600 rows); the row shape at the Wan
+ * widths; the layout values agree with lnmod_desc.h. Also built three times with a planted
+ * bug each (LNMOD_BULK_PLANT_CEIL, _SHARE, _GROUPS), which CMake expects to fail.
+ *
+ *   ctest --test-dir build -R lnmod_bwd_bulk_plan
+ */
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "lnmod_bwd_bulk_plan.h"
+#include "lnmod_desc.h"
+
+/* Checks the plan of one descriptor shape; returns the number of faults (first one logged). */
+static int check_plan(int64_t rows, int64_t S, int64_t L, int lay)
+{
+    lnmod_desc d = lnmod_desc_default();
+    d.rows = rows;
+    d.D = 8;
+    d.rows_per_sample = S;
+    d.frame_len = L;
+    d.layout = (lnmod_layout)lay;
+    d.scale_stride = d.shift_stride = 8;
+    if (lnmod_desc_validate(&d) != LNMOD_OK) return 0;
+    const lnmod_bulk_plan p = lnmod_bulk_make_plan(rows, S, L, lay);
+    const int64_t target = rows > 65536 ? 512 : 256;
+    int64_t R = (rows + target - 1) / target;
+    R = R < 32 ? 32 : R > 256 ? 256 : R;
+    int faults = 0;
+#define FAULT(what)                                                                                      \
+    do {                                                                                                 \
+        if (faults++ == 0)                                                                               \
+            cr_log_error("%s (rows %lld S %lld L %lld layout %d)", what, (long long)rows, (long long)S, \
+                         (long long)L, lay);                                                             \
+    } while (0)
+    if (p.ngroups != lnmod_mod_rows(&d)) FAULT("ngroups differs from lnmod_mod_rows");
+    if (p.cpg > 1 && p.cpg > p.glen / R) FAULT("cpg above floor(glen / R)");
+    unsigned char *seen = calloc((size_t)rows, 1);
+    cr_assert_not_null(seen);
+    static const int Gs[] = {2, 4};
+    for (size_t gi = 0; gi < sizeof Gs / sizeof Gs[0]; gi++) {
+        const int G = Gs[gi];
+        for (int64_t i = 0; i < rows; i++) seen[i] = 0;
+        for (int64_t c = 0; c < p.nchunks; c++) {
+            int64_t g, r0, n, gs, glen;
+            lnmod_bulk_chunk_rows(&p, c, &g, &r0, &n);
+            lnmod_bulk_group_rows(&p, g, &gs, &glen);
+            if (p.cpg > 1 && glen == p.glen && n < R) FAULT("a full group's chunk under R rows");
+            int32_t lo = INT32_MAX, hi = 0;
+            for (int q = 0; q < G; q++) {
+                int32_t first, step, cnt;
+                lnmod_bulk_share(&p, r0, n, q, G, &first, &step, &cnt);
+                lo = cnt < lo ? cnt : lo;
+                hi = cnt > hi ? cnt : hi;
+                for (int32_t j = 0, r = first; j < cnt; j++, r += step) {
+                    if (r < 0 || r >= rows) {
+                        FAULT("row out of range");
+                        continue;
+                    }
+                    if (lnmod_mod_index(&d, r) != g) FAULT("row of another modulation row");
+                    if (seen[r]++) FAULT("row taken twice");
+                }
+            }
+            if (hi - lo > 1) FAULT("shares differ by more than a row");
+        }
+        for (int64_t i = 0; i < rows; i++)
+            if (!seen[i]) {
+                FAULT("row not taken");
+                break;
+            }
+    }
+#undef FAULT
+    free(seen);
+    return faults;
+}
+
+Test(lnmod_bwd_bulk_plan, layout_values_agree)
+{
+    cr_expect_eq((int)LNMOD_BULK_SAMPLE, (int)LNMOD_PER_SAMPLE);
+    cr_expect_eq((int)LNMOD_BULK_TOKEN, (int)LNMOD_PER_TOKEN);
+    cr_expect_eq((int)LNMOD_BULK_FRAME, (int)LNMOD_PER_FRAME);
+}
+
+Test(lnmod_bwd_bulk_plan, wan_plans_fill_the_waves)
+{
+    const lnmod_bulk_plan f = lnmod_bulk_make_plan(32760, 32760, 1560, LNMOD_BULK_FRAME);
+    cr_expect_eq(f.cpg, 12, "per frame: %lld chunks a frame, want 12", (long long)f.cpg);
+    cr_expect_eq(f.nchunks, 252);
+    cr_expect_eq(lnmod_bulk_make_plan(32760, 32760, 1, LNMOD_BULK_SAMPLE).nchunks, 255);
+    cr_expect_eq(lnmod_bulk_make_plan(65520, 32760, 1, LNMOD_BULK_SAMPLE).nchunks, 254);
+    cr_expect_eq(lnmod_bulk_make_plan(75600, 75600, 1, LNMOD_BULK_SAMPLE).nchunks, 510);
+}
+
+Test(lnmod_bwd_bulk_plan, shares_cover_every_row_once)
+{
+    int faults = 0;
+    faults += check_plan(32760, 32760, 1560, LNMOD_BULK_FRAME);
+    faults += check_plan(32760, 32760, 1, LNMOD_BULK_SAMPLE);
+    faults += check_plan(75600, 75600, 1, LNMOD_BULK_SAMPLE);
+    faults += check_plan(3021, 1007, 500, LNMOD_BULK_FRAME);
+    for (int64_t S = 1; S <= 70; S += 3)
+        for (int64_t B = 1; B <= 3; B++) {
+            faults += check_plan(B * S, S, 1, LNMOD_BULK_SAMPLE);
+            faults += check_plan(B * S, S, 1, LNMOD_BULK_TOKEN);
+            for (int64_t L = 1; L <= S; L += 4) faults += check_plan(B * S, S, L, LNMOD_BULK_FRAME);
+        }
+    for (int64_t S = 8190; S <= 8200; S += 5) faults += check_plan(4 * S, S, 7 + S / 3, LNMOD_BULK_FRAME);
+    cr_expect_eq(faults, 0, "%d faults (the first is logged)", faults);
+}
+
+Test(lnmod_bwd_bulk_plan, row_shapes)
+{
+    /* nv 16-byte vectors -> T threads a group, G groups; 0 where the path does not take it. */
+    static const struct {
+        int64_t nv;
+        int takes, t, g;
+    } c[] = {
+        {192, 1, 96, 4},  /* bf16 D1536 */
+        {384, 1, 192, 4}, /* bf16 D3072, fp32 D1536 */
+        {640, 1, 320, 2}, /* bf16 D5120 */
+        {768, 1, 384, 2}, /* bf16 D6144 */
+        {769, 0, 0, 0},   /* 385 threads: version 1 */
+        {1024, 0, 0, 0},  /* bf16 D8192 */
+        {1, 0, 0, 0},     /* D8 bf16 */
+        {2, 1, 32, 4},    /* D16 bf16 */
+        {125, 1, 64, 4},  /* D1000 bf16 */
+        {386, 1, 224, 2}, /* 193 threads rounded to 224: 4 x 224 > 768 */
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        int t = 0, g = 0;
+        const int takes = lnmod_bulk_shape(c[i].nv, &t, &g);
+        cr_expect_eq(takes, c[i].takes, "nv %lld: takes %d", (long long)c[i].nv, takes);
+        if (takes && c[i].takes) {
+            cr_expect_eq(t, c[i].t, "nv %lld: T %d, want %d", (long long)c[i].nv, t, c[i].t);
+            cr_expect_eq(g, c[i].g, "nv %lld: G %d, want %d", (long long)c[i].nv, g, c[i].g);
+            cr_expect(g * t <= 768, "nv %lld: a CTA of %d threads", (long long)c[i].nv, g * t);
+            cr_expect(2 * t >= c[i].nv, "nv %lld: two vectors of %d threads miss some", (long long)c[i].nv, t);
+        }
+    }
+}
