@@ -23,6 +23,8 @@
 //     next row: every thread of the group has then finished both passes over the stage. The
 //     issuing thread puts fence.proxy.async between that barrier and the copy (generic-proxy
 //     reads before async-proxy writes of the same bytes; measured free, kernels/NOTES.md);
+//   * (1 + scale) of the chunk's modulation row: in registers at 8 elements a thread, else in
+//     shared memory (loaded between two CTA barriers when the chunk's row changes);
 //   * at a chunk's end the G groups' column sums meet in shared memory in the order
 //     0 + 1 + .. + (G-1), and group 0 writes them (final values when a group is one chunk,
 //     else the partials lnmod_bwd_finalize adds in a fixed order).
@@ -196,7 +198,7 @@ __device__ __forceinline__ void bk_combine(float *cmb, int gq, int T, int tid, f
 
 // (1 + scale) of modulation row g: this thread's vectors in registers (8 elements a
 // thread), or the whole row in shared memory for the CTA (16: registers would not hold it
-// beside the column sums; it shares the combine buffer and is reloaded after a combine).
+// beside the column sums).
 template <typename TM, int VEC>
 __device__ __forceinline__ void bk_load_scale(const bk_kp &k, int64_t g, int T, int tid, float (&sp)[BK_VPT][VEC])
 {
@@ -329,7 +331,7 @@ __global__ void __launch_bounds__(BK_MAXT, 1) bk_kernel(bk_kp k)
     float2 *stats0 = reinterpret_cast<float2 *>(bk_smem + G * NS * C::SLOTS * T);
     float2 *stats = stats0 + gq * NS;
     float *cmb = reinterpret_cast<float *>(stats0 + bk_stat_slots(G, NS));
-    float *sps = cmb; // (1 + scale) shares the combine buffer (SPS)
+    float *sps = cmb + 2 * BK_VPT * VEC * T; // (1 + scale) of the chunk's row (SPS), after the combine buffer
     uint64_t *bar = full + gq * NS;
     cudaTriggerProgrammaticLaunchCompletion(); // the finalize may be scheduled from now on
     if (threadIdx.x == 0) {
@@ -386,7 +388,6 @@ __global__ void __launch_bounds__(BK_MAXT, 1) bk_kernel(bk_kp k)
             par ^= 1;
         }
         bk_combine<VEC, G>(cmb, gq, T, tid, as, ah);
-        if (C::SPS) g_loaded = -1; // the combine overwrote (1 + scale)
         if (gq == 0) {
 #pragma unroll
             for (int q = 0; q < BK_VPT; q++) {
@@ -406,12 +407,14 @@ __global__ void __launch_bounds__(BK_MAXT, 1) bk_kernel(bk_kp k)
 }
 
 // ---- host side ------------------------------------------------------------------------
-// Shared memory of a CTA: G rings of NS stages, their statistics, and the combine buffer,
-// which (1 + scale) shares when it lives in shared memory.
+// Shared memory of a CTA: G rings of NS stages, their statistics, the combine buffer and
+// (SPS) the row of (1 + scale). The experiment let (1 + scale) share the combine buffer
+// (reloaded after each combine); compute-sanitizer's racecheck reported hazards between the
+// two on the H200 (2026-12-02, kernels/NOTES.md), so they are apart.
 static size_t bk_smem_bytes(int G, int NS, int T, int slots, int vec, int64_t D, bool sps)
 {
     const size_t cmb = (size_t)T * BK_VPT * vec * 8, spb = sps ? (size_t)D * 4 : 0;
-    return (size_t)G * NS * T * 16 * slots + (size_t)bk_stat_slots(G, NS) * 8 + (cmb > spb ? cmb : spb);
+    return (size_t)G * NS * T * 16 * slots + (size_t)bk_stat_slots(G, NS) * 8 + cmb + spb;
 }
 
 // The kernel's CTAs per SM with `smem` bytes of dynamic shared memory (0: it does not fit);
