@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# build.sh [OUT_DIR] -- builds round 3's harness HERE (no GPU needed; the device machine runs
+# the result): OUT_DIR (default build-bwdv3/ at the repository root, ignored by git) gets
+#   gen/bk_prod.cuh  the production's namespace lnmod_bulk_detail cut out of
+#                    kernels/lnmod_bwd_bulk.cu (the candidates' helpers ARE the production's)
+#   bv3_plan_test    the host test of round 3's index math, run here, with its five planted
+#                    bugs each made to fail it
+#   bv3bench         the harness, sm_90, CUDA runtime, OpenBLAS and jansson linked statically
+#   bv3bench.xz      the same compressed, what device.sh unpacks (carried: well under 64 MiB)
+#   ptxas.txt        registers / spills / static shared memory of every kernel of round 3 and
+#                    of the production's bulk and dtile kernels
+# Round 2's comparison (../2026-12-02-bwd-v2/bv2_check.cc) is compiled from its own folder.
+# Every compile with the project's warnings as errors, under nice -n 10, at most two at a time.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../../.." && pwd)
+v2=$root/kernels/experiments/2026-12-02-bwd-v2
+out=${1:-$root/build-bwdv3}
+t_start=$SECONDS
+mkdir -p "$out/obj" "$out/gen"
+export PATH=/usr/local/cuda/bin:$PATH
+K=$root/kernels R=$root/reference V=$root/verify
+cw=(-Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wvla)
+cc=(nice -n 10 gcc)
+cxx=(nice -n 10 g++)
+# shellcheck disable=SC2054 # the commas belong to -Xcompiler's one argument
+nv=(nice -n 10 nvcc -std=c++17 -O3 -arch=sm_90 -lineinfo -Xcompiler=-Wall,-Wextra,-Werror --Werror all-warnings
+    -I"$K" -I"$here" -I"$out/gen")
+blas_inc=$(pkg-config --cflags openblas)
+o=$out/obj
+
+# The production's namespace, whole (from its opening line to its closing comment).
+awk '/^namespace lnmod_bulk_detail \{/{f=1} f{print} /^\} \/\/ namespace lnmod_bulk_detail/{f=0}' \
+  "$K/lnmod_bwd_bulk.cu" >"$out/gen/bk_prod.cuh.new"
+if ! head -1 "$out/gen/bk_prod.cuh.new" | grep -q '^namespace lnmod_bulk_detail {' ||
+   ! tail -1 "$out/gen/bk_prod.cuh.new" | grep -q '^} // namespace lnmod_bulk_detail'; then
+  echo "build.sh: cannot cut namespace lnmod_bulk_detail out of kernels/lnmod_bwd_bulk.cu" >&2; exit 1
+fi
+# Rewritten only when it changed (keeps the objects' timestamps meaningful).
+cmp -s "$out/gen/bk_prod.cuh.new" "$out/gen/bk_prod.cuh" 2>/dev/null || mv "$out/gen/bk_prod.cuh.new" "$out/gen/bk_prod.cuh"
+rm -f "$out/gen/bk_prod.cuh.new"
+
+"${cc[@]}" -std=c11 -O2 "${cw[@]}" -I"$K" -I"$here" "$here/bv3_plan_test.c" -o "$out/bv3_plan_test"
+"$out/bv3_plan_test"
+for plant in BV3_PLANT_STEP BV3_PLANT_NS3 BV3_PLANT_OWED BV3_PLANT_TOK BV3_PLANT_SCAT; do # each must fail it
+  "${cc[@]}" -std=c11 -O2 "${cw[@]}" -D$plant -I"$K" -I"$here" "$here/bv3_plan_test.c" -o "$out/bv3_plan_test_plant"
+  if "$out/bv3_plan_test_plant" >/dev/null 2>&1; then echo "build.sh: bv3_plan_test passed with $plant planted" >&2; exit 1; fi
+  echo "bv3_plan_test with $plant: fails, as it must"
+done
+rm -f "$out/bv3_plan_test_plant"
+
+"${cc[@]}" -std=c11 -O2 "${cw[@]}" -c "$K/lnmod_desc.c" -o "$o/lnmod_desc.o"
+for f in ref_lnmod ref_convert; do
+  # shellcheck disable=SC2086
+  "${cc[@]}" -std=c11 -O2 "${cw[@]}" -ffp-contract=off -fno-fast-math $blas_inc -I"$K" -c "$R/$f.c" -o "$o/$f.o"
+done
+"${cc[@]}" -std=c11 -O2 "${cw[@]}" -D_POSIX_C_SOURCE=200809L -I"$K" -I"$R" -c "$V/verify_check.c" -o "$o/verify_check.o"
+"${cxx[@]}" -std=c++17 -O2 -Wall -Wextra -Werror -I"$K" -I"$R" -I"$V" -I"$v2" -c "$v2/bv2_check.cc" -o "$o/bv2_check.o"
+
+# CUDA, two at a time: the built kernels (the registry and the variant files, as
+# kernels/CMakeLists.txt lists them), round 3's candidates (bv3_bulk.cu three times), the
+# harness. Each job: "object source [defines...]".
+jobs=()
+for b in lnmod_bwd_bulk lnmod_bwd_dtile lnmod_registry lnmod_fwd_naive lnmod_fwd_row_per_warp lnmod_fwd_dtile \
+         lnmod_bwd_naive lnmod_bwd_row_per_warp; do
+  jobs+=("$b $K/$b.cu")
+done
+jobs+=("bv3_h1k0 $here/bv3_bulk.cu -DBV3_OPT_HALF=1 -DBV3_OPT_K2=0"
+       "bv3_h0k1 $here/bv3_bulk.cu -DBV3_OPT_HALF=0 -DBV3_OPT_K2=1"
+       "bv3_h1k1 $here/bv3_bulk.cu -DBV3_OPT_HALF=1 -DBV3_OPT_K2=1"
+       "bv3_tok $here/bv3_tok.cu" "bv3 $here/bv3.cu" "bv3_main $here/bv3_main.cu -I$v2")
+pids=()
+fail_out() { grep -hE 'error|warning' "$o"/*.ptxas | head -20; exit 1; }
+for j in "${jobs[@]}"; do
+  read -r b src defs <<<"$j"
+  # shellcheck disable=SC2086 # defs: zero or more words
+  "${nv[@]}" -I"$R" $defs -Xptxas -v -c "$src" -o "$o/$b.o" >"$o/$b.ptxas" 2>&1 &
+  pids+=($!)
+  if [ "${#pids[@]}" -ge 2 ]; then wait "${pids[0]}" || fail_out; pids=("${pids[@]:1}"); fi
+done
+for p in "${pids[@]}"; do wait "$p" || fail_out; done
+
+# ptxas.txt: one line a kernel (registers, spill stores/loads, static shared memory, name).
+ptxsum() {
+  awk '/Compiling entry function/ {match($0, /'"'"'[^'"'"']+'"'"'/); n=substr($0, RSTART+1, RLENGTH-2)}
+       /spill stores/ {ss=$5; sl=$9}
+       /Used [0-9]+ registers/ {r=$5; sm=$0; sub(/ bytes smem.*/, "", sm); sub(/.* /, "", sm); if (n != "") print r, ss, sl, sm, n; n=""}' "$@" |
+  while read -r r ss sl sm n; do
+    printf '%3s regs  spill %3s/%3s B  smem %5s  %s\n' "$r" "$ss" "$sl" "$sm" "$(echo "$n" | c++filt)"
+  done | sed 's/lnmod_bulk_detail:://g; s/__nv_bfloat16/bf16/g'
+}
+{
+  for b in bv3_h1k0 bv3_h0k1 bv3_h1k1 bv3_tok lnmod_bwd_bulk; do
+    echo "== $b"
+    ptxsum "$o/$b.ptxas" | grep -v bwd_fin_kernel
+  done
+} >"$out/ptxas.txt"
+
+lib=/usr/lib/x86_64-linux-gnu
+nice -n 10 nvcc -arch=sm_90 -o "$out/bv3bench" "$o"/bv3_main.o "$o"/bv3.o "$o"/bv3_h1k0.o "$o"/bv3_h0k1.o \
+  "$o"/bv3_h1k1.o "$o"/bv3_tok.o "$o"/bv2_check.o "$o"/lnmod_*.o "$o"/ref_*.o "$o"/verify_check.o \
+  "$lib/openblas-pthread/libopenblas.a" "$lib/libjansson.a" -cudart static -lpthread -lm
+strip "$out/bv3bench"
+nice -n 10 xz -T2 -6 -kf "$out/bv3bench"
+ls -la "$out/bv3bench" "$out/bv3bench.xz"
+# The shared libraries it still needs: glibc, libstdc++ and libgcc only (the device has them).
+ldd "$out/bv3bench" | awk '{print "  " $1}'
+"$out/bv3bench" --self-test --threads 2 | tail -1
+rc=0; "$out/bv3bench" --quick >/dev/null 2>&1 || rc=$?
+[ "$rc" = 77 ] || { echo "build.sh: bv3bench without a GPU exited $rc, not 77" >&2; exit 1; }
+echo "build.sh: done in $((SECONDS - t_start)) s"
