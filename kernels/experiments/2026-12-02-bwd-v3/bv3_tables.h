@@ -36,7 +36,7 @@ const shape SHAPES[] = {
     {"bf16 sample D5120", BF, F32, BF, SAM, 5120, 32760, 32760, 1, 0, true, BULK},
     {"bf16 sample D1536 r75600", BF, F32, BF, SAM, 1536, 75600, 75600, 1, 0, true, BULK},
     {"bf16 sample D3072 r75600", BF, F32, BF, SAM, 3072, 75600, 75600, 1, 0, true, BULK},
-    {"bf16 frame D1536", BF, F32, BF, FRM, 1536, 32760, 32760, 1560, 0, true, "dtile,half,k2"},
+    {"bf16 frame D1536", BF, F32, BF, FRM, 1536, 32760, 32760, 1560, 0, true, BULK},
     {"bf16-bf16-f32 sample D3072", BF, BF, F32, SAM, 3072, 8192, 4096, 1, 0, false, "all"},
     {"f16 frame D2048 L300", H, H, H, FRM, 2048, 3000, 1000, 300, 0, false, "all"},
     {"bf16 frame D1536 short last frame", BF, F32, BF, FRM, 1536, 3021, 1007, 500, 0, false, "all"},
