@@ -36,6 +36,7 @@ if ! head -1 "$out/gen/bk_prod.cuh.new" | grep -q '^namespace lnmod_bulk_detail 
    ! tail -1 "$out/gen/bk_prod.cuh.new" | grep -q '^} // namespace lnmod_bulk_detail'; then
   echo "build.sh: cannot cut namespace lnmod_bulk_detail out of kernels/lnmod_bwd_bulk.cu" >&2; exit 1
 fi
+sed -i '1i #pragma once' "$out/gen/bk_prod.cuh.new"
 # Rewritten only when it changed (keeps the objects' timestamps meaningful).
 cmp -s "$out/gen/bk_prod.cuh.new" "$out/gen/bk_prod.cuh" 2>/dev/null || mv "$out/gen/bk_prod.cuh.new" "$out/gen/bk_prod.cuh"
 rm -f "$out/gen/bk_prod.cuh.new"
@@ -56,6 +57,75 @@ for f in ref_lnmod ref_convert; do
 done
 "${cc[@]}" -std=c11 -O2 "${cw[@]}" -D_POSIX_C_SOURCE=200809L -I"$K" -I"$R" -c "$V/verify_check.c" -o "$o/verify_check.o"
 "${cxx[@]}" -std=c++17 -O2 -Wall -Wextra -Werror -I"$K" -I"$R" -I"$V" -I"$v2" -c "$v2/bv2_check.cc" -o "$o/bv2_check.o"
+
+# The kernels' own source on the CPU (bv3_emu.h over ../2026-12-02-fwd-v2/fv2_emu.h): emulation
+# copies of lnmod_common.cuh (the forward experiment's rewrite: its asm helpers call the
+# emulation), lnmod_bwd_common.cuh (its <<<>>> launchers and the finalize's launch left out) and the production's
+# namespace up to its kernel (the asm helpers -- mbarrier init/wait, the issue, the proxy
+# fence, the named barrier -- call the emulation); g++ -DBV3_EMU; then the test, and the two
+# planted bugs of bv3_plan.h that it must catch.
+fv2=$root/kernels/experiments/2026-12-02-fwd-v2
+mkdir -p "$out/emu"
+awk '
+  /__device__ __forceinline__ void lnmod_cp_async16\(/ { print "__device__ __forceinline__ void lnmod_cp_async16(void *smem, const void *gmem) { emu::cp_async16(smem, gmem); }"; skip = 1 }
+  /__device__ __forceinline__ void lnmod_cp_commit\(\)/ { print "__device__ __forceinline__ void lnmod_cp_commit() { emu::cp_commit(); }"; next }
+  /template <int N> __device__ __forceinline__ void lnmod_cp_wait\(\)/ { print "template <int N> __device__ __forceinline__ void lnmod_cp_wait() { emu::cp_wait(N); }"; skip = 1 }
+  /__device__ __forceinline__ uint4 lnmod_lds16\(/ { print "__device__ __forceinline__ uint4 lnmod_lds16(const uint4 *p) { return *p; }"; skip = 1 }
+  skip { if ($0 ~ /^}/) skip = 0; next }
+  { print }' "$K/lnmod_common.cuh" >"$out/emu/lnmod_common.cuh"
+awk '
+  /^template / { held = $0; next }
+  /^static inline lnmod_status lnmod_bwd_(columns|reread_run|finalize)\(/ { held = ""; skip = 1; next }
+  skip { if ($0 ~ /^}/) skip = 0; next }
+  { if (held != "") { print held; held = "" } print }' "$K/lnmod_bwd_common.cuh" >"$out/emu/lnmod_bwd_common.cuh"
+awk '
+  BEGIN { print "#pragma once" }
+  /^namespace lnmod_bulk_detail \{/ { f = 1 }
+  !f { next }
+  /^template <typename TX, typename TM, typename TY, int NS, int G>$/ { held = $0; next }
+  /bk_kernel\(bk_kp k\)$/ { print "} // namespace lnmod_bulk_detail (emulation copy: cut before bk_kernel)"; exit }
+  /^__device__ __forceinline__ void bk_mbar_init\(/ { print "__device__ __forceinline__ void bk_mbar_init(uint64_t *bar, unsigned count) { emu::mbar_init(bar, (int)count); }"; skip = 1; next }
+  /^__device__ __forceinline__ void bk_fence_proxy_async\(/ { print "__device__ __forceinline__ void bk_fence_proxy_async() {}"; skip = 1; next }
+  /^__device__ __forceinline__ void bk_mbar_wait\(/ { print "__device__ __forceinline__ void bk_mbar_wait(uint64_t *bar, uint32_t parity) { emu::mbar_wait(bar, parity); }"; skip = 1; next }
+  /^__device__ __forceinline__ void bk_group_sync\(/ { print "__device__ __forceinline__ void bk_group_sync(int gq, int T) { emu::named_sync(gq + 1, T); }"; skip = 1; next }
+  /^__device__ __forceinline__ void bk_issue\(/ {
+    print "__device__ __forceinline__ void bk_issue(const bk_kp &k, uint4 *ring, float2 *stats, uint64_t *bar, int s, int32_t r, int T)"
+    print "{"
+    print "    using C = bk_cfg<TX, TY>;"
+    print "    uint4 *st = ring + s * C::SLOTS * T;"
+    print "    const unsigned xb = (unsigned)k.nv * 16u, yb = xb * (unsigned)C::DYW;"
+    print "    emu::mbar_expect_tx(bar + s, xb + yb);"
+    print "    emu::bulk_copy(st, static_cast<const TX *>(k.p.x) + (int64_t)r * k.D, xb, bar + s);"
+    print "    emu::bulk_copy(st + BK_VPT * T, static_cast<const TY *>(k.p.dy) + (int64_t)r * k.D, yb, bar + s);"
+    print "    emu::cp_async4(&stats[s].x, k.p.mean + r);"
+    print "    emu::cp_async4(&stats[s].y, k.p.rstd + r);"
+    print "    emu::cp_arrive_noinc(bar + s);"
+    print "}"
+    skip = 1; next }
+  skip { if ($0 ~ /^}/) skip = 0; next }
+  { if (held != "") { print held; held = "" } print }' "$K/lnmod_bwd_bulk.cu" >"$out/emu/bk_prod.cuh"
+for f in lnmod_common.cuh lnmod_bwd_common.cuh bk_prod.cuh; do
+  if grep -q 'asm\|<<<' "$out/emu/$f"; then echo "build.sh: asm or <<< left in the emulation's $f" >&2; exit 1; fi
+done
+grep -q 'void bk_issue(const bk_kp &k' "$out/emu/bk_prod.cuh" || { echo "build.sh: bk_issue not replaced in the emulation copy" >&2; exit 1; }
+lib=/usr/lib/x86_64-linux-gnu
+emu_objs=("$o/bv2_check.o" "$o/ref_lnmod.o" "$o/ref_convert.o" "$o/verify_check.o" "$o/lnmod_desc.o"
+          "$lib/openblas-pthread/libopenblas.a" "$lib/libjansson.a")
+for plant in "" OWED SCAT; do
+  nice -n 10 g++ -std=c++17 -O1 -Wall -Wextra -Werror -Wno-unknown-pragmas -Wno-unused-function -DBV3_EMU \
+    ${plant:+-DBV3_PLANT_$plant} -I/usr/local/cuda/include -I"$out/emu" -I"$here" -I"$fv2" -I"$v2" -I"$K" -I"$R" \
+    "$here/bv3_emu_test.cc" "${emu_objs[@]}" -lpthread -lm -o "$out/bv3_emu_test$plant" &
+  if [ "$plant" = OWED ]; then wait; fi
+done
+wait
+"$out/bv3_emu_test" >"$out/bv3_emu_test.out" 2>&1 || { cat "$out/bv3_emu_test.out"; echo "build.sh: bv3_emu_test failed" >&2; exit 1; }
+tail -1 "$out/bv3_emu_test.out"
+for plant in OWED SCAT; do
+  if "$out/bv3_emu_test$plant" >"$out/bv3_emu_test$plant.out" 2>&1; then
+    echo "build.sh: bv3_emu_test passed with BV3_PLANT_$plant planted: it cannot catch it" >&2; exit 1
+  fi
+  echo "bv3_emu_test with BV3_PLANT_$plant: fails, as it must ($(grep -c FAIL "$out/bv3_emu_test$plant.out") FAIL lines; $(grep -m1 -o 'emu: .*' "$out/bv3_emu_test$plant.out" || true))"
+done
 
 # CUDA, two at a time: the built kernels (the registry and the variant files, as
 # kernels/CMakeLists.txt lists them), round 3's candidates (bv3_bulk.cu three times), the

@@ -12,6 +12,9 @@
 // every addition's order: dx, dscale and dshift keep the production's bits (bv3bench checks).
 #include <type_traits>
 
+#ifdef BV3_EMU // the host emulation (bv3_emu_test.cc): the test includes this file
+#include "bv3_emu.h"
+#endif
 #include "lnmod_bwd_bulk_plan.h"
 #include "lnmod_bwd_common.cuh"
 #include "lnmod_variants.cuh"
@@ -161,10 +164,20 @@ __global__ void __launch_bounds__(BK_MAXT, 1) bv3_kernel(bk_kp k)
     using C = bk_cfg<TX, TY>;
     constexpr int VEC = C::VEC;
     static_assert(NS >= (K2 ? bv3_k2_min_stages() : 2), "ring depth");
+#ifdef BV3_EMU // per-CTA shared memory of the emulation: the static part in the same order
+    uint4 *bv3_smem = emu::smem();
+    char *st0 = reinterpret_cast<char *>(emu::static_smem());
+    auto &red = *reinterpret_cast<float2(*)[2][G][BK_MAX_NW]>(st0);
+    auto &red4 = *reinterpret_cast<float4(*)[2][G][BK_MAX_NW]>(st0 + sizeof(float2) * 2 * G * BK_MAX_NW);
+    auto &full = *reinterpret_cast<uint64_t(*)[G * NS]>(st0 + sizeof(float2) * 2 * G * BK_MAX_NW +
+                                                         sizeof(float4) * 2 * G * BK_MAX_NW);
+#else
     extern __shared__ uint4 bv3_smem[];
     __shared__ float2 red[2][G][BK_MAX_NW];
     __shared__ float4 red4[K2 ? 2 : 1][K2 ? G : 1][K2 ? BK_MAX_NW : 1]; // K2: the pair steps' exchange
     __shared__ uint64_t full[G * NS];
+    cudaTriggerProgrammaticLaunchCompletion();
+#endif
     const int T = (int)blockDim.x / G, gq = (int)threadIdx.x / T, tid = (int)threadIdx.x - gq * T;
     uint4 *ring = bv3_smem + gq * NS * C::SLOTS * T;
     float2 *stats0 = reinterpret_cast<float2 *>(bv3_smem + G * NS * C::SLOTS * T);
@@ -172,7 +185,6 @@ __global__ void __launch_bounds__(BK_MAXT, 1) bv3_kernel(bk_kp k)
     float *cmb = reinterpret_cast<float *>(stats0 + bk_stat_slots(G, NS));
     float *sps = cmb + (HALF ? 1 : 2) * BK_VPT * VEC * T; // HALF: half the combine buffer
     uint64_t *bar = full + gq * NS;
-    cudaTriggerProgrammaticLaunchCompletion();
     if (threadIdx.x == 0) {
         for (int i = 0; i < G * NS; i++) bk_mbar_init(&full[i], 2);
         bk_fence_proxy_async();
@@ -287,6 +299,7 @@ __global__ void __launch_bounds__(BK_MAXT, 1) bv3_kernel(bk_kp k)
 #endif
 }
 
+#ifndef BV3_EMU
 // ---- host side (the production's bk_go / bk_stages with this build's kernel) -------------
 template <typename TX, typename TM, typename TY, int NS, int G>
 lnmod_status bv3_go(const bk_kp &k, int T, size_t smem, int per_sm, cudaStream_t stream, bv3_info *info)
@@ -373,8 +386,10 @@ lnmod_status bv3_typed(const bk_kp &k, int T, int G, cudaStream_t stream, bool *
     }
 }
 
+#endif // !BV3_EMU
 } // namespace bv3_bulk_detail
 
+#ifndef BV3_EMU
 using namespace bv3_bulk_detail;
 
 // The production's lnmod_bwd_bulk_launch with this build's kernel.
@@ -410,3 +425,4 @@ lnmod_status BV3_ENTRY(const lnmod_desc *d, const void *x, const void *scale, co
     *ran = went ? 1 : 0;
     return st;
 }
+#endif // !BV3_EMU

@@ -22,6 +22,8 @@
 
 #ifdef __CUDACC__
 #define BV3_HD __host__ __device__ __forceinline__ constexpr
+#elif defined(__cplusplus)
+#define BV3_HD static inline constexpr /* the emulation test (g++) */
 #else
 #define BV3_HD static inline
 #endif

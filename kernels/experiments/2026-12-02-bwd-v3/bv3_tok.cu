@@ -14,6 +14,9 @@
 // Deterministic: no sum crosses rows. No workspace.
 #include <type_traits>
 
+#ifdef BV3_EMU // the host emulation (bv3_emu_test.cc): the test includes this file
+#include "bv3_emu.h"
+#endif
 #include "lnmod_bwd_bulk_plan.h"
 #include "lnmod_bwd_common.cuh"
 #include "lnmod_variants.cuh"
@@ -52,6 +55,16 @@ __device__ __forceinline__ void bt_issue(const bt_kp &k, uint4 *ring, float2 *st
     const TX *xr = static_cast<const TX *>(k.p.x) + r * k.D;
     const TY *yr = static_cast<const TY *>(k.p.dy) + r * k.D;
     const TM *sr = static_cast<const TM *>(k.p.scale) + r * k.p.scale_stride;
+#ifdef BV3_EMU
+    emu::mbar_expect_tx(bar + s, xb + yb + sb);
+    emu::bulk_copy(st, xr, xb, bar + s);
+    emu::bulk_copy(st + bv3_tok_dy_at(T), yr, yb, bar + s);
+    emu::bulk_copy(st + bv3_tok_sc_at(T, C::DYW), sr, sb, bar + s);
+    emu::cp_async4(&stats[s].x, k.p.mean + r);
+    emu::cp_async4(&stats[s].y, k.p.rstd + r);
+    emu::cp_arrive_noinc(bar + s);
+    (void)mb;
+#else
     asm volatile("{\n\t.reg .b64 st;\n\tmbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n\t}" ::"r"(mb),
                  "r"(xb + yb + sb)
                  : "memory");
@@ -70,6 +83,7 @@ __device__ __forceinline__ void bt_issue(const bt_kp &k, uint4 *ring, float2 *st
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(bk_sa(&stats[s].x)), "l"(k.p.mean + r) : "memory");
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(bk_sa(&stats[s].y)), "l"(k.p.rstd + r) : "memory");
     asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(mb) : "memory");
+#endif
 }
 
 // Vector q of this thread: x and dy (the production's bk_read) and (1 + scale).
@@ -153,9 +167,16 @@ __global__ void __launch_bounds__(BK_MAXT, 1) bt_kernel(bt_kp k)
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
     using C = bt_cfg<TX, TM, TY>;
     static_assert(NS >= 2, "ring depth");
+#ifdef BV3_EMU // per-CTA shared memory of the emulation: the static part in the same order
+    uint4 *bt_smem = emu::smem();
+    char *st0 = reinterpret_cast<char *>(emu::static_smem());
+    auto &red = *reinterpret_cast<float2(*)[2][G][BK_MAX_NW]>(st0);
+    auto &full = *reinterpret_cast<uint64_t(*)[G * NS]>(st0 + sizeof(float2) * 2 * G * BK_MAX_NW);
+#else
     extern __shared__ uint4 bt_smem[];
     __shared__ float2 red[2][G][BK_MAX_NW];
     __shared__ uint64_t full[G * NS];
+#endif
     const int T = (int)blockDim.x / G, gq = (int)threadIdx.x / T, tid = (int)threadIdx.x - gq * T;
     uint4 *ring = bt_smem + gq * NS * C::SLOTS * T;
     float2 *stats = reinterpret_cast<float2 *>(bt_smem + G * NS * C::SLOTS * T) + gq * NS;
@@ -197,6 +218,7 @@ __global__ void __launch_bounds__(BK_MAXT, 1) bt_kernel(bt_kp k)
 #endif
 }
 
+#ifndef BV3_EMU
 template <typename TX, typename TM, typename TY, int NS, int G>
 lnmod_status bt_go(const bt_kp &k, int T, size_t smem, int per_sm, cudaStream_t stream, bv3_info *info)
 {
@@ -265,8 +287,10 @@ lnmod_status bt_typed(const bt_kp &k, int T, int G, cudaStream_t stream, bool *r
     }
 }
 
+#endif // !BV3_EMU
 } // namespace bv3_tok_detail
 
+#ifndef BV3_EMU
 using namespace bv3_tok_detail;
 
 lnmod_status bv3_tok_launch(const lnmod_desc *d, const void *x, const void *scale, const void *dy, const float *mean,
@@ -301,3 +325,4 @@ lnmod_status bv3_tok_launch(const lnmod_desc *d, const void *x, const void *scal
     *ran = went ? 1 : 0;
     return st;
 }
+#endif // !BV3_EMU
