@@ -61,9 +61,10 @@ done
 # The kernels' own source on the CPU (bv3_emu.h over ../2026-12-02-fwd-v2/fv2_emu.h): emulation
 # copies of lnmod_common.cuh (the forward experiment's rewrite: its asm helpers call the
 # emulation), lnmod_bwd_common.cuh (its <<<>>> launchers and the finalize's launch left out) and the production's
-# namespace up to its kernel (the asm helpers -- mbarrier init/wait, the issue, the proxy
-# fence, the named barrier -- call the emulation); g++ -DBV3_EMU; then the test, and the two
-# planted bugs of bv3_plan.h that it must catch.
+# namespace up to and with its kernel bk_kernel (the asm helpers -- mbarrier init/wait, the
+# issue, the proxy fence, the named barrier -- call the emulation; the kernel's shared arrays
+# come from the emulation's per-CTA memory, the same layout as bv3_kernel's under BV3_EMU);
+# g++ -DBV3_EMU; then the test, and the two planted bugs of bv3_plan.h that it must catch.
 fv2=$root/kernels/experiments/2026-12-02-fwd-v2
 mkdir -p "$out/emu"
 awk '
@@ -83,7 +84,16 @@ awk '
   /^namespace lnmod_bulk_detail \{/ { f = 1 }
   !f { next }
   /^template <typename TX, typename TM, typename TY, int NS, int G>$/ { held = $0; next }
-  /bk_kernel\(bk_kp k\)$/ { print "} // namespace lnmod_bulk_detail (emulation copy: cut before bk_kernel)"; exit }
+  /bk_kernel\(bk_kp k\)$/ { print held; held = ""; print; inkern = 1; next }
+  inkern && /^    extern __shared__ uint4 bk_smem\[\];$/ { print "    uint4 *bk_smem = emu::smem();"; next }
+  inkern && /^    __shared__ float2 red\[2\]\[G\]\[BK_MAX_NW\];$/ {
+    print "    auto &red = *reinterpret_cast<float2(*)[2][G][BK_MAX_NW]>(emu::static_smem());"; nsub++; next }
+  inkern && /^    __shared__ uint64_t full\[G \* NS\];/ {
+    print "    auto &full = *reinterpret_cast<uint64_t(*)[G * NS]>(reinterpret_cast<char *>(emu::static_smem()) +"
+    print "                                                         sizeof(float2) * 2 * G * BK_MAX_NW + sizeof(float4) * 2 * G * BK_MAX_NW);"
+    nsub++; next }
+  inkern && /cudaTriggerProgrammaticLaunchCompletion\(\);/ { nsub++; next }
+  inkern && /^}/ { print; print "} // namespace lnmod_bulk_detail (emulation copy: up to bk_kernel, shared memory from the emulation)"; if (nsub != 3) print "#error bk_kernel: the emulation rewrite missed a line"; exit }
   /^__device__ __forceinline__ void bk_mbar_init\(/ { print "__device__ __forceinline__ void bk_mbar_init(uint64_t *bar, unsigned count) { emu::mbar_init(bar, (int)count); }"; skip = 1; next }
   /^__device__ __forceinline__ void bk_fence_proxy_async\(/ { print "__device__ __forceinline__ void bk_fence_proxy_async() {}"; skip = 1; next }
   /^__device__ __forceinline__ void bk_mbar_wait\(/ { print "__device__ __forceinline__ void bk_mbar_wait(uint64_t *bar, uint32_t parity) { emu::mbar_wait(bar, parity); }"; skip = 1; next }

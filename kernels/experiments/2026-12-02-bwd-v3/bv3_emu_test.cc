@@ -5,7 +5,8 @@
 // each run twice -- copies landing at issue ("eager": a stage refilled early corrupts a row
 // still read) and at the wait ("lazy": a stage read before its wait reads stale bytes). All
 // must pass; half, k2 and k2half must give the same bytes (the production's order), and each
-// kernel the same bytes under both models. Partials (cpg > 1) are added on the host in chunk
+// kernel the same bytes under both models -- and the same bytes as the production's own
+// bk_kernel ("dtile": kernels/lnmod_bwd_bulk.cu's kernel, emulated the same way). Partials (cpg > 1) are added on the host in chunk
 // order (the harness's GPU run checks the built finalize). Built with g++ -DBV3_EMU by
 // build.sh against emulation copies of lnmod_common.cuh (asm -> emulation, fv2's rewrite),
 // lnmod_bwd_common.cuh (its <<<>>> launchers left out) and the production's namespace (its
@@ -146,7 +147,8 @@ struct bufs {
 };
 size_t n16(size_t bytes) { return bytes / 16 + 1; }
 
-// One kernel on the case: outputs into b.dx/ds/dh. kern: 1 half, 2 k2, 3 k2half, 4 tok.
+// One kernel on the case: outputs into b.dx/ds/dh. kern: 0 the production's bk_kernel, 1 half,
+// 2 k2, 3 k2half, 4 tok.
 template <typename TX, typename TM, typename TY>
 void run_one(const lnmod_desc &d, bufs &b, int kern, int ns, unsigned grid)
 {
@@ -188,10 +190,11 @@ void run_one(const lnmod_desc &d, bufs &b, int kern, int ns, unsigned grid)
     k.D = (int32_t)d.D;
     k.nv = (int32_t)(d.D / vec);
     using C = lnmod_bulk_detail::bk_cfg<TX, TY>;
-    dyn = (size_t)bv3_bulk_smem(G, ns, T, C::SLOTS, C::VEC, d.D, C::SPS, kern != 2);
-#define BV3_BULK(NSP, NS_, GG)                                                                   \
-    body = kern == 1   ? std::function<void()>([k] { NSP::bv3_kernel<TX, TM, TY, NS_, GG>(k); }) \
-           : kern == 2 ? std::function<void()>([k] { bv3_emu_h0k1::bv3_kernel<TX, TM, TY, 4, GG>(k); }) \
+    dyn = (size_t)bv3_bulk_smem(G, ns, T, C::SLOTS, C::VEC, d.D, C::SPS, kern == 1 || kern == 3);
+#define BV3_BULK(NSP, NS_, GG)                                                                                  \
+    body = kern == 0   ? std::function<void()>([k] { lnmod_bulk_detail::bk_kernel<TX, TM, TY, NS_, GG>(k); }) \
+           : kern == 1 ? std::function<void()>([k] { NSP::bv3_kernel<TX, TM, TY, NS_, GG>(k); })                \
+           : kern == 2 ? std::function<void()>([k] { bv3_emu_h0k1::bv3_kernel<TX, TM, TY, 4, GG>(k); })         \
                        : std::function<void()>([k] { bv3_emu_h1k1::bv3_kernel<TX, TM, TY, 4, GG>(k); });
     if (G == 4) {
         if (ns == 4) BV3_BULK(bv3_emu_h1k0, 4, 4) else if (ns == 3) BV3_BULK(bv3_emu_h1k0, 3, 4) else BV3_BULK(bv3_emu_h1k0, 2, 4)
@@ -276,10 +279,11 @@ int run_case(const tcase &t, uint64_t seed)
         int kern, ns;
         const char *name;
     };
-    const kr bulk[] = {{1, 4, "half ns4"}, {1, 3, "half ns3"}, {1, 2, "half ns2"}, {2, 4, "k2 ns4"}, {3, 4, "k2half ns4"}};
+    const kr bulk[] = {{0, 4, "dtile ns4"}, {0, 3, "dtile ns3"}, {0, 2, "dtile ns2"}, {1, 4, "half ns4"},
+                       {1, 3, "half ns3"},  {1, 2, "half ns2"},  {2, 4, "k2 ns4"},    {3, 4, "k2half ns4"}};
     const kr toks[] = {{4, 4, "tok ns4"}, {4, 3, "tok ns3"}, {4, 2, "tok ns2"}};
     const kr *ks = tok ? toks : bulk;
-    const int nk = tok ? 3 : 5;
+    const int nk = tok ? 3 : 8;
     for (int i = 0; i < nk; i++)
         for (int eager = 1; eager >= 0; eager--) {
             emu::S().eager = eager != 0;
