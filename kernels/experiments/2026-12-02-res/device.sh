@@ -7,7 +7,7 @@
 #      shape only, and `timeout` ends it): every variant against the float64 reference,
 #      guards, two launches bit-identical;
 #   2. each timed shape in its own process, while the time used stays under RES_BUDGET_S
-#      (default 150 s; a shape started before it may run its 60 s: at most ~215 s in all);
+#      (default 165 s; a shape started before it may run its 60 s: at most ~230 s in all);
 #   3. the table of every shape into $OUT/table.md, the whole log into $OUT/res.log.
 # Exit: 0 every check passed, 1 a check failed or a shape did not finish, 2 no binary, 77 no
 # CUDA device.
@@ -19,7 +19,7 @@ root=$(cd "$here/../../.." && pwd)
 dry=0
 [ "${1:-}" = --dry-run ] && dry=1
 xzbin=${RES_BIN:-$root/build-res/resbench.xz}
-budget=${RES_BUDGET_S:-150}
+budget=${RES_BUDGET_S:-165}
 reps=${RES_REPS:-11}
 per_shape=${RES_SHAPE_TIMEOUT_S:-60}
 threads=$(nproc 2>/dev/null || echo 16)

@@ -1,6 +1,7 @@
 // res_api.cu -- kernels/pending/lnmod_res.h's C API over this experiment's variants:
-// "naive" and "dtile" (forward and backward); a shape dtile's fused kernels do not take runs
-// naive's (res_last_path says which ran). The workspace is naive's layout for both.
+// "naive", "dtile" (forward and backward) and "dtile_bulk" (backward; its forward is dtile's);
+// a shape a variant's fused kernel does not take runs the next one (dtile_bulk: dtile's, then
+// naive's; res_last_path says which ran). The workspace is naive's layout for all.
 // Validation first, as the header says: inputs, outputs, the variant, the workspace.
 #include "lnmod_res.h"
 #include "res_api_extra.h"
@@ -18,6 +19,7 @@ int variant_of(const char *v)
     if (!v) return -1;
     if (!std::strcmp(v, "naive")) return 0;
     if (!std::strcmp(v, "dtile")) return 1;
+    if (!std::strcmp(v, "dtile_bulk")) return 2;
     return -1;
 }
 } // namespace
@@ -32,7 +34,7 @@ extern "C" lnmod_status lnmod_res_forward(const char *variant, const lnmod_res_d
     if ((st = lnmod_res_check_fwd_out(d, out)) != LNMOD_OK) return st;
     const int v = variant_of(variant);
     if (v < 0) return LNMOD_ERR_UNKNOWN_VARIANT;
-    if (v == 1 && res_fwd_dtile_takes(d, in, out)) {
+    if (v >= 1 && res_fwd_dtile_takes(d, in, out)) {
         last_path = 1;
         return res_fwd_dtile(d, in, out, stream);
     }
@@ -65,7 +67,16 @@ extern "C" lnmod_status lnmod_res_backward(const char *variant, const lnmod_res_
         if (!workspace) return LNMOD_ERR_NULL_POINTER;
         if (workspace_bytes < need || ((uintptr_t)workspace & 15u)) return LNMOD_ERR_WORKSPACE;
     }
-    if (variant_of(variant) == 1 && res_bwd_dtile_takes(d, in, out)) {
+    const int v = variant_of(variant);
+    if (v == 2 && res_bwd_bulk_takes(d, in, out)) {
+        int ran = 0;
+        st = res_bwd_bulk(d, in, out, workspace, stream, &ran);
+        if (st != LNMOD_OK || ran) {
+            last_path = 2;
+            return st;
+        }
+    }
+    if (v >= 1 && res_bwd_dtile_takes(d, in, out)) {
         last_path = 1;
         return res_bwd_dtile(d, in, out, workspace, stream);
     }

@@ -6,8 +6,8 @@
 extern "C" {
 #endif
 
-/* The path the last lnmod_res_forward / _backward of this host thread ran: 1 the dtile fused
- * kernel, 0 naive's (the naive variant, or dtile's fallback). */
+/* The path the last lnmod_res_forward / _backward of this host thread ran: 2 dtile_bulk's fused
+ * backward, 1 dtile's fused kernel, 0 naive's (the naive variant, or a fallback). */
 int res_last_path(void);
 
 #ifdef __cplusplus

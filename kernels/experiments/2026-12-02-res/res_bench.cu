@@ -3,7 +3,7 @@
 // small D, in place h = r and dr = dh):
 //   * fresh random inputs (res_inputs.h: constant-h rows, large-mean rows, NaN in the gaps of
 //     the strided gate/scale/shift rows);
-//   * every forward variant (naive, dtile) and backward variant (naive, dtile) twice: outputs
+//   * every forward variant (naive, dtile) and backward variant (naive, dtile, dtile_bulk) twice: outputs
 //     poisoned (0xff: NaN, then 0x5a) and the workspace filled with garbage; the 16 bytes past
 //     every output and the gaps between strided column-sum rows must keep the poison, and the
 //     two launches must give the same bytes ("det");
@@ -46,8 +46,9 @@
 namespace {
 
 const char *const FWD_V[] = {"naive", "dtile"};
-const char *const BWD_V[] = {"naive", "dtile"};
-constexpr int NFWD = 2, NBWD = 2;
+const char *const BWD_V[] = {"naive", "dtile", "dtile_bulk"};
+const char *const PATH_NAME[] = {"naive", "fused", "bulk"}; // res_last_path()
+constexpr int NFWD = 2, NBWD = 3;
 
 // A device allocation of n bytes plus a 16-byte guard band after it (and `off` bytes before
 // the data: misaligned shapes).
@@ -192,8 +193,8 @@ struct kres {
 
 void print_k(const char *dir, const char *name, const kres &k, float copy, bool timed)
 {
-    std::printf("  %s %-6s %9.1f us %6.1f%% of copy  path %s  worst %.3f (%s) fails %lld det %s guard %s  %s\n", dir,
-                name, k.us, timed && k.us > 0 ? 100.0 * copy / k.us : 0.0, k.path ? "fused" : "naive", k.v.worst,
+    std::printf("  %s %-10s %9.1f us %6.1f%% of copy  path %s  worst %.3f (%s) fails %lld det %s guard %s  %s\n", dir,
+                name, k.us, timed && k.us > 0 ? 100.0 * copy / k.us : 0.0, PATH_NAME[k.path >= 0 && k.path <= 2 ? k.path : 0], k.v.worst,
                 k.v.worst_of < 0 ? "-" : res_out_name[k.v.worst_of], (long long)res_verdict_fails(&k.v),
                 k.det ? "yes" : "NO", k.guard ? "ok" : "BAD", k.ok ? "ok" : "FAIL");
     for (int q = 0; q < RES_NOUT; q++)
@@ -421,7 +422,8 @@ int run_shape(const res_shape &s, int shape_no, const run_ctx &c, std::vector<st
     row += s.timed ? " | " + std::to_string((int)(bcopy + 0.5)) : std::string(" | -");
     for (int v = 0; v < NBWD; v++) {
         cell(bk[v], bcopy);
-        if (v == 1 && !bk[v].path) row += " =naive";
+        if (v >= 1 && !bk[v].path) row += " =naive";
+        if (v == 2 && bk[v].path == 1) row += " =dtile";
     }
     table.push_back(row + " |");
     std::fflush(stdout);
@@ -500,9 +502,11 @@ int main(int argc, char **argv)
         if (o.quick && s.timed) continue;
         fails += run_shape(s, i, c, table);
     }
-    std::printf("\n%% of copy (median of %d, L2 flushed; '=naive': dtile ran naive's path; untimed shapes: checks)\n",
+    std::printf("\n%% of copy (median of %d, L2 flushed; '=naive' / '=dtile': the variant ran that path; untimed shapes: "
+                "checks)\n",
                 o.reps);
-    std::printf("| shape | fwd copy us | fwd naive | fwd dtile | bwd copy us | bwd naive | bwd dtile |\n|---|---:|---:|---:|---:|---:|---:|\n");
+    std::printf("| shape | fwd copy us | fwd naive | fwd dtile | bwd copy us | bwd naive | bwd dtile | bwd dtile_bulk "
+                "|\n|---|---:|---:|---:|---:|---:|---:|---:|\n");
     for (const std::string &r : table) std::printf("%s\n", r.c_str());
     std::printf("FAILS %d\n", fails);
     return fails ? 1 : 0;

@@ -27,6 +27,14 @@ int res_bwd_dtile_takes(const lnmod_res_desc *d, const lnmod_res_bwd_in *in, con
 lnmod_status res_bwd_dtile(const lnmod_res_desc *d, const lnmod_res_bwd_in *in, const lnmod_res_bwd_out *out,
                            void *workspace, cudaStream_t stream);
 
+// dtile_bulk backward (res_dtile_bulk.cu): 1 when its fused path takes d with these pointers;
+// res_bwd_bulk sets *ran = 0 (and launches nothing) where the device lacks the bulk copy
+// engine or its ring does not fit the shared memory (the API then runs dtile's or naive's).
+// Workspace: naive's (the same layout).
+int res_bwd_bulk_takes(const lnmod_res_desc *d, const lnmod_res_bwd_in *in, const lnmod_res_bwd_out *out);
+lnmod_status res_bwd_bulk(const lnmod_res_desc *d, const lnmod_res_bwd_in *in, const lnmod_res_bwd_out *out,
+                          void *workspace, cudaStream_t stream, int *ran);
+
 } // namespace res_detail
 
 #endif
