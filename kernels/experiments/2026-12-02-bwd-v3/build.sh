@@ -160,6 +160,17 @@ for j in "${jobs[@]}"; do
 done
 for p in "${pids[@]}"; do wait "$p" || fail_out; done
 
+# The three builds of bv3_bulk.cu are linked into one binary: a weak symbol defined by more
+# than one of them (a template instantiated under the same name) would be kept once, and the
+# other builds would run its code. None may be shared.
+shared=$(for b in bv3_h1k0 bv3_h0k1 bv3_h1k1; do nm --defined-only "$o/$b.o" | awk '$2 ~ /^[TWVtwv]$/ && $3 ~ /bv3/ {print $3}' | sort -u; done | sort | uniq -d)
+if [ -n "$shared" ]; then
+  echo "build.sh: symbols defined by more than one build of bv3_bulk.cu (the linker keeps one):" >&2
+  echo "$shared" | c++filt | head -10 >&2
+  exit 1
+fi
+echo "the three builds of bv3_bulk.cu share no defined symbol"
+
 # ptxas.txt: one line a kernel (registers, spill stores/loads, static shared memory, name).
 ptxsum() {
   awk '/Compiling entry function/ {match($0, /'"'"'[^'"'"']+'"'"'/); n=substr($0, RSTART+1, RLENGTH-2)}

@@ -29,6 +29,13 @@
 #define BV3_CAT2(a, b, c) a##b##c
 #define BV3_CAT(a, b, c) BV3_CAT2(a, b, c)
 #define BV3_ENTRY BV3_CAT(bv3_bulk_h, BV3_OPT_HALF, BV3_CAT(k, BV3_OPT_K2, ))
+// Each build's namespace carries its options: the three objects are linked into one binary,
+// and a template with the same mangled name in all three (bv3_kernel<...>, bv3_stages<...>)
+// is one weak symbol the linker keeps ONCE -- round 3's first run timed half's kernel under
+// all three names (kernels/NOTES.md item 12; build.sh now checks the objects share none).
+#ifndef bv3_bulk_detail
+#define bv3_bulk_detail BV3_CAT(bv3_bulk_h, BV3_OPT_HALF, BV3_CAT(k, BV3_OPT_K2, _detail))
+#endif
 
 namespace bv3_bulk_detail {
 
