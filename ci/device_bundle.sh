@@ -11,6 +11,8 @@
 #   plugins/       the example plug-in and its planted-bug build (kernels/plugin/), for MODE plugin
 #   libadaload.so  the Python package's library (kernels + planner), for MODE e2e's adaload kernel
 #   git.env        ADALOAD_GIT_SHA / ADALOAD_GIT_DIRTY: the device copy of the tree has no .git
+#   <program>.xz   adaload, adaload-*, libadaload.so compressed: a call carries these (the
+#                  tracked tree + the bare adaload pass 64 MiB); ci/device_env.sh unpacks them
 # Then, on the GPU machine with .devbundle carried: ci/device_run.sh quick|full.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -55,4 +57,10 @@ done
   if [ -n "$(git -C "$root" status --porcelain --untracked-files=no)" ]; then echo "ADALOAD_GIT_DIRTY=1"; else echo "ADALOAD_GIT_DIRTY=0"; fi
 } >"$bundle/git.env"
 tar -C "$bundle" -cJf "$bundle/lib.tar.xz" lib && rm -rf "$bundle/lib"
+# Each program and library also as <name>.xz (about a fifth of the size): the tracked tree and
+# the uncompressed adaload no longer fit the 64 MiB carry together, so a call carries the .xz
+# files and ci/device_env.sh unpacks them there.
+for f in "$bundle"/adaload* "$bundle"/libadaload.so; do
+  [ -f "$f" ] && [ "${f%.xz}" = "$f" ] && xz -T0 -6 -kf "$f"
+done
 du -sh "$bundle"

@@ -6,6 +6,13 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root" || exit 2
 set -a; . .devbundle/git.env; set +a
 [ -d .devbundle/lib ] || tar -C .devbundle -xJf .devbundle/lib.tar.xz
+# The carried programs come compressed (ci/device_bundle.sh): unpack each whose plain file is
+# missing, through a temporary name so a cut unpack leaves nothing that looks whole.
+for z in .devbundle/*.xz; do
+  case $z in *.tar.xz|'.devbundle/*.xz') continue ;; esac
+  [ -e "${z%.xz}" ] && continue
+  xz -dc "$z" >"${z%.xz}.part" && chmod +x "${z%.xz}.part" && mv "${z%.xz}.part" "${z%.xz}" || exit 2
+done
 export ADALOAD_ROOT=$root
 out=${OUT:-/tmp/adaload-out}
 mkdir -p "$out"
