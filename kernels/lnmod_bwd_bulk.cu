@@ -263,6 +263,13 @@ __global__ void __launch_bounds__(BK_MAXT, 1) bk_kernel(bk_kp k)
             if (slot == 0) phase ^= 1u;
             par ^= 1;
         }
+        // Every group passes its own barrier as often as group 0 (the largest share, one row
+        // more than some): the CTA's barrier count then agrees between groups at each
+        // CTA-wide barrier. On the H200 compute-sanitizer's racecheck reported hazards
+        // between group 0's read of the combine buffer and another group's write one CTA
+        // barrier later exactly in the chunks where the shares were uneven (kernels/NOTES.md
+        // item 12); nothing else in the kernel depends on it.
+        if (T > 32 && cnt < (int32_t)((n + G - 1) / G)) bk_group_sync(gq, T);
         bk_combine<VEC, G>(cmb, gq, T, tid, as); // dscale's sums, then dshift's
         bk_combine<VEC, G>(cmb, gq, T, tid, ah);
         if (gq == 0) {
