@@ -2,7 +2,8 @@
 # ci/device_run.sh MODE -- run on a GPU machine after ci/device_bundle.sh built .devbundle/
 # here. Writes run folders under results/<gpu>/<kind>/ (verify, bench, regression-check),
 # each added to results/index.jsonl, and packs every new run folder and the index into
-# $OUT/results.tgz (the device tool brings $OUT back; here, after unpacking, `adaload results
+# $OUT/results.tgz (the device tool brings $OUT back, at most 8 files: the step logs are packed
+# into $OUT/logs.tgz at the end; here, after unpacking, `adaload results
 # check` says whether the index agrees, `adaload results index` rebuilds it). The full
 # per-case verify.json stays out of git (.gitignore): verify-summary.json is the record.
 #   MODE quick  env, verify --grid quick for every variant (forward and backward), bench --set quick
@@ -288,3 +289,9 @@ cp "$out/new_runs.txt" "$out/new_runs.list"
 echo results/index.jsonl >>"$out/new_runs.txt"
 tar czf "$out/results.tgz" -T "$out/new_runs.txt" 2>/dev/null
 log packed "$(wc -l <"$out/new_runs.txt")" run folders
+# The device tool brings back at most 8 files a call (device README): the step logs
+# (verify-K.log/.err, new_runs.*, e2e.log, ...) go into one logs.tgz, so one call can chain
+# two modes (OUT=$o/a ...; OUT=$o/b ...) and lose nothing -- on 2026-12-02 a chained call's
+# full-grid shards 1-2 never came back. Left as files: results.tgz, logs.tgz, the reports.
+( cd "$out" && find . -maxdepth 1 -type f ! -name results.tgz ! -name logs.tgz ! -name .logs.list ! -name '*.md' -printf '%f\n' |
+  sort >.logs.list && [ -s .logs.list ] && tar czf logs.tgz -T .logs.list && xargs -r rm -f <.logs.list; rm -f .logs.list )
