@@ -41,6 +41,9 @@
 #               environment drift where the fingerprints differ) and `adaload compare
 #               --history <new run>`, both into $OUT/aa-compare*.txt. Refuses a LEASE1_RUN
 #               of other kernel sources (that is no A/A pair).
+#   MODE python-gpu  python/tests/test_torch_gpu.py (ctest python_torch_gpu, which CI cannot run)
+#               with .devbundle/libadaload.so: adaload.torch's forward and backward against
+#               float64 on the GPU (carry .devbundle/libadaload.so.xz too); log $OUT/python-gpu.log
 #   MODE e2e    issue 20's experiment with replayed ranks (harness/e2e/replay.py): calibration,
 #               `adaload plan --per-rank` for dual, verl-kk, sort-by-length, equal-token +
 #               random and dual + random at W 2 and 8, every rank replayed on this GPU with
@@ -254,6 +257,14 @@ case "$mode" in
     else
       echo "aa: first lease done: $new -- next, on a fresh lease: ci/device_run.sh aa $new"
     fi
+    ;;
+  python-gpu)
+    # python_torch_gpu (ctest label gpu: CI has no GPU) with the bundle's library: adaload.torch's
+    # forward and its kernel backward against float64 autograd, on the GPU.
+    export ADALOAD_LIB=$root/.devbundle/libadaload.so ADALOAD_BIN=$root/.devbundle/adaload ADALOAD_SOURCE_DIR=$root \
+      ADALOAD_EXPECT_CUDA=1 PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=$root/python:$root/python/tests${PYTHONPATH:+:$PYTHONPATH}
+    log "python_torch_gpu"
+    timeout 300 python3 python/tests/test_torch_gpu.py -v 2>&1 | tee "$out/python-gpu.log"; echo "python-gpu rc=${PIPESTATUS[0]}"
     ;;
   e2e)
     export ADALOAD_LIB=$root/.devbundle/libadaload.so PYTHONPATH=$root/python${PYTHONPATH:+:$PYTHONPATH}
