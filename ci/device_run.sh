@@ -150,6 +150,9 @@ if [ "$mode" = e2e-ddp ]; then
 fi
 . "$(dirname "$0")/device_env.sh"
 ada=.devbundle/adaload
+# What $OUT held before this run (a caller's own log, redirected there, among them): the
+# packing of the step logs at the end leaves those alone.
+outs_before=$(mktemp); find "$out" -maxdepth 1 -type f -printf '%f\n' | sort >"$outs_before"
 before=$(mktemp); find results -name meta.json ! -path "*/.*" 2>/dev/null | sort >"$before"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv
 log env;       $ada env
@@ -303,6 +306,10 @@ log packed "$(wc -l <"$out/new_runs.txt")" run folders
 # The device tool brings back at most 8 files a call (device README): the step logs
 # (verify-K.log/.err, new_runs.*, e2e.log, ...) go into one logs.tgz, so one call can chain
 # two modes (OUT=$o/a ...; OUT=$o/b ...) and lose nothing -- on 2026-12-02 a chained call's
-# full-grid shards 1-2 never came back. Left as files: results.tgz, logs.tgz, the reports.
-( cd "$out" && find . -maxdepth 1 -type f ! -name results.tgz ! -name logs.tgz ! -name .logs.list ! -name '*.md' -printf '%f\n' |
-  sort >.logs.list && [ -s .logs.list ] && tar czf logs.tgz -T .logs.list && xargs -r rm -f <.logs.list; rm -f .logs.list )
+# full-grid shards 1-2 never came back. Left as files: results.tgz, logs.tgz, the reports, and
+# whatever was there before the run (a caller's log still being written).
+logs=$(mktemp)
+find "$out" -maxdepth 1 -type f ! -name results.tgz ! -name logs.tgz ! -name '*.md' -printf '%f\n' | sort |
+  comm -23 - "$outs_before" >"$logs"
+[ -s "$logs" ] && (cd "$out" && tar czf logs.tgz -T "$logs" && xargs -r rm -f <"$logs")
+rm -f "$logs" "$outs_before"
