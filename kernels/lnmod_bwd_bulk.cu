@@ -26,13 +26,16 @@
 //   * (1 + scale) of the chunk's modulation row: in registers at 8 elements a thread, else in
 //     shared memory (loaded between two CTA barriers when the chunk's row changes);
 //   * at a chunk's end the G groups' column sums meet in shared memory in the order
-//     0 + 1 + .. + (G-1), and group 0 writes them (final values when a group is one chunk,
-//     else the partials lnmod_bwd_finalize adds in a fixed order).
+//     0 + 1 + .. + (G-1), the dscale sums first, then the dshift sums through the same
+//     buffer (half the shared memory of both at once: 4 ring stages at bf16 D1536/D3072),
+//     and group 0 writes them (final values when a group is one chunk, else the partials
+//     lnmod_bwd_finalize adds in a fixed order).
 // Measured (H200, kernels/experiments/2026-12-02-bwd-v2, round 2): 80-87% of the copy of the
 // minimal bytes at the Wan shapes where version 1 reached 35-62%; the instruction count a
 // byte was version 1's limit (per-thread cp.async address math and issue), which the copy
 // engine takes over.
 #include "lnmod_bwd_bulk_plan.h"
+#include "lnmod_bwd_bulk_ring.cuh"
 #include "lnmod_bwd_common.cuh"
 #include "lnmod_variants.cuh"
 
@@ -42,134 +45,13 @@ namespace lnmod_bulk_detail {
 
 using namespace lnmod_detail;
 
-constexpr int BK_VPT = 2;      // 16-byte vectors a thread
-constexpr int BK_MAX_NW = 12;  // warps a group at most (T <= 384)
-constexpr int BK_MAXT = 768;   // threads a CTA at most (__launch_bounds__: 80 registers)
-
-template <typename TX, typename TY> struct bk_cfg {
-    static constexpr int VEC = dt<TX>::VEC;
-    static constexpr int DYW = VEC * (int)sizeof(TY) / 16; // 16-byte pieces of a dy vector
-    static constexpr int SLOTS = BK_VPT * (1 + DYW);       // 16-byte slots a thread and stage
-    static constexpr bool SPS = BK_VPT * VEC >= 16;        // (1 + scale) in shared memory
-};
-
-struct bk_kp {
-    lnmod_bparams p;
-    lnmod_bulk_plan pl;
-    int32_t D, nv;
-};
-
-// The issuing thread's walk over its group's rows: chunks blockIdx.x, + gridDim.x, ...
-// whose share for this group is not empty, each share in row order.
-struct bk_cur {
-    int32_t c, r, step, left;
-    bool ok;
-};
-
-__device__ __forceinline__ void bk_seek(const lnmod_bulk_plan &pl, bk_cur &q, int gq, int G)
-{
-    for (; q.c < pl.nchunks; q.c += (int32_t)gridDim.x) {
-        int64_t g, r0, n;
-        lnmod_bulk_chunk_rows(&pl, q.c, &g, &r0, &n);
-        int32_t cnt;
-        lnmod_bulk_share(&pl, r0, n, gq, G, &q.r, &q.step, &cnt);
-        if (cnt > 0) {
-            q.left = cnt;
-            q.ok = true;
-            return;
-        }
-    }
-    q.ok = false;
-}
-
-__device__ __forceinline__ void bk_next(const lnmod_bulk_plan &pl, bk_cur &q, int gq, int G)
-{
-    if (--q.left > 0) {
-        q.r += q.step;
-    } else {
-        q.c += (int32_t)gridDim.x;
-        bk_seek(pl, q, gq, G);
-    }
-}
-
-// ---- the bulk ring (sm_90 PTX; the kernel is compiled as a trap below sm_90 and the host
-// never launches it there) ----------------------------------------------------------------
-__device__ __forceinline__ unsigned bk_sa(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
-
-__device__ __forceinline__ void bk_mbar_init(uint64_t *bar, unsigned count)
-{
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bk_sa(bar)), "r"(count) : "memory");
-}
-
-__device__ __forceinline__ void bk_fence_proxy_async()
-{
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-}
-
-// Waits until the phase of parity `parity` of the mbarrier has completed.
-__device__ __forceinline__ void bk_mbar_wait(uint64_t *bar, uint32_t parity)
-{
-    const unsigned a = bk_sa(bar);
-    uint32_t done;
-    do {
-        asm volatile("{\n\t.reg .pred p;\n\t"
-                     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
-                     "selp.u32 %0, 1, 0, p;\n\t}"
-                     : "=r"(done)
-                     : "r"(a), "r"(parity)
-                     : "memory");
-    } while (!done);
-}
-
-// Row r into stage s of a group's ring (ring: the group's first stage; stats: its NS
-// float2; bar: its NS mbarriers). Issued by the group's thread 0 only.
-template <typename TX, typename TY>
-__device__ __forceinline__ void bk_issue(const bk_kp &k, uint4 *ring, float2 *stats, uint64_t *bar, int s,
-                                         int32_t r, int T)
-{
-    using C = bk_cfg<TX, TY>;
-    uint4 *st = ring + s * C::SLOTS * T;
-    const unsigned xb = (unsigned)k.nv * 16u, yb = xb * (unsigned)C::DYW, mb = bk_sa(bar + s);
-    const TX *xr = static_cast<const TX *>(k.p.x) + (int64_t)r * k.D;
-    const TY *yr = static_cast<const TY *>(k.p.dy) + (int64_t)r * k.D;
-    asm volatile("{\n\t.reg .b64 st;\n\tmbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n\t}" ::"r"(mb),
-                 "r"(xb + yb)
-                 : "memory");
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                     bk_sa(st)),
-                 "l"(xr), "r"(xb), "r"(mb)
-                 : "memory");
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                     bk_sa(st + BK_VPT * T)),
-                 "l"(yr), "r"(yb), "r"(mb)
-                 : "memory");
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(bk_sa(&stats[s].x)), "l"(k.p.mean + r) : "memory");
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(bk_sa(&stats[s].y)), "l"(k.p.rstd + r) : "memory");
-    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(mb) : "memory");
-}
-
-// Vector q of this thread from a stage (base = stage + tid): x's row in vector order, dy's
-// row in its own byte order (piece w of vector v at slot VPT*T + v*DYW + w).
-template <typename TX, typename TY>
-__device__ __forceinline__ void bk_read(const uint4 *base, int q, int T, int tid, float *xf, float *gf)
-{
-    using C = bk_cfg<TX, TY>;
-    dt<TX>::unpack(lnmod_lds16(base + q * T), xf);
-#pragma unroll
-    for (int w = 0; w < C::DYW; w++)
-        dt<TY>::unpack(lnmod_lds16(base + BK_VPT * T + q * T * C::DYW + tid * (C::DYW - 1) + w),
-                       gf + w * (16 / (int)sizeof(TY)));
-}
-
-__device__ __forceinline__ void bk_group_sync(int gq, int T)
-{
-    asm volatile("bar.sync %0, %1;" ::"r"(gq + 1), "r"(T) : "memory");
-}
-
-// The G groups' column sums added in the order 0, 1, .., G-1 into group 0's registers.
+// One of the two column sums of the G groups added in the order 0, 1, .., G-1 into group
+// 0's registers, through a buffer of T x VPT x VEC floats. The chunk's end runs it for the
+// dscale sums, then for the dshift sums: each sum keeps its order (the bits), and the buffer
+// is half of one holding both (round 3's "half": at bf16 D1536 and D3072 a fourth ring
+// stage fits again; 2(G-1) more CTA barriers a chunk).
 template <int VEC, int G>
-__device__ __forceinline__ void bk_combine(float *cmb, int gq, int T, int tid, float (&as)[BK_VPT][VEC],
-                                           float (&ah)[BK_VPT][VEC])
+__device__ __forceinline__ void bk_combine(float *cmb, int gq, int T, int tid, float (&v)[BK_VPT][VEC])
 {
 #pragma unroll 1
     for (int k = 1; k < G; k++) {
@@ -178,20 +60,14 @@ __device__ __forceinline__ void bk_combine(float *cmb, int gq, int T, int tid, f
 #pragma unroll
             for (int q = 0; q < BK_VPT; q++)
 #pragma unroll
-                for (int e = 0; e < VEC; e++) {
-                    cmb[((q * VEC + e) * 2) * T + tid] = as[q][e];
-                    cmb[((q * VEC + e) * 2 + 1) * T + tid] = ah[q][e];
-                }
+                for (int e = 0; e < VEC; e++) cmb[(q * VEC + e) * T + tid] = v[q][e];
         }
         __syncthreads();
         if (gq == 0) {
 #pragma unroll
             for (int q = 0; q < BK_VPT; q++)
 #pragma unroll
-                for (int e = 0; e < VEC; e++) {
-                    as[q][e] += cmb[((q * VEC + e) * 2) * T + tid];
-                    ah[q][e] += cmb[((q * VEC + e) * 2 + 1) * T + tid];
-                }
+                for (int e = 0; e < VEC; e++) v[q][e] += cmb[(q * VEC + e) * T + tid];
         }
     }
 }
@@ -331,7 +207,7 @@ __global__ void __launch_bounds__(BK_MAXT, 1) bk_kernel(bk_kp k)
     float2 *stats0 = reinterpret_cast<float2 *>(bk_smem + G * NS * C::SLOTS * T);
     float2 *stats = stats0 + gq * NS;
     float *cmb = reinterpret_cast<float *>(stats0 + bk_stat_slots(G, NS));
-    float *sps = cmb + 2 * BK_VPT * VEC * T; // (1 + scale) of the chunk's row (SPS), after the combine buffer
+    float *sps = cmb + BK_VPT * VEC * T; // (1 + scale) of the chunk's row (SPS), after the combine buffer
     uint64_t *bar = full + gq * NS;
     cudaTriggerProgrammaticLaunchCompletion(); // the finalize may be scheduled from now on
     if (threadIdx.x == 0) {
@@ -387,7 +263,15 @@ __global__ void __launch_bounds__(BK_MAXT, 1) bk_kernel(bk_kp k)
             if (slot == 0) phase ^= 1u;
             par ^= 1;
         }
-        bk_combine<VEC, G>(cmb, gq, T, tid, as, ah);
+        // Every group passes its own barrier as often as group 0 (the largest share, one row
+        // more than some): the CTA's barrier count then agrees between groups at each
+        // CTA-wide barrier. On the H200 compute-sanitizer's racecheck reported hazards
+        // between group 0's read of the combine buffer and another group's write one CTA
+        // barrier later exactly in the chunks where the shares were uneven (kernels/NOTES.md
+        // item 12); nothing else in the kernel depends on it.
+        if (T > 32 && cnt < (int32_t)((n + G - 1) / G)) bk_group_sync(gq, T);
+        bk_combine<VEC, G>(cmb, gq, T, tid, as); // dscale's sums, then dshift's
+        bk_combine<VEC, G>(cmb, gq, T, tid, ah);
         if (gq == 0) {
 #pragma unroll
             for (int q = 0; q < BK_VPT; q++) {
@@ -407,35 +291,15 @@ __global__ void __launch_bounds__(BK_MAXT, 1) bk_kernel(bk_kp k)
 }
 
 // ---- host side ------------------------------------------------------------------------
-// Shared memory of a CTA: G rings of NS stages, their statistics, the combine buffer and
-// (SPS) the row of (1 + scale). The experiment let (1 + scale) share the combine buffer
-// (reloaded after each combine); compute-sanitizer's racecheck reported hazards between the
-// two on the H200 (2026-12-02, kernels/NOTES.md), so they are apart.
+// Shared memory of a CTA: G rings of NS stages, their statistics, the combine buffer (one
+// float an element: bk_combine takes one sum at a time) and (SPS) the row of (1 + scale).
+// The experiment let (1 + scale) share the combine buffer (reloaded after each combine);
+// compute-sanitizer's racecheck reported hazards between the two on the H200 (2026-12-02,
+// kernels/NOTES.md), so they are apart.
 static size_t bk_smem_bytes(int G, int NS, int T, int slots, int vec, int64_t D, bool sps)
 {
-    const size_t cmb = (size_t)T * BK_VPT * vec * 8, spb = sps ? (size_t)D * 4 : 0;
+    const size_t cmb = (size_t)T * BK_VPT * vec * 4, spb = sps ? (size_t)D * 4 : 0;
     return (size_t)G * NS * T * 16 * slots + (size_t)bk_stat_slots(G, NS) * 8 + cmb + spb;
-}
-
-// The kernel's CTAs per SM with `smem` bytes of dynamic shared memory (0: it does not fit);
-// sets the kernel's attributes only when it fits, so that no failed call leaves an error.
-template <typename K> static lnmod_status bk_occupancy(K kern, int threads, size_t smem, int *per_sm)
-{
-    *per_sm = 0;
-    cudaFuncAttributes fa;
-    int dev = 0, optin = 0;
-    if (cudaFuncGetAttributes(&fa, kern) != cudaSuccess || cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess)
-        return LNMOD_ERR_CUDA;
-    if (smem + fa.sharedSizeBytes > (size_t)optin || threads > fa.maxThreadsPerBlock) return LNMOD_OK;
-    // All of the unified L1/shared memory as shared memory where it lets a second CTA fit.
-    if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess ||
-        cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
-                             (int)cudaSharedmemCarveoutMaxShared) != cudaSuccess)
-        return LNMOD_ERR_CUDA;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, kern, threads, smem) != cudaSuccess)
-        return LNMOD_ERR_CUDA;
-    return LNMOD_OK;
 }
 
 template <typename TX, typename TM, typename TY, int NS, int G>
@@ -493,30 +357,38 @@ lnmod_status bk_typed(const bk_kp &k, int T, int G, cudaStream_t stream, bool *r
 
 using namespace lnmod_bulk_detail;
 
-int lnmod_bwd_bulk_takes(const lnmod_desc *d, int *threads, int *groups)
+// The bulk path's whole configuration for a descriptor, in one place: the chunk plan (a
+// function of the row layout only) and the row shape (T threads a group, G groups). False
+// where the bulk path does not take the descriptor (per token, D not a multiple of the
+// vector, a plan or row shape past its limits).
+static bool bk_config(const lnmod_desc *d, lnmod_bulk_plan *pl, int *threads, int *groups)
 {
     const int64_t vec = 16 / (int64_t)lnmod_dtype_size(d->x_dtype);
-    if (d->layout == LNMOD_PER_TOKEN || d->D % vec != 0) return 0;
-    const lnmod_bulk_plan pl = lnmod_bulk_make_plan(d->rows, d->rows_per_sample, d->frame_len, (int)d->layout);
-    if (!lnmod_bulk_plan_ok(&pl)) return 0;
-    return lnmod_bulk_shape(d->D / vec, threads, groups);
+    if (d->layout == LNMOD_PER_TOKEN || d->D % vec != 0) return false;
+    *pl = lnmod_bulk_make_plan(d->rows, d->rows_per_sample, d->frame_len, (int)d->layout);
+    return lnmod_bulk_plan_ok(pl) && lnmod_bulk_shape(d->D / vec, threads, groups);
+}
+
+int lnmod_bwd_bulk_takes(const lnmod_desc *d, int *threads, int *groups)
+{
+    lnmod_bulk_plan pl;
+    return bk_config(d, &pl, threads, groups) ? 1 : 0;
 }
 
 int64_t lnmod_bwd_bulk_workspace(const lnmod_desc *d)
 {
+    lnmod_bulk_plan pl;
     int T = 0, G = 0;
-    if (!lnmod_bwd_bulk_takes(d, &T, &G)) return 0;
-    const lnmod_bulk_plan pl = lnmod_bulk_make_plan(d->rows, d->rows_per_sample, d->frame_len, (int)d->layout);
-    if (pl.cpg <= 1) return 0;
+    if (!bk_config(d, &pl, &T, &G) || pl.cpg <= 1) return 0;
     if (pl.nchunks > INT64_MAX / 8 / d->D) return -1;
     return pl.nchunks * 8 * d->D;
 }
 
 int64_t lnmod_bwd_bulk_chunks(const lnmod_desc *d)
 {
+    lnmod_bulk_plan pl;
     int T = 0, G = 0;
-    if (!lnmod_bwd_bulk_takes(d, &T, &G)) return 0;
-    return lnmod_bulk_make_plan(d->rows, d->rows_per_sample, d->frame_len, (int)d->layout).nchunks;
+    return bk_config(d, &pl, &T, &G) ? pl.nchunks : 0;
 }
 
 lnmod_status lnmod_bwd_bulk_launch(const lnmod_desc *d, const void *x, const void *scale, const void *dy,
@@ -525,14 +397,13 @@ lnmod_status lnmod_bwd_bulk_launch(const lnmod_desc *d, const void *x, const voi
 {
     *ran = 0;
     int T = 0, G = 0, dev = 0, major = 0;
-    if (!lnmod_bwd_bulk_takes(d, &T, &G)) return LNMOD_OK;
+    bk_kp k;
+    if (!bk_config(d, &k.pl, &T, &G)) return LNMOD_OK;
     if (cudaGetDevice(&dev) != cudaSuccess ||
         cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
         return LNMOD_ERR_CUDA;
     if (major < 9) return LNMOD_OK; // no bulk copy engine
-    bk_kp k;
     k.p = lnmod_make_bparams(d, x, scale, dy, mean, rstd, dx, dscale, dshift, workspace);
-    k.pl = lnmod_bulk_make_plan(d->rows, d->rows_per_sample, d->frame_len, (int)d->layout);
     k.p.cpg = k.pl.cpg;
     k.p.nchunks = k.pl.nchunks;
     k.p.ws = k.pl.cpg > 1 ? static_cast<float *>(workspace) : nullptr;

@@ -132,4 +132,53 @@ LNMOD_BULK_HD int lnmod_bulk_shape(int64_t nv, int *threads, int *groups)
     return 1;
 }
 
+/* Per token (lnmod_bwd_bulk_tok.cu): no chunks; group gq of CTA b (G groups a CTA, grid
+ * CTAs) takes the rows (b + k * grid) * G + gq, k = 0, 1, ..., whole rows. A ring stage
+ * holds, per thread of the group's T, the row of x (VPT slots of 16 bytes), of dy (VPT * dyw:
+ * a vector of dy is dyw 16-byte pieces) and of scale (VPT * msw) -- dsh = dy's first slot,
+ * sc = scale's. Rows below 2^31 (the walk is 64-bit, the launch checks rows anyway). */
+LNMOD_BULK_HD int64_t lnmod_bulk_tok_first(int64_t b, int G, int gq)
+{
+    return b * G + gq;
+}
+
+LNMOD_BULK_HD int64_t lnmod_bulk_tok_step(int64_t grid, int G)
+{
+#ifdef LNMOD_BULK_PLANT_TOK
+    (void)G;
+    return grid; /* planted bug (host test): the CTAs' walks overlap */
+#else
+    return grid * G;
+#endif
+}
+
+/* 16-byte slots a thread and stage: x, dy, scale. */
+LNMOD_BULK_HD int lnmod_bulk_tok_slots(int dyw, int msw)
+{
+    return 2 * (1 + dyw + msw);
+}
+
+/* First slot (of a stage of T threads) of dy's row and of the scale row. */
+LNMOD_BULK_HD int lnmod_bulk_tok_dy_at(int T)
+{
+    return 2 * T;
+}
+
+LNMOD_BULK_HD int lnmod_bulk_tok_sc_at(int T, int dyw)
+{
+#ifdef LNMOD_BULK_PLANT_SCAT
+    (void)dyw;
+    return 2 * T * 2 - 1; /* planted bug (host test): the scale row overlaps dy's */
+#else
+    return 2 * T * (1 + dyw);
+#endif
+}
+
+/* Dynamic shared memory of a per-token CTA: G rings of NS stages and their float2
+ * statistics (G * NS of them, rounded up to an even count as the bulk kernel's). */
+LNMOD_BULK_HD int64_t lnmod_bulk_tok_smem(int G, int NS, int T, int slots)
+{
+    return (int64_t)G * NS * T * 16 * slots + (int64_t)(G * NS + 1) / 2 * 2 * 8;
+}
+
 #endif

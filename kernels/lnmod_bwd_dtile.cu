@@ -2,8 +2,9 @@
 //
 // First choice: the bulk path (lnmod_bwd_bulk.cu, version 2: the copy engine fills each
 // group's ring; two vectors a thread, G groups a CTA; compute capability 9.0+, not per
-// token, bf16/fp16 D <= 6144 or fp32 D <= 3072, aligned). What it does not take runs
-// version 1, below.
+// token, bf16/fp16 D <= 6144 or fp32 D <= 3072, aligned); per token, the same ring with
+// the scale row in each stage and dscale/dshift written directly (lnmod_bwd_bulk_tok.cu, no
+// workspace). What they do not take runs version 1, below.
 //
 // Version 1's fused path (every pointer 16-byte aligned, D a multiple of the vector width, D up to
 // 8192, the ring fits the device's shared memory):
@@ -454,6 +455,8 @@ lnmod_status lnmod_bwd_dtile_launch(const lnmod_desc *d, const void *x, const vo
 {
     (void)workspace_bytes;
     int ran = 0;
+    const lnmod_status ts = lnmod_bwd_bulk_tok_launch(d, x, scale, dy, mean, rstd, dx, dscale, dshift, stream, &ran);
+    if (ts != LNMOD_OK || ran) return ts;
     const lnmod_status bs =
         lnmod_bwd_bulk_launch(d, x, scale, dy, mean, rstd, dx, dscale, dshift, workspace, stream, &ran);
     if (bs != LNMOD_OK || ran) return bs;
@@ -465,8 +468,9 @@ lnmod_status lnmod_bwd_dtile_launch(const lnmod_desc *d, const void *x, const vo
     });
 }
 
-// The larger of the two plans' workspaces: which path runs depends on the pointers and the
-// device too, the workspace on the descriptor alone.
+// The larger of the plans' workspaces: which path runs depends on the pointers and the
+// device too, the workspace on the descriptor alone (the per-token bulk path needs none:
+// version 1 may still run there).
 int64_t lnmod_bwd_dtile_workspace(const lnmod_desc *d)
 {
     int64_t glen, cpg, ng;
@@ -479,6 +483,7 @@ int64_t lnmod_bwd_dtile_bytes(const lnmod_desc *d)
     // Assumes aligned pointers (the usual case) and a GPU of compute capability 9.0 or later
     // whose shared memory holds the ring.
     int T = 0, G = 0;
+    if (lnmod_bwd_bulk_tok_takes(d, &T, &G)) return lnmod_bwd_min_bytes(d); // per token: no partials
     const bool bulk = lnmod_bwd_bulk_takes(d, &T, &G) != 0;
     if (!bulk && !bd_fused(d)) return lnmod_bwd_reread_bytes(d);
     int64_t glen, cpg, ng;

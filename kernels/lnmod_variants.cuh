@@ -42,4 +42,13 @@ lnmod_status lnmod_bwd_bulk_launch(const lnmod_desc *d, const void *x, const voi
                                    const float *mean, const float *rstd, void *dx, void *dscale, void *dshift,
                                    void *workspace, cudaStream_t stream, int *ran);
 
+// dtile backward per token on the bulk ring (lnmod_bwd_bulk_tok.cu), which
+// lnmod_bwd_dtile_launch tries first for a per-token descriptor: whether it takes d (its row
+// shape; alignment and the device are checked at launch) and the launch (*ran 0: not taken
+// here). No workspace: each row's dscale/dshift are written directly.
+int lnmod_bwd_bulk_tok_takes(const lnmod_desc *d, int *threads, int *groups);
+lnmod_status lnmod_bwd_bulk_tok_launch(const lnmod_desc *d, const void *x, const void *scale, const void *dy,
+                                       const float *mean, const float *rstd, void *dx, void *dscale,
+                                       void *dshift, cudaStream_t stream, int *ran);
+
 #endif

@@ -143,3 +143,90 @@ Test(lnmod_bwd_bulk_plan, row_shapes)
         }
     }
 }
+
+/* Per token (lnmod_bwd_bulk_tok.cu): over grids and group counts every row is taken exactly
+ * once, each group's rows ascending. The two per-token tests are also built with a planted
+ * bug each (LNMOD_BULK_PLANT_TOK, _SCAT; kernels/CMakeLists.txt), which must fail them. */
+Test(lnmod_bwd_bulk_plan, tok_walk_takes_every_row_once)
+{
+    static const int64_t rows_l[] = {1, 2, 3, 5, 37, 1000, 4097, 32760};
+    static const int Gs[] = {2, 4};
+    int faults = 0;
+    for (size_t ri = 0; ri < sizeof rows_l / sizeof rows_l[0]; ri++) {
+        const int64_t rows = rows_l[ri];
+        unsigned char *seen = calloc((size_t)rows, 1);
+        cr_assert_not_null(seen);
+        for (int gi = 0; gi < 2; gi++) {
+            const int G = Gs[gi];
+            const int64_t grids[] = {1, 3, 132, 264, (rows + G - 1) / G};
+            for (int k = 0; k < 5; k++) {
+                for (int64_t r = 0; r < rows; r++) seen[r] = 0;
+                for (int64_t b = 0; b < grids[k]; b++)
+                    for (int q = 0; q < G; q++) {
+                        int64_t last = -1;
+                        const int64_t step = lnmod_bulk_tok_step(grids[k], G);
+                        for (int64_t r = lnmod_bulk_tok_first(b, G, q); r < rows; r += step) {
+                            if (r <= last || seen[r]++) faults++;
+                            last = r;
+                        }
+                    }
+                for (int64_t r = 0; r < rows; r++)
+                    if (!seen[r]) faults++;
+            }
+        }
+        free(seen);
+    }
+    cr_expect_eq(faults, 0, "tok walk: %d faults", faults);
+}
+
+/* Per token: a stage's three copies (x at [0, nv), dy at [dy_at, + nv*dyw), scale at
+ * [sc_at, + nv*msw)) are disjoint and inside the stage, and the slots a thread reads
+ * (bk_read's formula for dy, bt_read's for scale) are the copies' bytes of its vectors, for
+ * every row shape and dtype triple (planted: LNMOD_BULK_PLANT_SCAT). */
+Test(lnmod_bwd_bulk_plan, tok_stage_slots)
+{
+    /* x, modulation, dy element sizes: the triples lnmod_dispatch_dtypes runs */
+    static const int xs[] = {2, 2, 2, 2, 4}, ms[] = {2, 4, 2, 4, 4}, ys[] = {2, 2, 4, 4, 4};
+    int faults = 0;
+    for (int t = 0; t < 5; t++) {
+        const int vec = 16 / xs[t], dyw = vec * ys[t] / 16, msw = vec * ms[t] / 16;
+        const int slots = lnmod_bulk_tok_slots(dyw, msw);
+        for (int T = 32; T <= 384; T += 32)
+            for (int nv = 2 * T - 63 > 2 ? 2 * T - 63 : 2; nv <= 2 * T; nv++) {
+                int shape_T = 0, G = 0;
+                if (!lnmod_bulk_shape(nv, &shape_T, &G) || shape_T != T) continue;
+                const int n = slots * T;
+                int *owner = calloc((size_t)n, sizeof(int));
+                cr_assert_not_null(owner);
+                const int lo[3] = {0, lnmod_bulk_tok_dy_at(T), lnmod_bulk_tok_sc_at(T, dyw)};
+                const int len[3] = {nv, nv * dyw, nv * msw};
+                for (int k = 0; k < 3; k++)
+                    for (int i = lo[k]; i < lo[k] + len[k]; i++) {
+                        if (i < 0 || i >= n || owner[i]) {
+                            faults++;
+                            break;
+                        }
+                        owner[i] = k + 1;
+                    }
+                for (int tid = 0; tid < T; tid++)
+                    for (int q = 0; q < 2; q++) {
+                        const int v = tid + q * T;
+                        if (v >= nv) continue;
+                        if (owner[v] != 1) faults++;
+                        for (int w = 0; w < dyw; w++) {
+                            const int sl = tid + 2 * T + q * T * dyw + tid * (dyw - 1) + w; /* bk_read */
+                            if (sl != lo[1] + v * dyw + w || owner[sl] != 2) faults++;
+                        }
+                        for (int w = 0; w < msw; w++) { /* bt_read */
+                            const int sl = tid + lnmod_bulk_tok_sc_at(T, dyw) + q * T * msw + tid * (msw - 1) + w;
+                            if (sl != lo[2] + v * msw + w || owner[sl] != 3) faults++;
+                        }
+                    }
+                free(owner);
+            }
+    }
+    cr_expect_eq(faults, 0, "tok stage: %d faults", faults);
+    /* bf16 x/dy, fp32 modulation, D1536 (T 96, G 4), 2 stages: round 3's table, 98,368 B */
+    cr_expect_eq(lnmod_bulk_tok_smem(4, 2, 96, lnmod_bulk_tok_slots(1, 2)), 98368);
+    cr_expect_eq(lnmod_bulk_tok_smem(2, 2, 320, lnmod_bulk_tok_slots(1, 2)), 163872);
+}
