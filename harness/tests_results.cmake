@@ -3,6 +3,8 @@
 #   results_cli        the subcommands on a synthetic tree (catalog/test_results_cli.cmake)
 #   nightly_plan, nightly_nogpu  ci/nightly.sh without a GPU (ci/test_nightly.cmake)
 #   nightly_kill       its planner step killed mid-plan (ci/test_nightly_kill.sh)
+#   device_tree        ci/device_tree.sh lean/restore/status in a throw-away repository
+#                      (ci/test_device_tree.sh; git only, no build)
 add_test(NAME results_index COMMAND adaload results check)
 add_test(NAME results_cli
          COMMAND ${CMAKE_COMMAND} -DADALOAD=$<TARGET_FILE:adaload>
@@ -20,3 +22,6 @@ set_tests_properties(nightly_nogpu PROPERTIES SKIP_REGULAR_EXPRESSION "skipped: 
 add_test(NAME nightly_kill
          COMMAND bash ${PROJECT_SOURCE_DIR}/ci/test_nightly_kill.sh $<TARGET_FILE:adaload>
                  ${CMAKE_CURRENT_BINARY_DIR}/nightly_kill)
+# ci/device_tree.sh: results/ untracked for a device call and given back exactly (ci/test_device_tree.sh).
+add_test(NAME device_tree
+         COMMAND bash ${PROJECT_SOURCE_DIR}/ci/test_device_tree.sh ${CMAKE_CURRENT_BINARY_DIR}/device_tree)
