@@ -5,8 +5,10 @@
 #   1. each experiment build .devbundle/adaload-<tag> (EXTRA_BUILDS of ci/device_bundle.sh)
 #      checks dtile on the quick verification grid (printed, no record);
 #   2. A/B timing: the normal build and every experiment build on the benchmarks that
-#      EXPLORE_FILTER selects (default: dtile at the speed bar's shapes), two rounds in the
-#      order a b c .. a b c .., so drift between builds shows as a difference between rounds;
+#      EXPLORE_FILTER selects (default: dtile at the speed bar's shapes) in the shape set
+#      EXPLORE_SET (default wan; sweep: every multiple of 128 to D8192, bf16 per sample, 32,760
+#      rows), two rounds in the order a b c .. a b c .., so drift between builds shows as a
+#      difference between rounds;
 #      the run folders go to $OUT/explore.tgz (exp-<round>-<tag>/);
 #   3. Nsight Compute (clocks left alone) on one launch of each "build:kernel:benchmark" in
 #      EXPLORE_NCU (speed of light, memory, scheduler, warp stalls, occupancy) into
@@ -16,6 +18,7 @@
 # and `adaload results add` that folder (results/index.jsonl).
 set -uo pipefail
 . "$(dirname "$0")/device_env.sh"
+set=${EXPLORE_SET:-wan}
 filter=${EXPLORE_FILTER:-'^lnmod_fwd/dtile/(bf16-f32-bf16/sample/D(1536|3072|5120)|f32-f32-f32/sample/D1536)/rows(32760|75600)$'}
 # (ci/device_env.sh has unpacked every carried .devbundle/<program>.xz already.)
 tags=(base)
@@ -35,7 +38,7 @@ exp=$(mktemp -d)
 for round in 1 2; do
   for t in "${tags[@]}"; do
     log "bench round $round: $t"
-    "$(bin "$t")" bench --set wan --filter "$filter" --out "$exp/exp-$round-$t" >/dev/null 2>"$exp/exp-$round-$t.err"
+    "$(bin "$t")" bench --set "$set" --filter "$filter" --out "$exp/exp-$round-$t" >/dev/null 2>"$exp/exp-$round-$t.err"
     echo "bench $t rc=$?"
   done
 done
@@ -55,7 +58,7 @@ for spec in "${profiles[@]}"; do
     --section SpeedOfLight --section MemoryWorkloadAnalysis --section SchedulerStats \
     --section WarpStateStats --section Occupancy --section LaunchStats \
     --metrics dram__bytes_read.sum,dram__bytes_write.sum,smsp__inst_executed.sum,lts__t_sectors_srcunit_tex_op_read.sum \
-    "$(bin "$t")" bench --set wan --filter "^$bname\$" --repetitions 1 --out "$(mktemp -u)" \
+    "$(bin "$t")" bench --set "$set" --filter "^$bname\$" --repetitions 1 --out "$(mktemp -u)" \
     >>"$out/ncu.txt" 2>&1
   echo "ncu rc=$?" | tee -a "$out/ncu.txt"
 done
