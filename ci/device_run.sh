@@ -68,12 +68,9 @@
 #                                     exported variables and the ddp.py command; nothing runs;
 #                                     PLUGIN_DIR overrides .devbundle/plugins)
 # Size: the device tool copies the tracked tree, untracked files not ignored and the carry
-# paths, 64 MiB in all, and results/ is most of the tracked tree. Before a call whose carry
-# would push it over, run `ci/device_tree.sh lean [KEEP...]` here (after ci/device_bundle.sh:
-# results/ untracked in the index only, results/index.jsonl and each KEEP still travel --
-# MODE aa's LEASE1_RUN, results/<gpu>/bench for a full `compare --history`; no other mode
-# reads older run folders), and `ci/device_tree.sh restore` after it (before any commit);
-# `ci/device_tree.sh status --carry P...` prints the size a call would take.
+# paths, 64 MiB in all, and results/ is most of the tracked tree: before a call whose carry
+# would push it over, `ci/device_tree.sh lean [KEEP...]`, after it `ci/device_tree.sh restore`
+# (ci/device_tree.sh --help: what stays tracked and which modes need which run folders).
 set -uo pipefail
 dry=0
 [ "${1:-}" = --dry-run ] && { dry=1; shift; }

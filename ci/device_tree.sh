@@ -61,6 +61,7 @@ done
 
 marker() { [ -f "$excl" ] && awk 'index($0, ENVIRON["DT_TAG"]) == 1 { f = 1 } END { exit !f }' "$excl"; }
 marker_line() { awk 'index($0, ENVIRON["DT_TAG"]) == 1' "$excl" | head -1; }
+since() { marker_line | sed 's/.*head=/head=/; s/ (ci.*//'; } # "head=<sha> at=<time>" of the lean
 # Replaces the exclude file whole (a temporary beside it, renamed): never half-written.
 write_excl() { # write_excl add|drop
   local d tmp
@@ -118,14 +119,14 @@ status)
   if marker; then
     n=$(git diff --cached --diff-filter=D --name-only -z HEAD -- results | tr -cd '\0' | wc -c)
     echo "lean: results/ untracked in the index ($n entries), ignored by $excl"
-    echo "  since: $(marker_line | sed 's/.*head=/head=/; s/ (ci.*//')"
+    echo "  since: $(since)"
     echo "  still tracked under results/: $(git ls-files -- results | wc -l) files"
   else
     echo "not lean: results/ tracked as in HEAD ($(git ls-files -- results | wc -l) files)"
   fi
   estimate ;;
 lean)
-  marker && die "already lean ($(marker_line | sed 's/.*head=/head=/; s/ (ci.*//')): ci/device_tree.sh restore first"
+  marker && die "already lean ($(since)): ci/device_tree.sh restore first"
   if ! git diff --cached --quiet HEAD -- results; then
     git diff --cached --name-status HEAD -- results | head -5 >&2
     die "the index has staged changes under results/ (above): commit or unstage them first (restore could not give them back)"
