@@ -3,7 +3,9 @@
 # (Experiment builds may travel xz-compressed, .devbundle/adaload-<tag>.xz, to stay inside
 # the device tool's 64 MiB.)
 #   1. each experiment build .devbundle/adaload-<tag> (EXTRA_BUILDS of ci/device_bundle.sh)
-#      checks dtile on the quick verification grid (printed, no record);
+#      checks dtile on the quick verification grid (printed, no record; EXPLORE_VERIFY=0 skips
+#      it, for a second call of the same builds);
+#      EXPLORE_TAGS="base tag ..." times only those builds (default: base and every carried one);
 #   2. A/B timing: the normal build and every experiment build on the benchmarks that
 #      EXPLORE_FILTER selects (default: dtile at the speed bar's shapes) in the shape set
 #      EXPLORE_SET (default wan; sweep: every multiple of 128 to D8192, bf16 per sample, 32,760
@@ -27,10 +29,17 @@ for b in .devbundle/adaload-*; do
   t=${b#.devbundle/adaload-}
   [ "$t" = slow ] || tags+=("$t")
 done
+if [ -n "${EXPLORE_TAGS:-}" ]; then
+  read -r -a want <<<"$EXPLORE_TAGS"
+  for t in "${want[@]}"; do
+    [ "$t" = base ] || [ -e ".devbundle/adaload-$t" ] || { echo "EXPLORE_TAGS: no build .devbundle/adaload-$t" >&2; exit 2; }
+  done
+  tags=("${want[@]}")
+fi
 bin() { if [ "$1" = base ]; then echo .devbundle/adaload; else echo ".devbundle/adaload-$1"; fi; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv
 for t in "${tags[@]}"; do
-  [ "$t" = base ] && continue
+  [ "$t" = base ] || [ "${EXPLORE_VERIFY:-1}" = 0 ] && continue
   log "verify quick dtile: $t"
   "$(bin "$t")" verify --grid quick --variant dtile --no-record | tail -3; echo "verify $t rc=${PIPESTATUS[0]}"
 done
