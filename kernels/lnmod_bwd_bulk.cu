@@ -7,8 +7,9 @@
 // that fits the device's shared memory. The index math (chunk plan, shares, row shape) is
 // in lnmod_bwd_bulk_plan.h, a function of the descriptor alone.
 //
-// A CTA holds G warp groups of T threads (G x T <= 768, 80 registers a thread); thread t of
-// a group owns the vectors t and t + T of every row. Per group:
+// A CTA holds G warp groups of T threads (G of 2, 3, 4 from D and the dtypes,
+// lnmod_bulk_fill; G x T <= 768, 80 registers a thread); thread t of a group owns the
+// vectors t and t + T of every row. Per group:
 //   * a ring of NS stages in shared memory, each holding one row of x and of dy and its
 //     mean/rstd, NS - 1 rows ahead. The group's thread 0 fills a stage: mbarrier
 //     arrive.expect_tx with the row's bytes, two 1-D bulk copies (x's row and dy's row,
@@ -188,8 +189,8 @@ __device__ __forceinline__ void bk_row(const bk_kp &k, const uint4 *base, float2
     }
 }
 
-// float2 statistics slots of a CTA (one per group and stage), rounded up to 16 bytes so
-// that the combine buffer after them is float4-aligned.
+// float2 statistics slots of a CTA (lnmod_bulk_stat_slots, host-tested), rounded up to 16
+// bytes so that the combine buffer after them is float4-aligned.
 __host__ __device__ constexpr int bk_stat_slots(int G, int NS) { return (G * NS + 1) / 2 * 2; }
 
 template <typename TX, typename TM, typename TY, int NS, int G>
@@ -291,15 +292,16 @@ __global__ void __launch_bounds__(BK_MAXT, 1) bk_kernel(bk_kp k)
 }
 
 // ---- host side ------------------------------------------------------------------------
-// Shared memory of a CTA: G rings of NS stages, their statistics, the combine buffer (one
-// float an element: bk_combine takes one sum at a time) and (SPS) the row of (1 + scale).
-// The experiment let (1 + scale) share the combine buffer (reloaded after each combine);
-// compute-sanitizer's racecheck reported hazards between the two on the H200 (2026-12-02,
-// kernels/NOTES.md), so they are apart.
+// Shared memory of a CTA (lnmod_bulk_smem, host-tested): G rings of NS stages, their
+// statistics, the combine buffer (one float an element: bk_combine takes one sum at a time)
+// and (SPS) the row of (1 + scale). The experiment let (1 + scale) share the combine buffer
+// (reloaded after each combine); compute-sanitizer's racecheck reported hazards between the
+// two on the H200 (2026-12-02, kernels/NOTES.md), so they are apart.
+static_assert(BK_VPT == 2 && BK_MAXT == LNMOD_BULK_MAXT && BK_MAX_NW == LNMOD_BULK_MAX_NW,
+              "lnmod_bulk_fill plans two vectors a thread, 768 threads a CTA, 12 warps a group");
 static size_t bk_smem_bytes(int G, int NS, int T, int slots, int vec, int64_t D, bool sps)
 {
-    const size_t cmb = (size_t)T * BK_VPT * vec * 4, spb = sps ? (size_t)D * 4 : 0;
-    return (size_t)G * NS * T * 16 * slots + (size_t)bk_stat_slots(G, NS) * 8 + cmb + spb;
+    return (size_t)lnmod_bulk_smem(G, NS, T, slots, vec, D, sps ? 1 : 0);
 }
 
 template <typename TX, typename TM, typename TY, int NS, int G>
@@ -350,7 +352,11 @@ template <typename TX, typename TM, typename TY>
 lnmod_status bk_typed(const bk_kp &k, int T, int G, cudaStream_t stream, bool *ran)
 {
     if (!lnmod_bwd_vector_ok<TX, TM, TY>(k.p)) return LNMOD_OK;
-    return G == 4 ? bk_stages<TX, TM, TY, 4>(k, T, stream, ran) : bk_stages<TX, TM, TY, 2>(k, T, stream, ran);
+    switch (G) { // lnmod_bulk_fill's groups
+    case 4: return bk_stages<TX, TM, TY, 4>(k, T, stream, ran);
+    case 3: return bk_stages<TX, TM, TY, 3>(k, T, stream, ran);
+    default: return bk_stages<TX, TM, TY, 2>(k, T, stream, ran);
+    }
 }
 
 } // namespace lnmod_bulk_detail
@@ -358,15 +364,20 @@ lnmod_status bk_typed(const bk_kp &k, int T, int G, cudaStream_t stream, bool *r
 using namespace lnmod_bulk_detail;
 
 // The bulk path's whole configuration for a descriptor, in one place: the chunk plan (a
-// function of the row layout only) and the row shape (T threads a group, G groups). False
-// where the bulk path does not take the descriptor (per token, D not a multiple of the
-// vector, a plan or row shape past its limits).
+// function of the row layout only) and the row shape (T threads a group, G groups: of D and
+// the x and dy dtypes, lnmod_bulk_fill). False where the bulk path does not take the
+// descriptor (per token, D not a multiple of the vector, a plan or row shape past its limits).
 static bool bk_config(const lnmod_desc *d, lnmod_bulk_plan *pl, int *threads, int *groups)
 {
     const int64_t vec = 16 / (int64_t)lnmod_dtype_size(d->x_dtype);
+    const int dyw = (int)(vec * (int64_t)lnmod_dtype_size(d->y_dtype) / 16); // bk_cfg's DYW
     if (d->layout == LNMOD_PER_TOKEN || d->D % vec != 0) return false;
     *pl = lnmod_bulk_make_plan(d->rows, d->rows_per_sample, d->frame_len, (int)d->layout);
-    return lnmod_bulk_plan_ok(pl) && lnmod_bulk_shape(d->D / vec, threads, groups);
+    lnmod_bulk_fit f;
+    if (!lnmod_bulk_plan_ok(pl) || !lnmod_bulk_fill(d->D / vec, (int)vec, dyw, &f)) return false;
+    *threads = f.threads;
+    *groups = f.groups;
+    return true;
 }
 
 int lnmod_bwd_bulk_takes(const lnmod_desc *d, int *threads, int *groups)

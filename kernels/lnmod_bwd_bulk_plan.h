@@ -12,7 +12,13 @@
  *   * the row shape: exactly two 16-byte vectors a thread (16 bf16 elements), T threads a
  *     group = ceil(nv / 2) rounded up to whole warps, for 32 <= T <= 384 (else the
  *     common dtile path runs);
- *   * G warp groups per CTA share a chunk: G = 4 when T <= 192, else 2. Group q takes the
+ *   * G warp groups per CTA share a chunk (lnmod_bulk_fill; per token lnmod_bulk_shape's
+ *     G = 4 when T <= 192, else 2): of G in {2, 3, 4} (at most 768 threads a CTA) the one
+ *     whose rings hold the most rows ahead on an SM -- CTAs an SM x G x (stages - 1) by
+ *     sm_90's register file and shared memory, constants here, never asked of the GPU --
+ *     the old G on a tie, then the smaller. Two CTAs of 3 x 128 threads and one of 3 x 224
+ *     or 3 x 256 use 24 and 21-24 of the 24 warps an SM holds (at 80 registers) where one CTA
+ *     of 4 x 128 or 2 x 224/256 used 16 or 14-16. Group q takes the
  *     chunk's rows number q, q + G, ... (rows r0 + i*cpg, i = q + j*G) into its own column
  *     sums; the G sums are added at the chunk's end in the order 0, 1, .., G-1.
  * So the bits of dscale/dshift depend on the descriptor only, never on the grid or the GPU.
@@ -129,6 +135,93 @@ LNMOD_BULK_HD int lnmod_bulk_shape(int64_t nv, int *threads, int *groups)
     *groups = t <= 192 ? 4 : 2;
 #endif
     *threads = (int)t;
+    return 1;
+}
+
+/* sm_90's figures the per-sample/frame row shape is planned for (fixed here: the shape, so
+ * the bits, are the descriptor's; where the planned shape fits no ring, version 1 runs). */
+enum {
+    LNMOD_BULK_MAXT = 768,          /* threads a CTA: __launch_bounds__(768, 1), 80 registers */
+    LNMOD_BULK_SM_WARPS = 24,       /* warps an SM holds at 80 registers (6 a quarter) */
+    LNMOD_BULK_SM_SMEM = 233472,    /* shared memory an SM (228 KB) */
+    LNMOD_BULK_OPTIN = 232448,      /* a CTA's opt-in shared memory (227 KB) */
+    LNMOD_BULK_CTA_RESERVED = 1024, /* the runtime's shared memory a CTA */
+    LNMOD_BULK_MAX_NW = 12          /* warps a group (the kernel's exchange array) */
+};
+
+/* float2 statistics slots of a CTA (one per group and stage), rounded up to an even count so
+ * that the combine buffer after them is float4-aligned. */
+LNMOD_BULK_HD int lnmod_bulk_stat_slots(int G, int NS)
+{
+    return (G * NS + 1) / 2 * 2;
+}
+
+/* Dynamic shared memory of a per-sample/frame CTA (lnmod_bwd_bulk.cu): G rings of NS stages
+ * of T x slots 16-byte slots, their statistics, the combine buffer (one float an element of
+ * a thread's two vectors) and (sps) the row of (1 + scale), D floats. */
+LNMOD_BULK_HD int64_t lnmod_bulk_smem(int G, int NS, int T, int slots, int vec, int64_t D, int sps)
+{
+    return (int64_t)G * NS * T * 16 * slots + (int64_t)lnmod_bulk_stat_slots(G, NS) * 8 +
+           (int64_t)T * 2 * vec * 4 + (sps ? D * 4 : 0);
+}
+
+/* ... and its static shared memory: the exchange red[2][G][12] (float2), G x NS mbarriers. */
+LNMOD_BULK_HD int64_t lnmod_bulk_smem_static(int G, int NS)
+{
+    return (int64_t)2 * G * LNMOD_BULK_MAX_NW * 8 + (int64_t)G * NS * 8;
+}
+
+/* A per-sample/frame row shape: T threads a group (two vectors each), G groups a CTA (the
+ * bits depend on these two), and what sm_90 gives it: NS of {4, 3, 2} with the most CTAs an
+ * SM, the deeper on a tie (the launcher's rule; it asks the occupancy API again, the depth
+ * changes no result), and the rows in flight an SM, ctas x G x (NS - 1). */
+typedef struct {
+    int threads, groups, stages, ctas, ahead;
+} lnmod_bulk_fit;
+
+/* The fit of G groups of T threads for nv vectors of vec elements (dyw: 16-byte pieces of a
+ * dy vector); ctas 0 where no depth fits. Slots and the (1 + scale) row as bk_cfg's. */
+LNMOD_BULK_HD lnmod_bulk_fit lnmod_bulk_occupy(int64_t nv, int vec, int dyw, int T, int G)
+{
+    lnmod_bulk_fit f;
+    const int slots = 2 * (1 + dyw), sps = 2 * vec >= 16;
+    const int by_regs = LNMOD_BULK_SM_WARPS / (G * T / 32);
+    f.threads = T;
+    f.groups = G;
+    f.stages = f.ctas = f.ahead = 0;
+    for (int ns = 4; ns >= 2; ns--) {
+        const int64_t sm = lnmod_bulk_smem(G, ns, T, slots, vec, nv * vec, sps) + lnmod_bulk_smem_static(G, ns);
+        if (sm > LNMOD_BULK_OPTIN) continue;
+        int64_t c = LNMOD_BULK_SM_SMEM / (sm + LNMOD_BULK_CTA_RESERVED);
+        if (c > by_regs) c = by_regs;
+        if (c > f.ctas) {
+            f.ctas = (int)c;
+            f.stages = ns;
+        }
+    }
+    f.ahead = f.ctas * G * (f.stages - 1);
+    return f;
+}
+
+/* The per-sample/frame row shape (lnmod_bwd_bulk.cu): T as lnmod_bulk_shape's, G of
+ * {2, 3, 4} with G x T <= 768 holding the most rows ahead, lnmod_bulk_shape's G on a tie,
+ * then the smaller G (fewer rounds of the chunk's combine).
+ * Returns 0 (and sets nothing) where the bulk path does not take the width or nothing fits. */
+LNMOD_BULK_HD int lnmod_bulk_fill(int64_t nv, int vec, int dyw, lnmod_bulk_fit *out)
+{
+    int T = 0, G0 = 0;
+    if (!lnmod_bulk_shape(nv, &T, &G0)) return 0;
+#ifdef LNMOD_BULK_PLANT_FILL
+    T = (int)((nv / 2 + 31) / 32 * 32); /* planted off-by-one (host test): floor(nv / 2) */
+#endif
+    lnmod_bulk_fit best = lnmod_bulk_occupy(nv, vec, dyw, T, G0);
+    for (int G = 2; G <= 4; G++) {
+        if (G == G0 || G * T > LNMOD_BULK_MAXT) continue;
+        const lnmod_bulk_fit f = lnmod_bulk_occupy(nv, vec, dyw, T, G);
+        if (f.ahead > best.ahead) best = f;
+    }
+    if (best.ctas < 1) return 0;
+    *out = best;
     return 1;
 }
 

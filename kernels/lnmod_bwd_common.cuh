@@ -174,16 +174,26 @@ __device__ __forceinline__ void lnmod_bwd_flush(const lnmod_bparams &p, int64_t 
 }
 
 // ---- finalize: a group's partials in a fixed order -----------------------------------------
-constexpr int BWD_FIN_WARPS = 8;
+// ceil(cpg / 8) warps a tile, at least 8 and at most 32: each warp adds at most 8 chunks
+// where cpg > 64, so all its loads are in flight at once -- one L2 round trip. (A fixed 8
+// warps took 8.8 us at bf16 D1536 with 32,760 rows, 255 chunks: ~10% of the whole backward;
+// a fixed 32 made the per-frame plans, 12 chunks a group, 6-13% slower: 21x more 1024-thread
+// CTAs of idle warps; fewer than 8 there measured 0.5-4% slower -- kernels/NOTES.md item 15.)
+constexpr int BWD_FIN_WARPS = 32;
+static inline int lnmod_bwd_fin_warps(int64_t cpg)
+{
+    const int64_t w = (cpg + 7) / 8;
+    return w < 8 ? 8 : (w > BWD_FIN_WARPS ? BWD_FIN_WARPS : (int)w);
+}
 
-// Block = 8 warps over a tile of 32 columns of one group: lane l owns column tile*32 + l,
-// warp w adds chunks w, w + 8, ... (in that order), then warp 0 adds the 8 warp sums in
-// order. Fixed for given (cpg, D): the result is the same on any grid.
+// Block = W = lnmod_bwd_fin_warps(cpg) warps over a tile of 32 columns of one group: lane l
+// owns column tile*32 + l, warp w adds chunks w, w + W, ... (in that order), then warp 0
+// adds the W warp sums in order. Fixed for given (cpg, D): the same on any grid.
 template <typename TM>
 __global__ void __launch_bounds__(BWD_FIN_WARPS * 32) bwd_fin_kernel(lnmod_bparams p)
 {
     __shared__ float part[2][BWD_FIN_WARPS][32];
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     // Launched early (programmatic dependent launch, see lnmod_bwd_finalize): wait here until
     // the kernel that wrote the partials has finished and its writes are visible. A no-op
@@ -201,7 +211,7 @@ __global__ void __launch_bounds__(BWD_FIN_WARPS * 32) bwd_fin_kernel(lnmod_bpara
         if (col < p.D) {
             const float *w = p.ws + (g * p.cpg) * 2 * p.D + col;
 #pragma unroll 8
-            for (int64_t k = warp; k < nk; k += BWD_FIN_WARPS) { // 8 loads in flight each
+            for (int64_t k = warp; k < nk; k += nw) { // 8 loads in flight each
                 a += w[k * 2 * p.D];
                 b += w[k * 2 * p.D + p.D];
             }
@@ -211,8 +221,7 @@ __global__ void __launch_bounds__(BWD_FIN_WARPS * 32) bwd_fin_kernel(lnmod_bpara
         __syncthreads();
         if (warp == 0 && col < p.D) {
             float sa = 0.0f, sb = 0.0f;
-#pragma unroll
-            for (int w = 0; w < BWD_FIN_WARPS; w++) {
+            for (int w = 0; w < nw; w++) {
                 sa += part[0][w][lane];
                 sb += part[1][w][lane];
             }
@@ -242,7 +251,7 @@ static inline lnmod_status lnmod_bwd_finalize(const lnmod_bparams &p, cudaStream
     cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute attr[1];
     cfg.gridDim = dim3((unsigned)grid);
-    cfg.blockDim = dim3(BWD_FIN_WARPS * 32);
+    cfg.blockDim = dim3(32 * lnmod_bwd_fin_warps(p.cpg));
     cfg.dynamicSmemBytes = 0;
     cfg.stream = stream;
     attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;

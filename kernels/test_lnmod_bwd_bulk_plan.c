@@ -4,13 +4,17 @@
  * differ by at most one row, each row's modulation row is lnmod_mod_index's; a full-length
  * group's chunks hold at least R rows (the plan rounds the chunk count down: 252 chunks per
  * frame at 32,760 rows, 255 per sample; 510 at 75,600 rows); the row shape at the Wan
- * widths; the layout values agree with lnmod_desc.h. Also built three times with a planted
- * bug each (LNMOD_BULK_PLANT_CEIL, _SHARE, _GROUPS), which CMake expects to fail.
+ * widths; the layout values agree with lnmod_desc.h; the per-sample/frame row shape
+ * (lnmod_bulk_fill) at every multiple of 8 up to D 16384 for each x/dy dtype pair: every
+ * element in exactly one thread's vectors, the ring inside sm_90's limits, never fewer rows in
+ * flight than the old shape. Also built with a planted bug each (LNMOD_BULK_PLANT_CEIL,
+ * _SHARE, _GROUPS, _FILL), which CMake expects to fail.
  *
  *   ctest --test-dir build -R lnmod_bwd_bulk_plan
  */
 #include <criterion/criterion.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "lnmod_bwd_bulk_plan.h"
@@ -42,7 +46,7 @@ static int check_plan(int64_t rows, int64_t S, int64_t L, int lay)
     if (p.cpg > 1 && p.cpg > p.glen / R) FAULT("cpg above floor(glen / R)");
     unsigned char *seen = calloc((size_t)rows, 1);
     cr_assert_not_null(seen);
-    static const int Gs[] = {2, 4};
+    static const int Gs[] = {2, 3, 4}; /* lnmod_bulk_fill's group counts */
     for (size_t gi = 0; gi < sizeof Gs / sizeof Gs[0]; gi++) {
         const int G = Gs[gi];
         for (int64_t i = 0; i < rows; i++) seen[i] = 0;
@@ -229,4 +233,101 @@ Test(lnmod_bwd_bulk_plan, tok_stage_slots)
     /* bf16 x/dy, fp32 modulation, D1536 (T 96, G 4), 2 stages: round 3's table, 98,368 B */
     cr_expect_eq(lnmod_bulk_tok_smem(4, 2, 96, lnmod_bulk_tok_slots(1, 2)), 98368);
     cr_expect_eq(lnmod_bulk_tok_smem(2, 2, 320, lnmod_bulk_tok_slots(1, 2)), 163872);
+}
+
+/* The per-sample/frame row shape (lnmod_bulk_fill) at every multiple of 8 in 1..16384, for
+ * each x/dy element-size pair the kernel runs (bf16/fp16 x with its own or fp32 dy, fp32
+ * x and dy; the modulation's dtype does not enter): taken exactly where lnmod_bulk_shape
+ * takes the width; T whole warps (32..384), G of {2, 3, 4}, G x T <= 768; every element of
+ * the row in exactly one (thread, vector) of the group, and the slots the thread reads
+ * (bk_issue's copies, bk_read's dy formula) that element's bytes; the ring at its depth inside
+ * the opt-in shared memory, its CTAs inside the SM's shared memory and 24 warps; never fewer
+ * rows in flight an SM than the old G (planted: LNMOD_BULK_PLANT_FILL). */
+Test(lnmod_bwd_bulk_plan, fill_covers_every_width_once)
+{
+    static const int xs[] = {2, 2, 4}, ys[] = {2, 4, 4};
+    int faults = 0, widths = 0;
+    char first[160] = "";
+#define FILL_FAULT(...)                                                    \
+    do {                                                                   \
+        if (faults++ == 0) snprintf(first, sizeof first, __VA_ARGS__);     \
+    } while (0)
+    for (int t = 0; t < 3; t++) {
+        const int vec = 16 / xs[t], dyw = vec * ys[t] / 16, slots = 2 * (1 + dyw);
+        for (int64_t D = 8; D <= 16384; D += 8) {
+            const int64_t nv = D / vec;
+            int T0 = 0, G0 = 0;
+            const int old = lnmod_bulk_shape(nv, &T0, &G0);
+            lnmod_bulk_fit f;
+            const int takes = lnmod_bulk_fill(nv, vec, dyw, &f);
+            if (takes != old) FILL_FAULT("D %lld x%d y%d: takes %d, lnmod_bulk_shape %d", (long long)D, xs[t], ys[t], takes, old);
+            if (!takes) continue;
+            widths++;
+            const int T = f.threads, G = f.groups, NS = f.stages;
+            if (T % 32 || T < 32 || T > 384 || T / 32 > LNMOD_BULK_MAX_NW)
+                FILL_FAULT("D %lld: T %d not 32..384 whole warps", (long long)D, T);
+            if (G < 2 || G > 4 || G * T > LNMOD_BULK_MAXT)
+                FILL_FAULT("D %lld: G %d of T %d", (long long)D, G, T);
+            /* every element once: thread tid owns vectors tid + q*T (q < 2) below nv */
+            unsigned char *seen = calloc((size_t)D, 1);
+            cr_assert_not_null(seen);
+            for (int tid = 0; tid < T; tid++)
+                for (int q = 0; q < 2; q++) {
+                    const int64_t v = tid + (int64_t)q * T;
+                    if (v >= nv) continue;
+                    for (int e = 0; e < vec; e++) seen[v * vec + e]++;
+                    /* the slots read: x at v, dy's pieces at 2T + v*dyw + w, inside the stage */
+                    for (int w = 0; w < dyw; w++) {
+                        const int64_t sl = tid + 2 * (int64_t)T + q * (int64_t)T * dyw + tid * (int64_t)(dyw - 1) + w;
+                        if (sl != 2 * (int64_t)T + v * dyw + w || sl >= (int64_t)slots * T)
+                            FILL_FAULT("D %lld: dy slot %lld of vector %lld", (long long)D, (long long)sl, (long long)v);
+                    }
+                }
+            for (int64_t e = 0; e < D; e++)
+                if (seen[e] != 1) {
+                    FILL_FAULT("D %lld x%d y%d (T %d): element %lld in %d vectors", (long long)D, xs[t], ys[t], T,
+                               (long long)e, seen[e]);
+                    break;
+                }
+            free(seen);
+            if (nv > 2 * (int64_t)T || nv * dyw > (int64_t)T * (slots - 2))
+                FILL_FAULT("D %lld: a row's copies overflow the stage", (long long)D);
+            /* the limits at the planned depth */
+            const int64_t sm = lnmod_bulk_smem(G, NS, T, slots, vec, D, 2 * vec >= 16) + lnmod_bulk_smem_static(G, NS);
+            if (NS < 2 || NS > 4 || f.ctas < 1 || sm > LNMOD_BULK_OPTIN ||
+                (int64_t)f.ctas * (sm + LNMOD_BULK_CTA_RESERVED) > LNMOD_BULK_SM_SMEM ||
+                f.ctas * G * T / 32 > LNMOD_BULK_SM_WARPS || f.ahead != f.ctas * G * (NS - 1))
+                FILL_FAULT("D %lld x%d y%d: G %d T %d NS %d ctas %d smem %lld past the limits", (long long)D, xs[t],
+                           ys[t], G, T, NS, f.ctas, (long long)sm);
+            const lnmod_bulk_fit o = lnmod_bulk_occupy(nv, vec, dyw, T0, G0);
+            if (f.ahead < o.ahead) FILL_FAULT("D %lld: %d rows ahead, the old shape %d", (long long)D, f.ahead, o.ahead);
+        }
+    }
+#undef FILL_FAULT
+    cr_expect_eq(faults, 0, "%d faults; first: %s", faults, first);
+    cr_expect_eq(widths, 767 + 767 + 384, "%d widths taken", widths);
+}
+
+/* The shapes the README's table gives (bf16 x and dy): T unchanged, G filling the SM's warps
+ * where the old G left them idle; the Wan widths (1536, 3072, 5120) keep G and so their bits. */
+Test(lnmod_bwd_bulk_plan, fill_shapes)
+{
+    static const struct {
+        int64_t D;
+        int t, g, ns, ctas;
+    } c[] = {
+        {1024, 64, 4, 4, 3},  {1536, 96, 4, 4, 2},  {1664, 128, 3, 4, 2}, {1792, 128, 3, 4, 2},
+        {1920, 128, 3, 4, 2}, {2048, 128, 3, 4, 2}, {2560, 160, 4, 4, 1}, {3072, 192, 4, 4, 1},
+        {3200, 224, 3, 4, 1}, {3584, 224, 3, 4, 1}, {3712, 256, 3, 4, 1}, {4096, 256, 3, 4, 1},
+        {5120, 320, 2, 4, 1}, {6144, 384, 2, 3, 1},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        lnmod_bulk_fit f;
+        cr_assert(lnmod_bulk_fill(c[i].D / 8, 8, 1, &f), "D %lld not taken", (long long)c[i].D);
+        cr_expect(f.threads == c[i].t && f.groups == c[i].g && f.stages == c[i].ns && f.ctas == c[i].ctas,
+                  "D %lld: T %d G %d NS %d ctas %d, want %d %d %d %d", (long long)c[i].D, f.threads, f.groups,
+                  f.stages, f.ctas, c[i].t, c[i].g, c[i].ns, c[i].ctas);
+    }
+    /* bf16 D1536: the bulk kernel's shared memory of version 3's record (4 stages, 2 CTAs) */
+    cr_expect_eq(lnmod_bulk_smem(4, 4, 96, 4, 8, 1536, 1), 110720);
 }

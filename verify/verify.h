@@ -30,7 +30,7 @@
  * element within verify_check.h's backward allowances. Each case record says
  * "direction": "fwd" or "bwd"; verify_grid_cases lists a grid's cases in record order.
  *
- * Grids: smoke (the verifier's own tests), quick (D 1, 33, 1537, 5120; rows 1, 3, 1560),
+ * Grids: smoke (the verifier's own tests), quick (D 1, 33, 1536, 1537, 2048, 5120; rows 1, 3, 1560),
  * full (D 1 ... 12288, 14 sizes; rows 1, 3, 1560, 32760; plus one rows*D > 2^31 case per
  * variant: bf16 x/y, fp32 per-sample modulation, D 4096, 524,800 rows). All 9 dtype
  * combinations and the 3 layouts in every grid.
