@@ -1,21 +1,19 @@
 #!/usr/bin/env bash
 # lastcta_test.sh [TREE] -- builds and runs lastcta_test.c against TREE's kernels/ (a checkout
-# with explore-lastcta.patch applied; default: a temporary worktree of HEAD with the patch
-# applied here), then each planted bug, which must fail it. CPU only, a few seconds.
+# with explore-lastcta.patch applied; default: HEAD's kernels/ exported to a temporary folder
+# (git archive, no worktree) with the patch applied there), then each planted bug, which must
+# fail it. CPU only, a few seconds.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(git -C "$here" rev-parse --show-toplevel)"
 tree="${1:-}"
 tmp="$(mktemp -d)"
-cleanup() {
-  if [[ -z "${1:-}" && -d "$tmp/wt" ]]; then git -C "$repo" worktree remove --force "$tmp/wt" >/dev/null 2>&1 || true; fi
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+trap 'rm -rf "$tmp"' EXIT
 if [[ -z "$tree" ]]; then
-  git -C "$repo" worktree add --detach "$tmp/wt" HEAD >/dev/null 2>&1
-  git -C "$tmp/wt" apply "$here/explore-lastcta.patch"
-  tree="$tmp/wt"
+  mkdir "$tmp/tree"
+  git -C "$repo" archive HEAD kernels | tar -x -C "$tmp/tree"
+  (cd "$tmp/tree" && git apply "$here/explore-lastcta.patch")
+  tree="$tmp/tree"
 fi
 cc=(${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wvla -I"$tree/kernels")
 "${cc[@]}" "$here/lastcta_test.c" -o "$tmp/lastcta_test"
