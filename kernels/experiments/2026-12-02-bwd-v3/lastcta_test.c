@@ -11,7 +11,7 @@
  *     arrived += 1 (after the fence and the barrier);
  *   * with no chunk left, its exit (bk_tail), in rounds: lnmod_bulk_tail_action of every
  *     group on the counters, the first group in lnmod_bulk_tail_group's order from the group
- *     of its last chunk with tiles to claim is claimed (claimed += nb, nb = nwc / W where two
+ *     of its last chunk (as bk_kernel computes it) with tiles to claim is claimed (claimed += nb, nb = nwc / W where two
  *     or more batches of W warps fit, else 1; the tiles below `tiles` are summed as
  *     bk_fin_tiles sums them, with the CTA's own warp count), else, if a group is to be
  *     waited for, the round is retried later, else the CTA leaves.
@@ -134,7 +134,7 @@ typedef struct {
     int st;
     int64_t c;    /* current chunk (ST_CHUNK) */
     int sub;      /* 0: start, 1: arrive */
-    int64_t glast; /* group of the last chunk with rows, -1 none */
+    int64_t glast; /* exit scan's first group */
     int waiting;
 } cta;
 
@@ -177,7 +177,6 @@ static void run(int64_t rows, int64_t S, int64_t L, int layout, int64_t D, int64
             x->st = ST_CHUNK;
             x->c = next_in;
             x->sub = 0;
-            x->glast = -1;
             res[resident++] = next_in++;
         }
         /* deadlock: every resident CTA would wait (its round re-evaluated on the counters now) */
@@ -209,7 +208,10 @@ static void run(int64_t rows, int64_t S, int64_t L, int layout, int64_t D, int64
             if (x->c >= pl.nchunks) {
                 x->st = ST_TAIL;
                 x->waiting = 0;
-                if (x->glast < 0) x->glast = res[pick] % ng;
+                { /* bk_kernel's start of the scan: the group of the CTA's last chunk */
+                    const int64_t b = res[pick], cl = b + (pl.nchunks - 1 - b) / grid * grid;
+                    x->glast = cl / pl.cpg;
+                }
                 continue;
             }
             int64_t g, r0, n;
@@ -225,7 +227,6 @@ static void run(int64_t rows, int64_t S, int64_t L, int layout, int64_t D, int64
             } else {
                 ctr[g * LNMOD_BULK_LAST_CTR + 0]++;
                 t_arrived[g]++;
-                x->glast = g;
                 x->sub = 0;
                 x->c += grid;
             }
