@@ -138,6 +138,27 @@ typedef struct {
     int waiting;
 } cta;
 
+/* After a run: every group's chunks arrived, every tile summed once, and the bits of dscale
+ * and dshift equal bwd_fin_kernel's order (ref_fin_col). */
+static void check_run(const lnmod_bulk_plan *pl, const float *ws, int64_t D, int64_t tiles, const int64_t *t_arrived,
+                      const int *done, const float *dsc, const float *dsh)
+{
+    for (int64_t g = 0; g < pl->ngroups && fails < 12; g++) {
+        const int64_t nk = lnmod_bulk_group_chunks(pl, g);
+        if (t_arrived[g] != nk) fail("arrivals of a group (group, arrived)", g, t_arrived[g]);
+        for (int64_t t = 0; t < tiles; t++)
+            if (done[g * tiles + t] != 1) fail("a tile not summed once (group, times)", g, done[g * tiles + t]);
+        for (int64_t col = 0; col < D; col++) {
+            float ra, rb;
+            ref_fin_col(ws, D, pl->cpg, g, nk, col, &ra, &rb);
+            if (memcmp(&ra, &dsc[g * D + col], 4) || memcmp(&rb, &dsh[g * D + col], 4)) {
+                fail("bits differ from bwd_fin_kernel's (group, column)", g, col);
+                break;
+            }
+        }
+    }
+}
+
 /* One run: plan of (rows, S, L, layout), D columns, grid CTAs, slots resident at once, nwc
  * warps a CTA. */
 static void run(int64_t rows, int64_t S, int64_t L, int layout, int64_t D, int64_t grid, int64_t slots, int nwc,
@@ -274,20 +295,7 @@ static void run(int64_t rows, int64_t S, int64_t L, int layout, int64_t D, int64
             }
         }
     }
-    for (int64_t g = 0; g < ng && fails < 12; g++) {
-        const int64_t nk = lnmod_bulk_group_chunks(&pl, g);
-        if (t_arrived[g] != nk) fail("arrivals of a group (group, arrived)", g, t_arrived[g]);
-        for (int64_t t = 0; t < tiles; t++)
-            if (done[g * tiles + t] != 1) fail("a tile not summed once (group, times)", g, done[g * tiles + t]);
-        for (int64_t col = 0; col < D; col++) {
-            float ra, rb;
-            ref_fin_col(ws, D, pl.cpg, g, nk, col, &ra, &rb);
-            if (memcmp(&ra, &dsc[g * D + col], 4) || memcmp(&rb, &dsh[g * D + col], 4)) {
-                fail("bits differ from bwd_fin_kernel's (group, column)", g, col);
-                break;
-            }
-        }
-    }
+    check_run(&pl, ws, D, tiles, t_arrived, done, dsc, dsh);
     free(res);
     free(ct);
     free(done);
