@@ -13,7 +13,8 @@
 #               on an H200 since the backward: longer than one device-tool call, use verify-shards)
 #   MODE verify-shards N K... the full grid's shards K of N (verify --shard K/N), "san" for the
 #               quick grid with --sanitizers: records the gate joins; each step only when
-#               the time left allows it (VERIFY_BUDGET_S, default 570)
+#               the time left allows it (VERIFY_BUDGET_S, default 570); VERIFY_PARALLEL=1 runs them
+#               at once, the CPUs split among them
 #   MODE bench  the forward: bench --set wan (every shape), bench --set wan --with-peers on the shapes of
 #               the speed bar (rows >= 32,760), and the regression check: the slowed build's
 #               dtile against two runs of the normal build (adaload compare)
@@ -200,6 +201,22 @@ case "$mode" in
     # VERIFY_BUDGET_S (default 570 s). Logs: $OUT/verify-<K>.log (stdout) and .err (progress).
     n=${2:?verify-shards N K...}; shift 2
     t0=$(date +%s); last=0
+    if [ "${VERIFY_PARALLEL:-0}" = 1 ]; then
+      # The steps at once, the host's CPUs split among them (the fused op's sets are mostly
+      # serial host work, so two shards together take about the time of one).
+      th=$(( $(nproc) / $# )); [ "$th" -ge 1 ] || th=1
+      pids=()
+      for k in "$@"; do
+        if [ "$k" = san ]; then cmd=(verify --grid quick --sanitizers); else cmd=(verify --grid full --shard "$k/$n"); fi
+        log "adaload ${cmd[*]} --threads $th (in parallel, at most ${VERIFY_BUDGET_S:-570} s)"
+        ( s=$(date +%s); timeout "${VERIFY_BUDGET_S:-570}" $ada "${cmd[@]}" --threads "$th" >"$out/verify-$k.log" 2>"$out/verify-$k.err"
+          echo "verify $k rc=$? in $(( $(date +%s) - s )) s" >"$out/verify-$k.rc" ) &
+        pids+=($!); sleep 2 # distinct run folder times
+      done
+      wait "${pids[@]}"
+      for k in "$@"; do cat "$out/verify-$k.rc"; rm -f "$out/verify-$k.rc"; tail -4 "$out/verify-$k.log"; tail -2 "$out/verify-$k.err"; done
+      set --
+    fi
     for k in "$@"; do
       if [ "$k" = san ]; then cmd=(verify --grid quick --sanitizers); else cmd=(verify --grid full --shard "$k/$n"); fi
       left=$(( ${VERIFY_BUDGET_S:-570} - ($(date +%s) - t0) ))
