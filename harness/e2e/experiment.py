@@ -170,7 +170,11 @@ def main(argv=None):
          "wan2.1-1.3b", "--gpus", str(a.gpus), "--summary-json", seed_summary], a, what="cpu")
     cal = os.path.join(a.work, "calibration")
     os.makedirs(cal, exist_ok=True)
-    run([py, train, "calibrate", "--summary", seed_summary, "--out", cal] + model_args(a), a)
+    # On the CPU (a functional check: its numbers mean nothing) the sweep stops at 4,096 tokens a
+    # micro-batch: the seed plan's GPU-sized batches (thousands of samples of a tiny model) took
+    # the CPU check past its test's 10 minutes.
+    cpu_cap = ["--max-tokens", "4096"] if a.device == "cpu" else []
+    run([py, train, "calibrate", "--summary", seed_summary, "--out", cal] + model_args(a) + cpu_cap, a)
     mem = calibration(a, cal)
     mfile = os.path.join(a.work, "e2e-model.json")
     doc = e2e_lib.model_file_doc("e2e-dit-%dx%d" % (a.width, a.depth), a.width, a.depth, a.heads,
