@@ -32,8 +32,11 @@ case "${1:-}" in
     ci/device_tree.sh lean
     cat <<EOF
 Device calls (then: $0 collect <files_at of each call>):
-  run(command="VERIFY_PARALLEL=1 VERIFY_BUDGET_S=560 ci/device_run.sh verify-shards 3 1 san", carry=$carry, timeout_s=600)
-  run(command="ci/device_run.sh bench-res", carry=$carry, timeout_s=400)
+  run(command="ci/device_run.sh verify-shards 3 1", carry=$carry, timeout_s=600)      (~200 s)
+  run(command="ci/device_run.sh verify-shards 3 san", carry=$carry, timeout_s=600)    (~360 s)
+  run(command="ci/device_run.sh bench-res", carry=$carry, timeout_s=400)              (~100-150 s)
+(Shard 1 and san at once, VERIFY_PARALLEL=1, would save ~150 s but puts racecheck's child,
+357 s alone, near verify's 420 s --sanitizer-timeout on a loaded host.)
 EOF
     ;;
   collect)
