@@ -201,13 +201,15 @@ case "$mode" in
     # VERIFY_BUDGET_S (default 570 s). Logs: $OUT/verify-<K>.log (stdout) and .err (progress).
     n=${2:?verify-shards N K...}; shift 2
     t0=$(date +%s); last=0
+    # cmd := the verify command of step K
+    shard_cmd() { if [ "$1" = san ]; then cmd=(verify --grid quick --sanitizers); else cmd=(verify --grid full --shard "$1/$n"); fi; }
     if [ "${VERIFY_PARALLEL:-0}" = 1 ]; then
       # The steps at once, the host's CPUs split among them (the fused op's sets are mostly
       # serial host work, so two shards together take about the time of one).
       th=$(( $(nproc) / $# )); [ "$th" -ge 1 ] || th=1
       pids=()
       for k in "$@"; do
-        if [ "$k" = san ]; then cmd=(verify --grid quick --sanitizers); else cmd=(verify --grid full --shard "$k/$n"); fi
+        shard_cmd "$k"
         log "adaload ${cmd[*]} --threads $th (in parallel, at most ${VERIFY_BUDGET_S:-570} s)"
         ( s=$(date +%s); timeout "${VERIFY_BUDGET_S:-570}" $ada "${cmd[@]}" --threads "$th" >"$out/verify-$k.log" 2>"$out/verify-$k.err"
           echo "verify $k rc=$? in $(( $(date +%s) - s )) s" >"$out/verify-$k.rc" ) &
@@ -215,20 +217,20 @@ case "$mode" in
       done
       wait "${pids[@]}"
       for k in "$@"; do cat "$out/verify-$k.rc"; rm -f "$out/verify-$k.rc"; tail -4 "$out/verify-$k.log"; tail -2 "$out/verify-$k.err"; done
-      set --
+    else
+      for k in "$@"; do
+        shard_cmd "$k"
+        left=$(( ${VERIFY_BUDGET_S:-570} - ($(date +%s) - t0) ))
+        if [ "$left" -lt 20 ] || { [ "$last" -gt 0 ] && [ "$last" -gt "$left" ]; }; then
+          echo "verify $k: skipped (the last step took $last s, $left s left)"; continue
+        fi
+        s=$(date +%s)
+        log "adaload ${cmd[*]} (at most $left s)"
+        timeout "$left" $ada "${cmd[@]}" >"$out/verify-$k.log" 2>"$out/verify-$k.err"; rc=$?
+        last=$(( $(date +%s) - s ))
+        echo "verify $k rc=$rc in $last s"; tail -4 "$out/verify-$k.log"; tail -2 "$out/verify-$k.err"
+      done
     fi
-    for k in "$@"; do
-      if [ "$k" = san ]; then cmd=(verify --grid quick --sanitizers); else cmd=(verify --grid full --shard "$k/$n"); fi
-      left=$(( ${VERIFY_BUDGET_S:-570} - ($(date +%s) - t0) ))
-      if [ "$left" -lt 20 ] || { [ "$last" -gt 0 ] && [ "$last" -gt "$left" ]; }; then
-        echo "verify $k: skipped (the last step took $last s, $left s left)"; continue
-      fi
-      s=$(date +%s)
-      log "adaload ${cmd[*]} (at most $left s)"
-      timeout "$left" $ada "${cmd[@]}" >"$out/verify-$k.log" 2>"$out/verify-$k.err"; rc=$?
-      last=$(( $(date +%s) - s ))
-      echo "verify $k rc=$rc in $last s"; tail -4 "$out/verify-$k.log"; tail -2 "$out/verify-$k.err"
-    done
     ;;
   sweep)
     # bench --set sweep: dtile forward and backward over the widths of issue 21 (bf16, per
