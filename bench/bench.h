@@ -1,5 +1,6 @@
 /* bench.h -- the benchmark library: Google Benchmark timings of the LayerNorm-Modulate
- * variants, the device-to-device copy ceiling, the float64 CPU reference and the planner,
+ * variants (lnmod_fwd/, lnmod_bwd/) and of the fused gated residual op (lnmod_res_fwd/,
+ * lnmod_res_bwd/: bench_gpu_res.h), the device-to-device copy ceiling, the float64 CPU reference and the planner,
  * one timing method (bench_gpu.c), stable names (bench_shapes.h), the PyTorch peers
  * (bench_peers.h); reading runs back and comparing them is runs/ (run_bench.h, run_stats.h). `adaload
  * bench` (harness/cmd_bench.c) is a thin layer over this.

@@ -14,8 +14,9 @@
  *   - lnmod_fwd/<variant>/... times lnmod_forward (no statistics outputs); lnmod_bwd/<variant>/...
  *     times lnmod_backward (x, scale, dy, mean, rstd in; dx, and dscale/dshift written into
  *     chunks 1 and 0 of a [B, 6, D] gradient table; its workspace in the same input set) for
- *     every variant that has a backward (none while it waits in kernels/pending/), each with its
- *     own graph K and copy ceiling.
+ *     every variant that has a backward, each with its own graph K and copy ceiling;
+ *     lnmod_res_fwd/ and lnmod_res_bwd/ time the fused gated residual op the same way
+ *     (bench_gpu_res.h: its inputs, launches and bytes, lnmod_res_*_min_bytes).
  *   - Counters: bytes_per_second from the shape's minimal bytes (lnmod_fwd_min_bytes: read x
  *     and the modulation rows once, write y; lnmod_bwd_min_bytes for the backward: read x, dy,
  *     8 B a row of statistics and each scale row, write dx, dscale and dshift; saved_bytes:
@@ -124,6 +125,7 @@ void ada_gpu_bench_free(ada_gpu_bench *g) { (void)g; }
 #include "bench_clock.h"
 #include "bench_data.h"
 #include "ada_plugin.h"
+#include "bench_gpu_res.h"
 #include "bench_variant.h"
 #include "lnmod.h"
 
@@ -156,6 +158,7 @@ typedef struct {
     int prepared;
     char failed[256]; /* set when preparing failed: every later repetition reports it */
     copy_stat *copy;
+    ada_res_offsets ro; /* a res shape's input set (bench_gpu_res.h) */
 } gpu_case;
 
 struct ada_gpu_bench {
@@ -248,7 +251,9 @@ static int launch_set(gpu_case *c, int64_t set, char *msg, size_t n)
     const size_t chunk = (size_t)d->D * lnmod_dtype_size(d->mod_dtype);
     char *shift = base + c->off_c, *scale = shift + chunk;
     int st;
-    if (c->bwd) {
+    if (c->shape.res) {
+        st = ada_res_launch(c->vname, &c->shape.rdesc, c->bwd, &c->ro, base, c->ws, g->stream);
+    } else if (c->bwd) {
         float *mean = (float *)(base + c->off_s), *rstd = mean + d->rows;
         char *dsh = base + c->off_e;
         st = ada_bench_variant_backward(c->vname, d, base + c->off_a, scale, base + c->off_d, mean, rstd,
@@ -410,6 +415,9 @@ static void size_case(gpu_case *c, int64_t l2)
         c->off_a = 0;
         c->off_b = half;
         c->set_bytes = 2 * half;
+    } else if (c->shape.res) {
+        ada_res_offsets_make(&c->shape.rdesc, c->bwd, c->ws, &c->ro);
+        c->set_bytes = c->ro.set_bytes;
     } else {
         const lnmod_desc *d = &c->shape.desc;
         size_t elems = (size_t)(d->rows * d->D);
@@ -451,7 +459,8 @@ static int64_t add_variants(struct ada_gpu_bench *g, gpu_case *out, const ada_sh
                     !match(c->name, match_arg))
                     continue;
                 size_t ws = 0;
-                const char *why = ada_bench_variant_why(variants[v], &shapes[i].desc, bwd, &ws);
+                const char *why = shapes[i].res ? ada_res_variant_why(variants[v], &shapes[i].rdesc, bwd, &ws)
+                                                : ada_bench_variant_why(variants[v], &shapes[i].desc, bwd, &ws);
                 if (why) {
                     ada_note(note, note_arg, "skipped (%s %s): %s", variants[v], why, c->name);
                     (*skipped)++;

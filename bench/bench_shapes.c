@@ -131,6 +131,33 @@ ada_shape ada_shape_make_layout(int64_t D, int64_t S, lnmod_layout layout, int64
     return s;
 }
 
+ada_shape ada_shape_make_res(int64_t D, int64_t S, int64_t B, lnmod_dtype branch, lnmod_dtype out)
+{
+    ada_shape s;
+    memset(&s, 0, sizeof s);
+    s.res = 1;
+    s.rdesc = lnmod_res_desc_default();
+    s.rdesc.rows = S * B;
+    s.rdesc.D = D;
+    s.rdesc.rows_per_sample = S;
+    s.rdesc.frame_len = S;
+    s.rdesc.layout = LNMOD_PER_SAMPLE;
+    s.rdesc.gate = LNMOD_RES_GATE;
+    s.rdesc.norm = LNMOD_RES_MODULATE;
+    s.rdesc.res_dtype = LNMOD_F32;
+    s.rdesc.branch_dtype = branch;
+    s.rdesc.mod_dtype = LNMOD_F32;
+    s.rdesc.out_dtype = out;
+    /* gate, scale and shift are chunks 5, 1 and 0 of [B, 6, D] tables. */
+    s.rdesc.gate_stride = s.rdesc.scale_stride = s.rdesc.shift_stride = 6 * D;
+    s.desc = lnmod_res_map_desc(&s.rdesc);
+    s.min_bytes = lnmod_res_fwd_min_bytes(&s.rdesc, 1);
+    s.graph_k = ada_graph_k(s.min_bytes);
+    s.bwd_min_bytes = lnmod_res_bwd_min_bytes(&s.rdesc, 1);
+    s.bwd_graph_k = ada_graph_k(s.bwd_min_bytes);
+    return s;
+}
+
 const ada_model_shape *ada_model_shapes(int64_t *n)
 {
     *n = (int64_t)(sizeof models / sizeof *models);
@@ -181,6 +208,12 @@ int64_t ada_shape_set(const char *set, ada_shape *out, int64_t cap)
                     bad |= push(out, cap, &n, ada_shape_make(wan_D[i], wan_rows[j], LNMOD_F32, LNMOD_F32, LNMOD_F32));
         }
         wan_layouts(out, cap, &n, &bad);
+        /* The fused gated residual op at issue 22's bar shapes (site 3, per sample). */
+        for (size_t i = 0; i < sizeof wan_D / sizeof *wan_D; i++) {
+            bad |= push(out, cap, &n, ada_shape_make_res(wan_D[i], CLIP480, 1, LNMOD_BF16, LNMOD_BF16));
+            bad |= push(out, cap, &n, ada_shape_make_res(wan_D[i], CLIP720, 1, LNMOD_BF16, LNMOD_BF16));
+            bad |= push(out, cap, &n, ada_shape_make_res(wan_D[i], CLIP480, 2, LNMOD_BF16, LNMOD_BF16));
+        }
     } else if (!strcmp(set, "sweep")) {
         for (int64_t D = SWEEP_FIRST; D <= SWEEP_LAST; D += SWEEP_STEP)
             bad |= push(out, cap, &n, ada_shape_make(D, SWEEP_ROWS, LNMOD_BF16, LNMOD_F32, LNMOD_BF16));
@@ -211,10 +244,16 @@ static int fits(int w, size_t n) { return w >= 0 && (size_t)w < n ? 0 : -1; }
 static int suffix_k(const ada_shape *s, int64_t k, char *buf, size_t n)
 {
     const lnmod_desc *d = &s->desc;
-    int w = snprintf(buf, n, "%s-%s-%s/%s/D%lld/rows%lld", lnmod_dtype_name(d->x_dtype),
-                     lnmod_dtype_name(d->mod_dtype), lnmod_dtype_name(d->y_dtype),
-                     lnmod_layout_name(d->layout), (long long)d->D, (long long)d->rows);
+    const lnmod_res_desc *r = &s->rdesc;
+    int w = s->res ? snprintf(buf, n, "%s-%s-%s-%s/", lnmod_dtype_name(r->res_dtype), lnmod_dtype_name(r->branch_dtype),
+                              lnmod_dtype_name(r->mod_dtype), lnmod_dtype_name(r->out_dtype))
+                   : snprintf(buf, n, "%s-%s-%s/", lnmod_dtype_name(d->x_dtype), lnmod_dtype_name(d->mod_dtype),
+                              lnmod_dtype_name(d->y_dtype));
     if (fits(w, n)) return -1;
+    int wl = snprintf(buf + w, n - (size_t)w, "%s/D%lld/rows%lld", lnmod_layout_name(d->layout), (long long)d->D,
+                      (long long)d->rows);
+    if (fits(wl, n - (size_t)w)) return -1;
+    w += wl;
     if (d->rows_per_sample > 0 && d->rows / d->rows_per_sample > 1) { /* several samples */
         int wb = snprintf(buf + w, n - (size_t)w, "/B%lld", (long long)(d->rows / d->rows_per_sample));
         if (fits(wb, n - (size_t)w)) return -1;
@@ -238,14 +277,14 @@ int ada_shape_bench_name(const ada_shape *s, const char *variant, char *buf, siz
 {
     char suffix[ADA_NAME_MAX];
     if (ada_shape_suffix(s, suffix, sizeof suffix)) return -1;
-    return fits(snprintf(buf, n, "lnmod_fwd/%s/%s", variant, suffix), n);
+    return fits(snprintf(buf, n, "%s/%s/%s", s->res ? "lnmod_res_fwd" : "lnmod_fwd", variant, suffix), n);
 }
 
 int ada_shape_bwd_bench_name(const ada_shape *s, const char *variant, char *buf, size_t n)
 {
     char suffix[ADA_NAME_MAX];
     if (ada_shape_bwd_suffix(s, suffix, sizeof suffix)) return -1;
-    return fits(snprintf(buf, n, "lnmod_bwd/%s/%s", variant, suffix), n);
+    return fits(snprintf(buf, n, "%s/%s/%s", s->res ? "lnmod_res_bwd" : "lnmod_bwd", variant, suffix), n);
 }
 
 int ada_copy_bench_name(int64_t bytes, char *buf, size_t n)
@@ -254,6 +293,20 @@ int ada_copy_bench_name(int64_t bytes, char *buf, size_t n)
     int w = k > 0 ? snprintf(buf, n, "copy/bytes%lld/graph%lld", (long long)bytes, (long long)k)
                   : snprintf(buf, n, "copy/bytes%lld", (long long)bytes);
     return fits(w, n);
+}
+
+/* A res shape's fields beyond the map's (bench/peers/res_peers.py reads them); x_dtype and
+ * y_dtype stay the map's (fp32), so readers of lnmod shapes must look at "op" first. */
+static void res_json(json_t *o, const lnmod_res_desc *r)
+{
+    json_object_set_new(o, "op", json_string("lnmod_res"));
+    json_object_set_new(o, "res_dtype", json_string(lnmod_dtype_name(r->res_dtype)));
+    json_object_set_new(o, "branch_dtype", json_string(lnmod_dtype_name(r->branch_dtype)));
+    json_object_set_new(o, "out_dtype", json_string(lnmod_dtype_name(r->out_dtype)));
+    json_object_set_new(o, "mod_dtype", json_string(lnmod_dtype_name(r->mod_dtype)));
+    json_object_set_new(o, "gate", json_boolean(r->gate == LNMOD_RES_GATE));
+    json_object_set_new(o, "norm", json_string(r->norm == LNMOD_RES_AFFINE ? "affine" : "modulate"));
+    json_object_set_new(o, "gate_stride", json_integer(r->gate_stride));
 }
 
 json_t *ada_shapes_json(const ada_shape *s, int64_t n)
@@ -282,7 +335,7 @@ json_t *ada_shapes_json(const ada_shape *s, int64_t n)
         json_object_set_new(o, "frame_len", json_integer(d->frame_len));
         json_object_set_new(o, "mod_rows", json_integer(lnmod_mod_rows(d)));
         if (s[i].model) json_object_set_new(o, "model", json_string(s[i].model));
-        json_object_set_new(o, "mod_stride", json_integer(d->scale_stride));
+        json_object_set_new(o, "mod_stride", json_integer(s[i].res ? s[i].rdesc.scale_stride : d->scale_stride));
         json_object_set_new(o, "eps", json_real(d->eps));
         json_object_set_new(o, "min_bytes", json_integer(s[i].min_bytes));
         json_object_set_new(o, "graph_k", json_integer(s[i].graph_k));
@@ -290,6 +343,7 @@ json_t *ada_shapes_json(const ada_shape *s, int64_t n)
         json_object_set_new(o, "bwd_copy_name", json_string(bcopy));
         json_object_set_new(o, "bwd_min_bytes", json_integer(s[i].bwd_min_bytes));
         json_object_set_new(o, "bwd_graph_k", json_integer(s[i].bwd_graph_k));
+        if (s[i].res) res_json(o, &s[i].rdesc);
         json_array_append_new(a, o);
     }
     return a;

@@ -9,13 +9,16 @@
  *   // "lnmod_bwd/dtile/bf16-f32-bf16/sample/D1536/rows1560/graph30": the backward, whose
  *   // graph K follows its own (larger) minimal bytes
  *
- * Sets (59, 69, 17 and 3 shapes; every modulation row at Wan's 6*D stride, fp32 modulation):
+ * Sets (68, 69, 17 and 3 shapes; every modulation row at Wan's 6*D stride, fp32 modulation):
  *   "wan"    Wan 2.1 1.3B/14B hidden sizes 1536 and 5120 and Wan 2.2 5B's 3072: images and
  *            17-, 33-, 81-frame clips at 480p and 720p, one sample each, bf16 x/y per sample,
  *            plus fp32 x for rows >= 32,760, and two 480p 81-frame clips in one call
  *            (".../rows65520/B2": torch.compile's gradients are wrong at one sample); per-token, per-frame (a timestep per latent
  *            frame) and fp16 shapes of 480p 81-frame clips at D 1536, 2048, 3072, 4096, 5120
- *            and of 720p 81-frame clips at the Wan widths; fp32 x at 2048 and 4096
+ *            and of 720p 81-frame clips at the Wan widths; fp32 x at 2048 and 4096; last, 9
+ *            shapes of the fused gated residual op (res = 1, issue 22's bar: site 3, fp32
+ *            residual, bf16 branch and out, per-sample fp32 gate and modulation) at the Wan
+ *            widths: 32,760 and 75,600 rows and two 32,760-row samples (B2)
  *   "sweep"  bf16 per-sample, 32,760 rows: every multiple of 128 from 256 to 8192, then 10240,
  *            12288, 16384 and the odd widths 1000, 1537, 5119
  *   "models" hidden sizes of public image/video diffusion transformers at their usual token
@@ -37,6 +40,7 @@
 #include <jansson.h>
 
 #include "lnmod_desc.h"
+#include "lnmod_res_desc.h"
 
 enum { ADA_MAX_SHAPES = 256, ADA_NAME_MAX = 256 };
 
@@ -51,6 +55,11 @@ typedef struct {
     int64_t bwd_min_bytes; /* lnmod_bwd_min_bytes(desc): the backward's minimal bytes */
     int64_t bwd_graph_k;   /* the backward's launches per graph replay (of bwd_min_bytes) */
     const char *model; /* the model the shape stands for (the models set), else NULL */
+    int res;           /* 1: a shape of the fused gated residual op (issue 22): rdesc is its
+                        * descriptor, desc its map (lnmod_res_map_desc), min_bytes
+                        * lnmod_res_fwd_min_bytes(rdesc, 1) and bwd_min_bytes
+                        * lnmod_res_bwd_min_bytes(rdesc, 1) (ada_shape_make_res) */
+    lnmod_res_desc rdesc;
 } ada_shape;
 
 /* One entry of the models set: a public model at its usual resolution, and where the
@@ -78,6 +87,14 @@ ada_shape ada_shape_make_batch(int64_t D, int64_t S, int64_t B, lnmod_dtype x, l
 ada_shape ada_shape_make_layout(int64_t D, int64_t S, lnmod_layout layout, int64_t frame_len,
                                 lnmod_dtype x, lnmod_dtype mod, lnmod_dtype y);
 
+/* A shape of the fused gated residual op, Wan's site 3 (x = x + y * e[5], then the next
+ * block's norm1(x) * (1 + e'[1]) + e'[0]): B samples of S tokens, per-sample gate and
+ * modulation rows at stride 6*D (chunk views of e [B, 6, D]), fp32 residual r/h, `branch` y,
+ * fp32 modulation, `out` out. Its bytes (the copy ceiling of both directions) are the
+ * descriptor's one owner's: the forward writes the statistics (the training forward: the
+ * backward needs them), the backward has dh (h's other use, the next residual). */
+ada_shape ada_shape_make_res(int64_t D, int64_t S, int64_t B, lnmod_dtype branch, lnmod_dtype out);
+
 /* K for a byte count: 0 at or above ADA_GRAPH_BYTES_BELOW, else ceil(64 MiB / bytes) in
  * [2, 64]. */
 int64_t ada_graph_k(int64_t bytes);
@@ -85,9 +102,11 @@ int64_t ada_graph_k(int64_t bytes);
 /* "bf16-f32-bf16/sample/D5120/rows32760[/graph<K>]": the part of the name after the
  * variant. Returns 0, or -1 if buf is too small. */
 int ada_shape_suffix(const ada_shape *s, char *buf, size_t n);
-/* "lnmod_fwd/<variant>/<suffix>". */
+/* "lnmod_fwd/<variant>/<suffix>"; for a res shape "lnmod_res_fwd/<variant>/<suffix>" whose
+ * suffix has four dtypes, <res>-<branch>-<mod>-<out> ("f32-bf16-f32-bf16/sample/D5120/rows32760"). */
 int ada_shape_bench_name(const ada_shape *s, const char *variant, char *buf, size_t n);
-/* The backward's suffix (its own /graph<K>) and "lnmod_bwd/<variant>/<that suffix>". */
+/* The backward's suffix (its own /graph<K>) and "lnmod_bwd/<variant>/<that suffix>"
+ * ("lnmod_res_bwd/..." for a res shape). */
 int ada_shape_bwd_suffix(const ada_shape *s, char *buf, size_t n);
 int ada_shape_bwd_bench_name(const ada_shape *s, const char *variant, char *buf, size_t n);
 /* "copy/bytes<N>[/graph<K>]" for the copy ceiling of N bytes moved (read + write). */

@@ -34,8 +34,16 @@ static void check_common(const char *set, int64_t n)
     char a[ADA_NAME_MAX], b[ADA_NAME_MAX];
     for (int64_t i = 0; i < n; i++) {
         cr_assert_eq(lnmod_desc_validate(&sh[i].desc), LNMOD_OK, "%s[%lld]", set, (long long)i);
-        cr_assert_eq(sh[i].desc.scale_stride, 6 * sh[i].desc.D);
-        cr_assert_eq(sh[i].min_bytes, lnmod_fwd_min_bytes(&sh[i].desc, 0));
+        if (sh[i].res) { /* the fused residual op: its own descriptor and bytes */
+            cr_assert_eq(lnmod_res_desc_validate(&sh[i].rdesc), LNMOD_OK, "%s[%lld]", set, (long long)i);
+            cr_assert_eq(sh[i].rdesc.gate_stride, 6 * sh[i].desc.D);
+            cr_assert_eq(sh[i].rdesc.scale_stride, 6 * sh[i].desc.D);
+            cr_assert_eq(sh[i].min_bytes, lnmod_res_fwd_min_bytes(&sh[i].rdesc, 1));
+            cr_assert_eq(sh[i].bwd_min_bytes, lnmod_res_bwd_min_bytes(&sh[i].rdesc, 1));
+        } else {
+            cr_assert_eq(sh[i].desc.scale_stride, 6 * sh[i].desc.D);
+            cr_assert_eq(sh[i].min_bytes, lnmod_fwd_min_bytes(&sh[i].desc, 0));
+        }
         cr_assert_eq(sh[i].graph_k, ada_graph_k(sh[i].min_bytes));
         cr_assert_eq(ada_shape_bench_name(&sh[i], "dtile", a, sizeof a), 0);
         for (int64_t j = 0; j < i; j++) {
@@ -47,7 +55,7 @@ static void check_common(const char *set, int64_t n)
 
 Test(shapes, sizes_of_the_sets)
 {
-    cr_assert_eq(ada_shape_set("wan", sh, ADA_MAX_SHAPES), 59);
+    cr_assert_eq(ada_shape_set("wan", sh, ADA_MAX_SHAPES), 68);
     cr_assert_eq(ada_shape_set("sweep", sh, ADA_MAX_SHAPES), 69);
     cr_assert_eq(ada_shape_set("models", sh, ADA_MAX_SHAPES), 17);
     cr_assert_eq(ada_shape_set("quick", sh, ADA_MAX_SHAPES), 3);
@@ -235,4 +243,68 @@ Test(shapes, peers_list_carries_our_ceilings)
     j = ada_peers_shapes_json(sh, n, NULL);
     cr_expect_null(json_object_get(json_array_get(j, 0), "copy_bytes_per_second"));
     json_decref(j);
+}
+
+/* The fused gated residual op's shapes (issue 22): the wan set's last 9, site 3 at the Wan
+ * widths, named lnmod_res_fwd/lnmod_res_bwd with four dtypes, and their minimal bytes written
+ * out here from the op (kernels/experiments/2026-12-02-res/README.md, "The floors") rather
+ * than from lnmod_res_*_min_bytes, so a wrong count in the owner or a shape fails. */
+Test(shapes, res_names_and_bytes)
+{
+    int64_t n = load("wan"), nres = 0;
+    check_common("wan", n);
+    for (int64_t i = 0; i < n; i++) {
+        if (!sh[i].res) {
+            cr_assert_eq(nres, 0, "the res shapes come last");
+            continue;
+        }
+        nres++;
+        const lnmod_res_desc *r = &sh[i].rdesc;
+        cr_assert_eq(r->gate, LNMOD_RES_GATE);
+        cr_assert_eq(r->norm, LNMOD_RES_MODULATE);
+        cr_assert_eq(r->res_dtype, LNMOD_F32);
+        cr_assert_eq(r->branch_dtype, LNMOD_BF16);
+        cr_assert_eq(r->out_dtype, LNMOD_BF16);
+        cr_assert_eq(r->mod_dtype, LNMOD_F32);
+        cr_assert(r->rows >= 32760);
+        int64_t D = r->D, rows = r->rows, B = rows / r->rows_per_sample;
+        /* fwd: r 4 + y 2 read, h 4 + out 2 written an element; mean/rstd 8 a row; a gate,
+         * scale and shift row (fp32) a sample. bwd: h 4 + d_out 2 + dh 4 + y 2 read, dr 4 + dy
+         * 2 written; mean/rstd 8 a row; gate and scale read, dgate, dscale, dshift written. */
+        cr_assert_eq(sh[i].min_bytes, 12 * rows * D + 8 * rows + 3 * 4 * D * B);
+        cr_assert_eq(sh[i].bwd_min_bytes, 18 * rows * D + 8 * rows + 5 * 4 * D * B);
+        cr_assert_eq(sh[i].graph_k, 0);
+        cr_assert_eq(sh[i].bwd_graph_k, 0);
+    }
+    cr_assert_eq(nres, 9);
+    char name[ADA_NAME_MAX], copy[ADA_NAME_MAX];
+    int64_t k = n - 9; /* D1536, 32,760 rows: the experiment's 604.1 MB and 906.0 MB */
+    cr_assert_eq(sh[k].min_bytes, 604112832);
+    cr_assert_eq(sh[k].bwd_min_bytes, 906041280);
+    cr_assert_eq(ada_shape_bench_name(&sh[k], "dtile", name, sizeof name), 0);
+    cr_assert_str_eq(name, "lnmod_res_fwd/dtile/f32-bf16-f32-bf16/sample/D1536/rows32760");
+    cr_assert_eq(ada_shape_bwd_bench_name(&sh[k], "naive", name, sizeof name), 0);
+    cr_assert_str_eq(name, "lnmod_res_bwd/naive/f32-bf16-f32-bf16/sample/D1536/rows32760");
+    cr_assert_eq(ada_copy_bench_name(sh[k].bwd_min_bytes, copy, sizeof copy), 0);
+    cr_assert_str_eq(copy, "copy/bytes906041280");
+    k = n - 1; /* D5120, two samples of 32,760 rows */
+    cr_assert_eq(ada_shape_bwd_bench_name(&sh[k], "dtile", name, sizeof name), 0);
+    cr_assert_str_eq(name, "lnmod_res_bwd/dtile/f32-bf16-f32-bf16/sample/D5120/rows65520/B2");
+    cr_assert_eq(sh[k].bwd_min_bytes, 6039052160LL);
+    /* D5120, 32,760 rows: 2013.1 MB and 3019.5 MB in the experiment's table. */
+    cr_assert_eq(sh[n - 3].min_bytes, 2013097920LL);
+    cr_assert_eq(sh[n - 3].bwd_min_bytes, 3019526080LL);
+    /* The JSON the peers read marks the op and carries its dtypes. */
+    json_t *a = ada_shapes_json(sh, n);
+    cr_assert_not_null(a);
+    json_t *o = json_array_get(a, (size_t)k);
+    cr_assert_str_eq(json_string_value(json_object_get(o, "op")), "lnmod_res");
+    cr_assert_str_eq(json_string_value(json_object_get(o, "branch_dtype")), "bf16");
+    cr_assert_str_eq(json_string_value(json_object_get(o, "res_dtype")), "f32");
+    cr_assert(json_is_true(json_object_get(o, "gate")));
+    cr_assert_eq(json_integer_value(json_object_get(o, "rows_per_sample")), 32760);
+    cr_assert_eq(json_integer_value(json_object_get(o, "mod_stride")), 6 * 5120);
+    cr_assert_eq(json_integer_value(json_object_get(o, "gate_stride")), 6 * 5120);
+    cr_assert_null(json_object_get(json_array_get(a, 0), "op"), "lnmod shapes have no op");
+    json_decref(a);
 }

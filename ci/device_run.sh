@@ -25,6 +25,13 @@
 #               the PyTorch peers (eager, torch.compile, Wan's table form, Liger where the
 #               carried .whl/liger_kernel-*.whl installs), per token and per frame without;
 #               then `adaload report` of each run into $OUT/report-<n>.md
+#   MODE bench-res  issue 22's bar shapes of the fused gated residual op (site 3: fp32 residual,
+#               bf16 branch and out, per-sample fp32 gate and modulation, D 1536/3072/5120, rows
+#               32,760 and 75,600 and two 32,760-row samples in one call): lnmod_res_fwd and
+#               lnmod_res_bwd of naive and dtile with their copy ceilings and the PyTorch peers
+#               (the eager chain and torch.compile of it, each checked against float64 first;
+#               bench/peers/res_peers.py) in one run folder; then `adaload report` of it into
+#               $OUT/report-res.md
 #   MODE plugin  the example plug-in (kernels/plugin/example/rowblock.cu, built by
 #               ci/device_bundle.sh into .devbundle/plugins/): verify --grid quick of
 #               plugin:rowblock beside dtile (want exit 0, a record), the planted-bug build
@@ -44,13 +51,18 @@
 #               of other kernel sources (that is no A/A pair).
 #   MODE python-gpu  python/tests/test_torch_gpu.py (ctest python_torch_gpu, which CI cannot run)
 #               with .devbundle/libadaload.so: adaload.torch's forward and backward against
-#               float64 on the GPU (carry .devbundle/libadaload.so.xz too); log $OUT/python-gpu.log
+#               float64 on the GPU (carry .devbundle/libadaload.so.xz too); then the fused
+#               residual op's (issue 22): test_torch_res_gpu.py, and the PyTorch tests CI skips
+#               for want of PyTorch: test_torch_res_cpu.py and harness/e2e/test_e2e.py's
+#               TinyModelOnCPU (the fused model against the unfused one); log $OUT/python-gpu.log
 #   MODE e2e    issue 20's experiment with replayed ranks (harness/e2e/replay.py): calibration,
 #               `adaload plan --per-rank` for dual, verl-kk, sort-by-length, equal-token +
 #               random and dual + random at W 2 and 8, every rank replayed on this GPU with
 #               PyTorch's chain and adaload's kernel (.devbundle/libadaload.so) inside
 #               E2E_BUDGET_S (default 420 s; what does not fit is listed as not run; E2E_ARGS:
-#               more replay.py options, e.g. "--ranks 8 --steps 2 --repeats 0"), op-bench,
+#               more replay.py options, e.g. "--ranks 8 --steps 2 --repeats 0"; issue 22's
+#               fused residual op: "--kernels adaload --fused-residual", then compare with a run
+#               of the same plans without it: replay.py compare RUN_A RUN_B), op-bench,
 #               one run folder results/<gpu>/e2e/<run>/; its report into $OUT/report-e2e.md
 #               and the log into $OUT/e2e.log
 #   MODE e2e-ddp  issue 23's experiment on the TWO GPUs of nvidia-h200-x2 (harness/e2e/ddp.py):
@@ -64,7 +76,7 @@
 #               Refuses (exit 77) unless two GPUs are visible. Reports into
 #               $OUT/report-e2e-ddp.md and $OUT/report-e2e-replay.md, the log into $OUT/e2e-ddp.log
 # (one call each, inside the device tool's 10-minute limit)
-#   ci/device_run.sh --dry-run MODE [ARG]  prints the adaload commands of MODE (bench-bwd,
+#   ci/device_run.sh --dry-run MODE [ARG]  prints the adaload commands of MODE (bench-bwd, bench-res,
 #                                     plugin, aa; e2e: the replay.py command; e2e-ddp: the
 #                                     exported variables and the ddp.py command; nothing runs;
 #                                     PLUGIN_DIR overrides .devbundle/plugins)
@@ -84,6 +96,9 @@ peers='torch_eager|torch_compile|torch_eager_table|torch_compile_table|liger'
 bwd_sample="^lnmod_(fwd|bwd)/(naive|row_per_warp|dtile|$peers)/$(printf "$bar" sample)"
 # shellcheck disable=SC2059
 bwd_layouts="^lnmod_(fwd|bwd)/[a-z_]+/$(printf "$bar" '(token|frame)')"
+# MODE bench-res: the fused residual op's bar shapes, ours and the peers of its chain.
+res_bar='f32-bf16-f32-bf16/sample/D(1536|3072|5120)/rows(32760|75600|65520/B2)$'
+res_filter="^lnmod_res_(fwd|bwd)/(naive|dtile|torch_eager|torch_compile)/$res_bar"
 plugdir=${PLUGIN_DIR:-.devbundle/plugins}
 rowblock=$plugdir/libadaload_example_rowblock.so noeps=$plugdir/libadaload_example_rowblock_noeps.so
 plugin_bench='^(lnmod_(fwd|bwd)/(dtile|plugin:rowblock|peer:lnmod_fp32|peer:lnmod_no_shift)|copy)/'
@@ -128,6 +143,9 @@ if [ "$dry" = 1 ]; then
       step bench --set wan --with-peers --filter "$bwd_sample"
       step bench --set wan --filter "$bwd_layouts"
       echo "adaload report <each new run folder> > \$OUT/report-<n>.md" ;;
+    bench-res)
+      step bench --set wan --with-peers --filter "$res_filter"
+      echo "adaload report <the new run folder> > \$OUT/report-res.md" ;;
     plugin)
       step verify --grid quick --plugin "$rowblock" --variant plugin:rowblock --variant dtile
       noeps_step
@@ -145,7 +163,7 @@ if [ "$dry" = 1 ]; then
       echo "export $no_multicast"
       echo "$e2e_ddp_cmd"
       echo "then: python3 harness/e2e/ddp.py report <the new DDP run folder> > \$OUT/report-e2e-ddp.md" ;;
-    *) echo "--dry-run: only bench-bwd, plugin, aa, e2e and e2e-ddp print their plan" >&2; exit 2 ;;
+    *) echo "--dry-run: only bench-bwd, bench-res, plugin, aa, e2e and e2e-ddp print their plan" >&2; exit 2 ;;
   esac
   exit 0
 fi
@@ -254,6 +272,11 @@ case "$mode" in
         n=$((n + 1)); $ada report "$run" >"$out/report-$n.md"; echo "report $run rc=$? -> report-$n.md"
       done
     ;;
+  bench-res)
+    step bench --set wan --with-peers --filter "$res_filter"
+    run=$(find results -path '*/bench/*' -name meta.json ! -path "*/.*" | sort | comm -13 "$before" - | tail -1)
+    [ -n "$run" ] && { $ada report "$(dirname "$run")" >"$out/report-res.md"; echo "report rc=$? -> report-res.md"; }
+    ;;
   plugin)
     ls -l "$rowblock" "$noeps" || echo "plugin: the example plug-ins are not in $plugdir (ci/device_bundle.sh)"
     step verify --grid quick --plugin "$rowblock" --variant plugin:rowblock --variant dtile
@@ -291,6 +314,10 @@ case "$mode" in
       ADALOAD_EXPECT_CUDA=1 PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=$root/python:$root/python/tests${PYTHONPATH:+:$PYTHONPATH}
     log "python_torch_gpu"
     timeout 300 python3 python/tests/test_torch_gpu.py -v 2>&1 | tee "$out/python-gpu.log"; echo "python-gpu rc=${PIPESTATUS[0]}"
+    log "python_torch_res_gpu, python_torch_res_cpu, e2e TinyModelOnCPU (issue 22)"
+    timeout 300 python3 python/tests/test_torch_res_gpu.py -v 2>&1 | tee -a "$out/python-gpu.log"; echo "python-res-gpu rc=${PIPESTATUS[0]}"
+    timeout 120 python3 python/tests/test_torch_res_cpu.py -v 2>&1 | tee -a "$out/python-gpu.log"; echo "python-res-cpu rc=${PIPESTATUS[0]}"
+    timeout 120 python3 harness/e2e/test_e2e.py -v TinyModelOnCPU 2>&1 | tee -a "$out/python-gpu.log"; echo "e2e-tiny-model rc=${PIPESTATUS[0]}"
     ;;
   e2e)
     export ADALOAD_LIB=$root/.devbundle/libadaload.so PYTHONPATH=$root/python${PYTHONPATH:+:$PYTHONPATH}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ci/test_device_run.sh ADALOAD -- ci/device_run.sh's bench-bwd plan, checked without a GPU:
+# ci/test_device_run.sh ADALOAD -- ci/device_run.sh's bench-bwd and bench-res plans, checked without a GPU:
 # --dry-run prints its two bench steps, and each step's filter, given to this build's
 # adaload here (no GPU: every selected benchmark is listed as skipped, exit 77), selects
 # exactly the bar shapes of issue 18 -- bf16, fp32 modulation, D 1536/3072/5120, rows 32,760
@@ -57,6 +57,41 @@ print(len(names))' "$filt")
 done < <(grep '^adaload bench ' <<<"$plan")
 echo "device_run bench-bwd plan: ok"
 
+# MODE bench-res (issue 22): one bench step, with the peers, whose filter selects exactly the
+# fused residual op's 9 bar shapes (site 3, fp32 residual, bf16 branch and out, D 1536/3072/
+# 5120, rows 32,760, 75,600 and 2 x 32,760), both directions of naive and dtile, and one copy
+# ceiling per distinct byte count of them, nothing else.
+plan=$("$root/ci/device_run.sh" --dry-run bench-res) || fail "--dry-run bench-res exited $?"
+echo "$plan"
+[ "$(grep -c '^adaload bench ' <<<"$plan")" = 1 ] || fail "bench-res: want 1 bench step"
+line=$(grep '^adaload bench ' <<<"$plan")
+grep -q -- '--with-peers' <<<"$line" || fail "bench-res: no peers"
+eval "set -- ${line#adaload }"
+"$ada" "$@" --out "$tmp/res" >"$tmp/res.out" 2>&1
+rc=$?
+[ "$rc" = 77 ] || { cat "$tmp/res.out"; fail "bench-res: exit $rc (want 77: no GPU here)"; }
+sel=$(sed -n 's/^skipped ([^)]*): //p' "$tmp/res.out")
+for dir in fwd bwd; do
+  got=$(grep -cE "^lnmod_res_$dir/(naive|dtile)/f32-bf16-f32-bf16/sample/D(1536|3072|5120)/rows(32760|75600|65520/B2)\$" <<<"$sel")
+  [ "$got" = 18 ] || fail "bench-res: $got lnmod_res_$dir benchmarks, want 18 (9 shapes x naive, dtile)"
+done
+other=$(grep -vE '^(lnmod_res_(fwd|bwd)/|copy/bytes[0-9]+$)' <<<"$sel" || true)
+[ -z "$other" ] || fail "bench-res selects more: $other"
+filt=""; prev=""
+for x in "$@"; do [ "$prev" = --filter ] && filt=$x; prev=$x; done
+want=$("$ada" bench --list-shapes --set wan | python3 -c '
+import json, re, sys
+pat = re.compile(sys.argv[1])
+names = set()
+for s in json.load(sys.stdin):
+    if pat.search("lnmod_res_fwd/dtile/" + s["suffix"]): names.add(s["copy_name"])
+    if pat.search("lnmod_res_bwd/dtile/" + s["bwd_suffix"]): names.add(s["bwd_copy_name"])
+print(len(names))' "$filt")
+copies=$(grep -c '^copy/' <<<"$sel")
+[ "$copies" = "$want" ] && [ "$want" = 18 ] || fail "bench-res: $copies copy ceilings, want $want (18)"
+[ -e "$tmp/res" ] && fail "bench-res left a run folder"
+echo "device_run bench-res plan: ok"
+
 # MODE plugin: its plan, run here against this build's example plug-ins (a CUDA build puts
 # them in <build>/plugins): every step parses, loads its plug-in and, without a GPU, exits 77.
 plan=$(PLUGIN_DIR=/p "$root/ci/device_run.sh" --dry-run plugin) || fail "--dry-run plugin exited $?"
@@ -104,7 +139,11 @@ eval "set -- ${b1#adaload }"
 rc=$?
 [ "$rc" = 77 ] || { cat "$tmp/aa.out"; fail "aa bench: exit $rc (want 77: no GPU here)"; }
 sel=$(sed -n 's/^skipped ([^)]*): //p' "$tmp/aa.out")
+# The LayerNorm-Modulate shapes of the set (the fused residual op's, "op": "lnmod_res", have
+# lnmod_res_fwd names, which the aa filter leaves out).
 nshapes=$("$ada" bench --list-shapes --set wan | grep -o '"suffix"' | wc -l)
+nres=$("$ada" bench --list-shapes --set wan | grep -o '"op": *"lnmod_res"' | wc -l)
+nshapes=$((nshapes - nres))
 got=$(grep -cE '^lnmod_fwd/(naive|row_per_warp|dtile)/' <<<"$sel")
 [ "$got" = $((nshapes * nvar)) ] || fail "aa bench: $got forward kernel benchmarks, want $((nshapes * nvar))"
 other=$(grep -vE '^(lnmod_fwd/(naive|row_per_warp|dtile)/|copy/bytes[0-9]+(/graph[0-9]+)?$)' <<<"$sel" || true)

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "verify_res.h"
 #include "verify_tools.h"
 
 #define tools verify_sanitizer_tools /* the list's owner is verify/ */
@@ -65,10 +66,9 @@ static gate_status judge_cases(const json_t *cases, int *ok, char *msg, size_t n
     json_array_foreach(cases, i, c) {
         if (json_is_true(json_object_get(c, "pass"))) continue;
         const char *nr = str(c, "not_run");
-        snprintf(msg, n, "case %zu (%s %s-%s-%s %s D=%lld rows=%lld) %s", i, or_q(str(c, "variant")),
-                 or_q(str(c, "x")), or_q(str(c, "mod")), or_q(str(c, "y")), or_q(str(c, "layout")),
-                 (long long)json_integer_value(json_object_get(c, "D")),
-                 (long long)json_integer_value(json_object_get(c, "rows")), nr ? nr : "failed");
+        char key[160];
+        if (verify_case_key_json(c, key, sizeof key)) snprintf(key, sizeof key, "%.100s, no identity", or_q(str(c, "variant")));
+        snprintf(msg, n, "case %zu (%s) %s", i, key, nr ? nr : "failed");
         *ok = 0;
         return GATE_OK;
     }
@@ -121,7 +121,7 @@ static gate_status judge_groups(const json_t *rec, int *ok, char *msg, size_t n)
 
 /* ---- content: the record's cases are exactly the grid's ------------------------------- */
 
-enum { KEYLEN = 128 };
+enum { KEYLEN = 160 };
 
 static int key_cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
@@ -152,13 +152,24 @@ static int record_keys(const json_t *rec, int compact, char ***keys, int64_t *nk
                 free(k);
                 return 1;
             }
+            const char *op = str(g, "op");
+            const int res = op && !strcmp(op, "lnmod_res");
             json_array_foreach(shapes, j, sh) {
                 k[m] = text + m * KEYLEN;
                 json_t *D = json_array_get(sh, 0), *R = json_array_get(sh, 1);
-                if (!json_is_integer(D) || !json_is_integer(R) ||
-                    verify_case_key(str(g, "variant"), str(g, "dtypes"), str(g, "layout"),
-                                    str(g, "direction") ? str(g, "direction") : "fwd", json_integer_value(D),
-                                    json_integer_value(R), k[m], KEYLEN)) {
+                json_t *inplace = json_array_get(sh, 2), *dh = json_array_get(sh, 3);
+                int bad_key = !json_is_integer(D) || !json_is_integer(R) || (json_object_get(g, "op") && !op) ||
+                              (op && !res && strcmp(op, "lnmod"));
+                if (!bad_key && res)
+                    bad_key = !json_is_boolean(inplace) || !json_is_boolean(dh) ||
+                              verify_res_case_key(str(g, "variant"), str(g, "site"), str(g, "dtypes"), str(g, "layout"),
+                                                  str(g, "direction"), json_integer_value(D), json_integer_value(R),
+                                                  json_is_true(inplace), json_is_true(dh), k[m], KEYLEN);
+                else if (!bad_key)
+                    bad_key = verify_case_key(str(g, "variant"), str(g, "dtypes"), str(g, "layout"),
+                                              str(g, "direction") ? str(g, "direction") : "fwd", json_integer_value(D),
+                                              json_integer_value(R), k[m], KEYLEN);
+                if (bad_key) {
                     snprintf(msg, n, "group %zu shape %zu is not a case identity", i, j);
                     free(k);
                     return 1;
@@ -170,7 +181,8 @@ static int record_keys(const json_t *rec, int compact, char ***keys, int64_t *nk
         json_array_foreach(cases, i, g) {
             k[m] = text + m * KEYLEN;
             if (verify_case_key_json(g, k[m], KEYLEN)) {
-                snprintf(msg, n, "case %zu has no identity (variant, x, mod, y, layout, D, rows)", i);
+                snprintf(msg, n, "case %zu has no identity (variant, x, mod, y, layout, D, rows; lnmod_res: site, dtypes, "
+                                 "inplace, dh)", i);
                 free(k);
                 return 1;
             }
@@ -213,17 +225,17 @@ static int same_cases(char **got, int64_t ng, char **want, int64_t nw, const cha
 
 /* Every sanitizer verdict clean; and, for records that say what their sanitizer runs
  * checked (all scheme-2 records), each ran over verify's sanitizer grid for the registry's
- * variants: that grid, those variants, that many cases, exit code 0. Records of scheme 1
+ * variants: that grid, those variants, that many cases, exit code 0; with ops holding the
+ * fused op, also over its sanitizer grid ("res_grid"), counted in "cases". Records of scheme 1
  * were made before runs said so; then verify always ran them over the quick grid, and their
  * verdicts are taken as they are. 1 when they pass, else 0 with why in msg. */
-static int sanitizers_ran(const json_t *rec, json_int_t scheme, const char *grid, const char *const *reg, int nreg,
-                          char *msg, size_t n)
+static int sanitizers_ran(const json_t *rec, json_int_t scheme, const char *grid, int ops, const char *const *reg,
+                          int nreg, char *msg, size_t n)
 {
     json_t *san = json_object_get(rec, "sanitizers"), *runs = json_object_get(rec, "sanitizer_runs");
-    const char *sgrid = verify_sanitizer_grid(grid);
-    verify_case_id *ids;
+    const char *sgrid = verify_sanitizer_grid(grid), *rgrid = verify_res_sanitizer_grid(grid);
     int64_t ncases = 0;
-    if (verify_grid_registry_cases(sgrid, &ids, &ncases) == VERIFY_OK) free(ids);
+    verify_sanitizer_registry_ncases(grid, ops, &ncases);
     for (int t = 0; t < 4; t++) {
         const char *sv = str(san, tools[t]);
         if (!sv || strcmp(sv, "clean"))
@@ -247,7 +259,11 @@ static int sanitizers_ran(const json_t *rec, json_int_t scheme, const char *grid
             all = found;
         }
         if (!all) return snprintf(msg, n, "sanitizer %s did not run over every variant of the registry", tools[t]), 0;
-        json_int_t want = (json_int_t)ncases;
+        const char *rg = str(d, "res_grid");
+        if ((ops & VERIFY_OP_RES) && (!rg || strcmp(rg, rgrid)))
+            return snprintf(msg, n, "sanitizer %s ran over lnmod_res grid \"%s\", not \"%s\"", tools[t],
+                            rg ? rg : "missing", rgrid), 0;
+        json_int_t want = (json_int_t)ncases; /* lnmod's cases of sgrid and, with the fused op, its of rgrid */
         if (json_integer_value(json_object_get(d, "cases")) != want || !json_is_integer(json_object_get(d, "cases")))
             return snprintf(msg, n, "sanitizer %s checked %lld cases, grid %s has %lld", tools[t],
                             (long long)json_integer_value(json_object_get(d, "cases")), sgrid, (long long)want), 0;
@@ -293,14 +309,14 @@ static int no_sanitizers(const json_t *rec)
 
 /* The record's cases against those of grid (shard k of nk) for the registry's variants reg: 1 equal, 0 not (why in msg),
  * -1 out of memory, -2 the grid has none. */
-static int cases_are_grids(const json_t *rec, int compact, const char *grid, int k, int nk, const char *const *reg,
-                           int nreg, char *msg, size_t n)
+static int cases_are_grids(const json_t *rec, int compact, const char *grid, int ops, int k, int nk,
+                           const char *const *reg, int nreg, char *msg, size_t n)
 {
     char **got = NULL, **want = NULL;
     int64_t ng = 0, nw = 0;
     int rk = record_keys(rec, compact, &got, &ng, msg, n);
     if (rk) return rk < 0 ? -1 : 0;
-    verify_status vs = verify_grid_keys_shard(grid, reg, nreg, k, nk, &want, &nw);
+    verify_status vs = verify_grid_keys_ops(grid, reg, nreg, ops, k, nk, &want, &nw);
     if (vs != VERIFY_OK) {
         free(got);
         return vs == VERIFY_ERR_NOMEM ? -1 : -2;
@@ -348,12 +364,17 @@ static gate_status judge(const json_t *rec, const gate_hashes *h, int any, gate_
     if (strcmp(backend, "cuda")) return snprintf(msg, n, "backend is \"%s\", not a GPU run", backend), GATE_OK;
     int nreg = 0;
     const char *const *reg = verify_registry_variants(&nreg);
+    /* The ops expected: both for a record of these sources, and for any record that lists its
+     * "ops" (made since the fused op is verified); lnmod's alone for an older record of other
+     * sources (judged as it was when made). */
+    const int ops = mine || json_object_get(rec, "ops") ? VERIFY_OP_ALL : VERIFY_OP_LNMOD;
     if (strcmp(grid, "full")) {
         /* Not a grid record; it may be the sanitizer record of joined shards: every case of its
          * grid passed, and the sanitizer runs the full grid's record would hold, clean. */
         char why[600];
-        int sane = ok && json_is_true(all) && !j->nshards && sanitizers_ran(rec, scheme, "full", reg, nreg, why, sizeof why);
-        int same = sane ? cases_are_grids(rec, compact, grid, 0, 0, reg, nreg, why, sizeof why) : 0;
+        int sane = ok && json_is_true(all) && !j->nshards &&
+                   sanitizers_ran(rec, scheme, "full", ops, reg, nreg, why, sizeof why);
+        int same = sane ? cases_are_grids(rec, compact, grid, ops, 0, 0, reg, nreg, why, sizeof why) : 0;
         if (same == -1) return GATE_NOMEM;
         if (same == 1) {
             *v = GATE_SANITIZERS;
@@ -366,10 +387,10 @@ static gate_status judge(const json_t *rec, const gate_hashes *h, int any, gate_
     /* A shard may leave the sanitizers to another record of its join; whatever it did run
      * must be clean. A whole record holds its own. */
     if (!(j->nshards && no_sanitizers(rec))) {
-        if (!sanitizers_ran(rec, scheme, grid, reg, nreg, msg, n)) return GATE_OK;
+        if (!sanitizers_ran(rec, scheme, grid, ops, reg, nreg, msg, n)) return GATE_OK;
         j->sanitizers_clean = 1;
     }
-    int same = cases_are_grids(rec, compact, grid, j->shard, j->nshards, reg, nreg, msg, n);
+    int same = cases_are_grids(rec, compact, grid, ops, j->shard, j->nshards, reg, nreg, msg, n);
     if (same == -1) return GATE_NOMEM;
     if (same == -2) return bad(msg, n, "grid %s has no cases", grid);
     if (same) *v = j->nshards ? GATE_PART : GATE_PASS;
@@ -451,18 +472,22 @@ static json_t *group_of(json_t *groups, const json_t *c, const char *dtypes)
 {
     const char *variant = or_q(str(c, "variant")), *layout = or_q(str(c, "layout"));
     const char *dir = str(c, "direction") ? str(c, "direction") : "fwd";
+    const char *op = str(c, "op") ? str(c, "op") : "lnmod", *site = str(c, "site") ? str(c, "site") : "";
     size_t i;
     json_t *g;
     json_array_foreach(groups, i, g) {
         if (!strcmp(str(g, "variant"), variant) && !strcmp(str(g, "dtypes"), dtypes) &&
-            !strcmp(str(g, "layout"), layout) && !strcmp(str(g, "direction"), dir))
+            !strcmp(str(g, "layout"), layout) && !strcmp(str(g, "direction"), dir) && !strcmp(str(g, "op"), op) &&
+            !strcmp(str(g, "site") ? str(g, "site") : "", site))
             return g;
     }
     g = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:f, s:n}", "variant", variant, "dtypes",
                   dtypes, "layout", layout, "direction", dir, "cases", (json_int_t)0, "passed",
                   (json_int_t)0, "failed", (json_int_t)0, "not_run", (json_int_t)0, "worst_ratio", 0.0,
                   "worst_case");
-    if (g && json_object_set_new(g, "shapes", json_array())) {
+    if (g && (json_object_set_new(g, "op", json_string(op)) ||
+              (str(c, "site") && json_object_set_new(g, "site", json_string(site))) ||
+              json_object_set_new(g, "shapes", json_array()))) {
         json_decref(g);
         return NULL;
     }
@@ -496,16 +521,20 @@ json_t *gate_summary(const json_t *full)
     json_array_foreach(cases, i, c) {
         if (oom) break;
         char dtypes[64];
-        snprintf(dtypes, sizeof dtypes, "%.15s-%.15s-%.15s", or_q(str(c, "x")), or_q(str(c, "mod")),
-                 or_q(str(c, "y")));
+        const int res = str(c, "op") && !strcmp(str(c, "op"), "lnmod_res");
+        if (res) snprintf(dtypes, sizeof dtypes, "%.40s", or_q(str(c, "dtypes")));
+        else snprintf(dtypes, sizeof dtypes, "%.15s-%.15s-%.15s", or_q(str(c, "x")), or_q(str(c, "mod")), or_q(str(c, "y")));
         json_t *g = group_of(groups, c, dtypes);
         if (!g) {
             oom = 1;
             break;
         }
         bump(g, "cases");
-        oom |= json_array_append_new(json_object_get(g, "shapes"),
-                                     json_pack("[O?, O?]", json_object_get(c, "D"), json_object_get(c, "rows"))) != 0;
+        /* a shape: [D, rows]; the fused op's: [D, rows, inplace, dh] */
+        json_t *shape = res ? json_pack("[O?, O?, O?, O?]", json_object_get(c, "D"), json_object_get(c, "rows"),
+                                        json_object_get(c, "inplace"), json_object_get(c, "dh"))
+                            : json_pack("[O?, O?]", json_object_get(c, "D"), json_object_get(c, "rows"));
+        oom |= !shape || json_array_append_new(json_object_get(g, "shapes"), shape) != 0;
         if (json_is_true(json_object_get(c, "pass"))) bump(g, "passed");
         else if (str(c, "not_run")) bump(g, "not_run");
         else bump(g, "failed");

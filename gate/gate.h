@@ -13,10 +13,12 @@
  * - the full record, verify.json (schema "adaload.verify/1"): every case with its errors;
  *   3.7 MB for the full grid;
  * - the compact record, verify-summary.json (schema "adaload.verify-summary/1"): the same
- *   top-level fields without "cases", plus "groups" -- one per variant x dtype combination
- *   (x-mod-y) x layout x direction with cases, passed, failed, not_run, worst_ratio (the
- *   largest error over tolerance of any output: <= 1 passes), the shape where it occurred
- *   and the shapes of all its cases -- and "failures", every case that did not pass, in full. This is what gets
+ *   top-level fields without "cases", plus "groups" -- one per op x variant x dtype combination
+ *   (x-mod-y; the fused op's: res-branch-mod-out) x layout x direction (x site, the fused op's)
+ *   with "op", cases, passed, failed, not_run, worst_ratio (the largest error over tolerance of
+ *   any output: <= 1 passes), the shape where it occurred and the shapes of all its cases
+ *   ([D, rows]; the fused op's [D, rows, inplace, dh]) -- and "failures", every case that did
+ *   not pass, in full. A group without "op" (older records) is lnmod's. This is what gets
  *   committed; verify.json stays where it was made.
  * When a run folder holds both, the gate reads the compact one.
  *
@@ -32,13 +34,17 @@
  * A record passes when it has backend "cuda", grid "full", every case passed, all_passed
  * true, and its content is the grid's:
  * - its cases are exactly the cases verify runs for that grid and the kernel registry's
- *   variants -- the same multiset of identities "variant x-mod-y layout direction D rows"
- *   (verify.h: verify_grid_keys, verify_case_key; one owner, so a new kind of case in
- *   verify's grid is demanded here at once). The compact record lists each group's shapes
- *   ("shapes": [[D, rows], ...]) for this; a compact record without them does not count;
+ *   variants -- the same multiset of identities "variant x-mod-y layout direction D rows",
+ *   and the fused residual op's "lnmod_res variant site dtypes layout direction D rows inplace
+ *   dh" for the variants with it (verify.h: verify_grid_keys, verify_case_key; verify_res.h:
+ *   verify_res_case_key; one owner, so a new kind of case in verify's grid is demanded here
+ *   at once). The compact record lists each group's shapes ("shapes": [[D, rows], ...]) for
+ *   this; a compact record without them does not count;
  * - every sanitizer verdict (memcheck, racecheck, initcheck, synccheck) is "clean", and
  *   each sanitizer run says it ran over verify's sanitizer grid (verify_sanitizer_grid:
- *   "quick") for every registry variant, that grid's case count, exit code 0.
+ *   "quick") for every registry variant, and over the fused op's ("res_grid":
+ *   verify_res_sanitizer_grid, "sanitizer"), the two grids' case count
+ *   (verify_sanitizer_registry_ncases), exit code 0.
  * Shards: a grid longer than one device call is recorded in parts (verify --shard K/N: the
  * record holds "shard": {index K, count N}, 2 <= N <= 64, and the cases of the input sets
  * verify_set_in_shard gives it). Such a record passes as a part (GATE_PART) by the rule
@@ -52,8 +58,11 @@
  * A record that checked plug-in variants (a non-empty "plugins" array, or a variant named
  * "plugin:<name>": a researcher's library, plugin/ada_plugin.h) never passes, whatever else
  * it holds: the gate is about adaload's own kernel sources.
- * Older records: a case without "direction" is a forward case (records made before the
- * backward existed); a record of hash scheme 1 (made before sanitizer runs named their
+ * Older records: a record without "ops" (made before the fused residual op was verified) of
+ * other kernel sources is judged on lnmod's cases and sanitizer runs alone, as when it was
+ * made (gate_record_passes: the catalog's "passed"); a record of these sources, or one that
+ * lists "ops", must hold both ops' cases. A case without "op" is lnmod's; a case without
+ * "direction" is a forward case (records made before the backward existed); a record of hash scheme 1 (made before sanitizer runs named their
  * grid, when they always ran the quick grid) is judged on its four verdicts alone; its cases
  * are checked like any other's. A record that is not valid JSON or lacks the fields read
  * above is malformed: the gate fails on it whatever else passes (a broken record in the

@@ -1,6 +1,7 @@
 /* test_gate_lib.c -- the gate's rule on both record formats and both hash schemes, the
  * compact record made from a full one, the content check (a record's cases must be exactly
- * the grid's, its sanitizers run over their grid), and the scan of results/<testbed>/verify/. */
+ * the grid's, lnmod's and the fused residual op's -- test_gate_res.c has the latter's own --, its
+ * sanitizers run over their grids), and the scan of results/<testbed>/verify/. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,107 +13,7 @@
 #include "test_tmpdir.h"
 #include "verify.h"
 
-static const gate_hashes tree = {.v1 = "h1-of-this-tree", .v2 = "h2-of-this-tree"};
-
-/* The sanitizer runs of a record as verify writes them now: the quick grid, every variant of
- * the registry, its case count; exit code 0. */
-static json_t *sanitizer_runs(const char *grid)
-{
-    int nreg;
-    const char *const *reg = verify_registry_variants(&nreg);
-    verify_case_id *ids;
-    int64_t nids;
-    cr_assert_eq(verify_grid_registry_cases(grid, &ids, &nids), VERIFY_OK);
-    free(ids);
-    json_t *runs = json_object(), *vs = json_array();
-    for (int v = 0; v < nreg; v++) json_array_append_new(vs, json_string(reg[v]));
-    for (int t = 0; t < 4; t++)
-        json_object_set_new(runs, verify_sanitizer_tools[t],
-                            json_pack("{s:s, s:i, s:s, s:O, s:I}", "verdict", "clean", "exit_code", 0, "grid", grid,
-                                      "variants", vs, "cases", (json_int_t)nids));
-    json_decref(vs);
-    return runs;
-}
-
-/* A record of every case of grid G for the registry's variants, built here case by case
- * from verify's sets (not from the gate's own expectation); case number `fail` fails (-1:
- * none). scheme 0 = no hash_scheme field (an older record). */
-static int same_set(const verify_set *a, const verify_set *b)
-{
-    return a->layout == b->layout && a->combo == b->combo && a->D == b->D && a->rows == b->rows && a->huge == b->huge;
-}
-
-/* grid_record's work for shard k of nk of case_grid (0, 0: all of it): the input sets are
- * counted here as the cases go by (a set's cases are consecutive in verify's order). */
-static json_t *shard_grid_record(const char *hash, int scheme, const char *grid, const char *case_grid, int k,
-                                 int nk, int64_t fail, const char *memcheck)
-{
-    int nreg;
-    (void)verify_registry_variants(&nreg);
-    cr_assert_geq(nreg, 1);
-    verify_case_id *ids;
-    int64_t nids;
-    cr_assert_eq(verify_grid_registry_cases(case_grid, &ids, &nids), VERIFY_OK);
-    json_t *cases = json_array();
-    int64_t set = -1, kept = 0;
-    for (int64_t q = 0; q < nids; q++) {
-        if (q == 0 || !same_set(&ids[q].set, &ids[q - 1].set)) set++;
-        if (nk > 1 && set % nk != k - 1) continue;
-        const int64_t c = kept++;
-        lnmod_dtype x, m, y;
-        const verify_set *st = &ids[q].set;
-        verify_combo(st->combo, &x, &m, &y);
-        json_array_append_new(cases, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:f, s:b}", "variant",
-                                               ids[q].variant, "x", lnmod_dtype_name(x), "mod", lnmod_dtype_name(m),
-                                               "y", lnmod_dtype_name(y), "layout",
-                                               lnmod_layout_name((lnmod_layout)st->layout), "direction",
-                                               verify_direction_name(ids[q].direction), "D", (json_int_t)st->D,
-                                               "rows", (json_int_t)st->rows, "worst_ratio", c == fail ? 3.0 : 0.5,
-                                               "pass", c != fail));
-    }
-    free(ids);
-    const int64_t kk = kept;
-    json_t *r = json_pack("{s:s, s:s, s:s, s:s, s:o, s:{s:s, s:s, s:s, s:s}, s:o, s:{s:I, s:I}, s:b}", "schema",
-                          "adaload.verify/1", "kernel_source_hash", hash, "backend", "cuda", "grid", grid, "cases",
-                          cases, "sanitizers", "memcheck", memcheck, "racecheck", "clean", "initcheck", "clean",
-                          "synccheck", "clean", "sanitizer_runs", sanitizer_runs(verify_sanitizer_grid(grid)),
-                          "summary", "cases", (json_int_t)kk, "passed", (json_int_t)(fail >= 0 ? kk - 1 : kk),
-                          "all_passed", fail < 0);
-    cr_assert_not_null(r);
-    if (scheme) json_object_set_new(r, "hash_scheme", json_integer(scheme));
-    if (nk > 1) json_object_set_new(r, "shard", json_pack("{s:i, s:i}", "index", k, "count", nk));
-    return r;
-}
-
-static json_t *grid_record(const char *hash, int scheme, const char *grid, const char *case_grid, int64_t fail,
-                           const char *memcheck)
-{
-    return shard_grid_record(hash, scheme, grid, case_grid, 0, 0, fail, memcheck);
-}
-
-/* Shard k of nk of the full grid as verify --shard writes it: no sanitizer runs. */
-static json_t *shard_record(const char *hash, int k, int nk, int64_t fail)
-{
-    json_t *r = shard_grid_record(hash, 2, "full", "full", k, nk, fail, "clean");
-    json_t *san = json_object_get(r, "sanitizers");
-    for (int t = 0; t < 4; t++)
-        json_object_set_new(san, verify_sanitizer_tools[t], json_string("not run: --sanitizers not given"));
-    json_object_del(r, "sanitizer_runs");
-    return r;
-}
-
-static json_t *full_record(const char *hash, int scheme, int ok, const char *grid, const char *memcheck)
-{
-    return grid_record(hash, scheme, grid, grid, ok ? -1 : 7, memcheck);
-}
-
-static gate_verdict judge(json_t *rec, gate_status want)
-{
-    gate_verdict v;
-    char msg[600];
-    cr_assert_eq(gate_judge(rec, &tree, &v, msg, sizeof msg), want, "%s", msg);
-    return v;
-}
+#include "test_gate_records.h"
 
 Test(gate, schemes_pick_the_hash)
 {
@@ -210,8 +111,10 @@ Test(gate, compact_record)
     int nreg, nbwd = 0;
     const char *const *reg = verify_registry_variants(&nreg);
     for (int v = 0; v < nreg; v++) nbwd += verify_registry_has_backward(reg[v]);
-    cr_assert_eq((int)json_array_size(g), (nreg + nbwd) * verify_ncombos() * LNMOD_LAYOUT_COUNT,
-                 "a group per variant x dtypes x layout x direction");
+    cr_assert_eq((int)json_array_size(g),
+                 (nreg + nbwd) * verify_ncombos() * LNMOD_LAYOUT_COUNT +
+                     2 * nres_variants() * verify_res_ncombos() * LNMOD_LAYOUT_COUNT * VERIFY_RES_NSITES,
+                 "a group per variant x dtypes x layout x direction (and site, for the fused op's)");
     json_t *g0 = json_array_get(g, 0);
     cr_assert_str_eq(json_string_value(json_object_get(g0, "dtypes")), "f32-f32-f32");
     cr_assert_str_eq(json_string_value(json_object_get(g0, "direction")), "fwd");
@@ -248,7 +151,9 @@ Test(gate, compact_record)
     judge(c, GATE_MALFORMED);
     json_decref(c);
     json_decref(full);
-    cr_assert_null(gate_summary(json_object_get(full_record("x", 0, 1, "full", "clean"), "summary")));
+    json_t *summaryless = full_record("x", 0, 1, "full", "clean");
+    cr_assert_null(gate_summary(json_object_get(summaryless, "summary")));
+    json_decref(summaryless);
 }
 
 /* The 300-byte record of issue 17: one group of 5 cases, grid full, sanitizers clean, this
@@ -264,7 +169,7 @@ Test(gate, hand_written_summary_fails)
                            0, NULL);
     cr_assert_not_null(r);
     cr_assert_eq(judge(r, GATE_OK), GATE_NOT_COUNTED);
-    json_object_set_new(r, "sanitizer_runs", sanitizer_runs("quick"));
+    json_object_set_new(r, "sanitizer_runs", sanitizer_runs("quick", "sanitizer"));
     cr_assert_eq(judge(r, GATE_OK), GATE_NOT_COUNTED);
     json_t *g = json_array_get(json_object_get(r, "groups"), 0);
     json_object_set_new(g, "shapes", json_pack("[[i,i],[i,i],[i,i],[i,i],[i,i]]", 4096, 1, 4096, 3, 4096, 1560,
@@ -283,13 +188,15 @@ Test(gate, cases_must_be_the_grids)
     json_t *r = full_record("h2-of-this-tree", 2, 1, "full", "clean");
     cr_assert_eq(judge(r, GATE_OK), GATE_PASS);
     json_t *cases = json_object_get(r, "cases");
-    json_t *last = json_incref(json_array_get(cases, json_array_size(cases) - 1));
-    json_array_remove(cases, json_array_size(cases) - 1);
+    size_t li = 0; /* the last lnmod case (the fused op's follow) */
+    while (li + 1 < json_array_size(cases) && !json_object_get(json_array_get(cases, li + 1), "op")) li++;
+    json_t *last = json_incref(json_array_get(cases, li));
+    json_array_remove(cases, li);
     json_object_set_new(json_object_get(r, "summary"), "cases", json_integer((json_int_t)json_array_size(cases)));
     cr_assert_eq(judge(r, GATE_OK), GATE_NOT_COUNTED, "one case missing");
-    json_array_append(cases, json_array_get(cases, 0));
+    json_array_insert(cases, li, json_array_get(cases, 0));
     cr_assert_eq(judge(r, GATE_OK), GATE_NOT_COUNTED, "one case twice instead");
-    json_array_set(cases, json_array_size(cases) - 1, last);
+    json_array_set(cases, li, last);
     cr_assert_eq(judge(r, GATE_OK), GATE_PASS, "restored");
     const char *fields[] = {"variant", "layout", "x", "direction"};
     const char *dir = json_string_value(json_object_get(last, "direction"));

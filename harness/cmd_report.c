@@ -13,7 +13,9 @@
  * the backward's time, TB/s, % of copy and × each backward peer (eager, torch.compile, Wan's
  * table form under torch.compile, Liger), then forward + backward (the forward found under
  * its own /graph<K>) and × the peers' forward + backward; the bytes each keeps for the
- * backward (saved_bytes); and the backward's bar (issue 18). Exit 0, or 2 for a bad folder.
+ * backward (saved_bytes); and the backward's bar (issue 18). The fused residual op's
+ * lnmod_res_fwd/lnmod_res_bwd benchmarks get their own table and bar (cmd_report_res.c).
+ * Exit 0, or 2 for a bad folder.
  *
  * --sweep prints the sweep view instead (runs/run_sweep.h): % of copy against D, a row per
  * D and a column per variant, for one slice <x>-<mod>-<y>/<layout>/rows<R> of the run
@@ -55,7 +57,7 @@ static void usage(FILE *f)
 static int split_name(const char *name, int *bwd, char *variant, size_t vn, const char **suffix)
 {
     ada_bench_name b;
-    if (ada_bench_name_parse(name, &b) || strlen(b.variant) >= vn) return -1;
+    if (ada_bench_name_parse(name, &b) || b.res || strlen(b.variant) >= vn) return -1; /* res: its own table */
     int is_bwd = !strcmp(b.dir, "bwd");
     if (is_bwd && !bwd) return -1;
     snprintf(variant, vn, "%s", b.variant);
@@ -471,6 +473,7 @@ static int check_variants(const ada_bench_set *s, const cli_list *want, const ch
             int b;
             found = !split_name(s->r[i].name, &b, v, sizeof v, &suf) && !strcmp(v, want->v[q]);
         }
+        found = found || report_res_has_variant(s, want->v[q]);
         if (!found) {
             ada_usage_error("report", "--variant %s: no such variant in %s", want->v[q], run);
             return -1;
@@ -542,6 +545,7 @@ static int report(const char *run, const cli_list *want)
         ada_msg("report", "out of memory");
         return ADA_EXIT_INTERNAL;
     }
+    report_res(&s, want);
     ada_bench_set_free(&s);
     return ADA_EXIT_OK;
 }

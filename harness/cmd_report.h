@@ -27,4 +27,10 @@ int report_sweep(const char *run, const cli_list *want, const char *shape, const
 /* The benchmarks of the user's own peers (`bench --peer MODULE:FUNCTION`, peer:<name>) beside
  * dtile's of the same shape and direction; prints nothing when the run has none. */
 void report_user_peers(const ada_bench_set *s, const cli_list *want);
+
+/* The fused gated residual op's table (cmd_report_res.c: lnmod_res_fwd/lnmod_res_bwd of the
+ * kernel variants beside the PyTorch chain's peers) and issue 22's bar; nothing when the run
+ * has none. report_res_has_variant: 1 when the run has a res benchmark of that variant. */
+void report_res(const ada_bench_set *s, const cli_list *want);
+int report_res_has_variant(const ada_bench_set *s, const char *variant);
 #endif

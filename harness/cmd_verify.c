@@ -3,10 +3,18 @@
  *
  *   adaload verify [--grid quick|full|smoke] [--variant NAME]... [--seed N] [--threads N]
  *                  [--out DIR | --no-record] [--sanitizers] [--sanitizer-timeout S]
- *                  [--cpu-model] [--list] [--plugin LIB.so]...
+ *                  [--cpu-model] [--list] [--plugin LIB.so]... [--op all|lnmod|lnmod_res]
  *
- * --sanitizers re-runs this program under compute-sanitizer over the quick grid after the
- * grid, the four tools at once (verify_run_sanitizers). --shard K/N runs one shard
+ * Both ops by default (--op all): LayerNorm-Modulate's grid, then the fused gated residual +
+ * LayerNorm-Modulate op's grid of the same name (verify/verify_res.h: "op": "lnmod_res" cases in
+ * both directions, for the variants with the fused op; on the CPU models, its models: a --variant
+ * names a model of either op, and an op none is named for runs its default model), sharded with
+ * lnmod's sets and in the record, which the gate needs whole. --op lnmod runs lnmod's cases
+ * alone (a record the gate does not pass); --op lnmod_res runs the fused op's cases alone,
+ * printing them, and writes no record (cmd_verify_res.c). --res-grid names the fused op's grid
+ * (the sanitizer runs' children are given verify_res_sanitizer_grid).
+ * --sanitizers re-runs this program under compute-sanitizer over the quick grid (and the fused
+ * op's sanitizer grid) after the grid, the four tools at once (verify_run_sanitizers). --shard K/N runs one shard
  * of the grid (the record says which; the gate joins the shards of one source hash). --cpu-model checks the fp32 CPU models (verify_model.h): a
  * self-test of the verifier on machines without a GPU; its records say backend "cpu-model"
  * and never gate. --plugin loads a researcher's kernel library (plugin/ada_plugin.h): its
@@ -35,13 +43,16 @@
 #include "ada_plugin.h"
 #include "cli_opts.h"
 #include "cli_plugin.h"
+#include "cmd_verify_res.h"
 #include "commands.h"
 #include "gate.h"
 #include "run_folder.h"
 #include "run_meta.h"
 #include "verify.h"
 #include "verify_model.h"
+#include "verify_model_res.h"
 #include "verify_par.h"
+#include "verify_res.h"
 
 #if ADALOAD_HAVE_CUDA
 #include "lnmod.h"
@@ -50,7 +61,7 @@
 #define CMD "verify"
 
 typedef struct {
-    const char *grid, *out, *direction, *shard;
+    const char *grid, *out, *direction, *shard, *op, *res_grid;
     cli_list variants, plugins;
     int shard_k, shard_n;
     uint64_t seed;
@@ -72,6 +83,7 @@ static int parse_opts(int argc, char **argv, vopts *o)
     memset(o, 0, sizeof *o);
     o->grid = "quick";
     o->direction = "both";
+    o->op = "all";
     o->sanitizer_timeout = 420;
     long nc = sysconf(_SC_NPROCESSORS_ONLN);
     o->threads = nc > 0 ? (nc > VERIFY_MAX_THREADS ? VERIFY_MAX_THREADS : nc) : 1;
@@ -83,12 +95,14 @@ static int parse_opts(int argc, char **argv, vopts *o)
         CLI_I64("--threads", &o->threads, 1, VERIFY_MAX_THREADS, "N", "CPU threads for inputs/reference/comparison (default: online CPUs)"),
         CLI_STR("--out", &o->out, "DIR", "write the record into DIR (default a new results/<gpu>/verify/<run>/)"),
         CLI_FLAG("--no-record", &o->no_record, "print only, write nothing"),
-        CLI_FLAG("--sanitizers", &o->sanitizers, "after the grid, run the quick grid under compute-sanitizer"),
+        CLI_FLAG("--sanitizers", &o->sanitizers, "after the grid, run the quick grid (and lnmod_res's sanitizer grid) under compute-sanitizer"),
         CLI_I64("--sanitizer-timeout", &o->sanitizer_timeout, 1, 86400, "S", "seconds allowed per sanitizer run (default 420)"),
         CLI_STR("--direction", &o->direction, "DIR", "fwd|bwd|both: the forward, the backward or both (default both)"),
         CLI_STR("--shard", &o->shard, "K/N", "run only shard K of N of the grid (input sets i with i % N = K - 1); records of all N together cover it"),
         CLI_FLAG("--cpu-model", &o->cpu_model, "check fp32 CPU models instead of the GPU (self-test; see --list)"),
         CLI_FLAG("--list", &o->list, "print the variants and exit"),
+        CLI_STR("--op", &o->op, "OP", "all|lnmod|lnmod_res: the ops (default all; lnmod_res alone: printed, no record)"),
+        CLI_STR("--res-grid", &o->res_grid, "G", "smoke|quick|full|sanitizer: the fused op's grid (default --grid's)"),
         CLI_LIST("--plugin", &o->plugins, "LIB.so", "load a plug-in's variants as plugin:<name> (repeatable; README \"Verify and benchmark your own kernel\")"),
         CLI_END};
     int r = cli_parse(CMD, opts, argc, argv, NULL, 0, NULL);
@@ -109,6 +123,15 @@ static int parse_opts(int argc, char **argv, vopts *o)
     if (o->plugins.n > VERIFY_MAX_PLUGINS) return ada_usage_error(CMD, "too many --plugin"), CLI_ERROR;
     if (o->plugins.n && o->cpu_model)
         return ada_usage_error(CMD, "--plugin and --cpu-model exclude each other (a plug-in runs on the GPU)"), CLI_ERROR;
+    if (strcmp(o->op, "all") && strcmp(o->op, "lnmod") && strcmp(o->op, "lnmod_res"))
+        return ada_usage_error(CMD, "--op %s: must be all, lnmod or lnmod_res", o->op), CLI_ERROR;
+    if (o->res_grid && strcmp(o->res_grid, "smoke") && strcmp(o->res_grid, "quick") && strcmp(o->res_grid, "full") &&
+        strcmp(o->res_grid, "sanitizer"))
+        return ada_usage_error(CMD, "--res-grid %s: must be smoke, quick, full or sanitizer", o->res_grid), CLI_ERROR;
+    if (!strcmp(o->op, "lnmod_res") && (o->out || o->shard || o->sanitizers || o->plugins.n))
+        return ada_usage_error(CMD, "--op lnmod_res: without --out, --shard, --sanitizers or --plugin (alone it writes "
+                                    "no record: the default --op all records both ops)"),
+               CLI_ERROR;
     /* Model runs never create folders under results/ on their own: only with an explicit --out. */
     if (o->cpu_model && !o->out) o->no_record = 1;
     return CLI_OK;
@@ -127,22 +150,37 @@ static void list_variants(void)
     printf("CPU models (--cpu-model, for the verifier's own tests):\n");
     for (int i = 0; verify_models[i].name; i++)
         printf("  %-14s %-13s %s\n", verify_models[i].name, "fwd+bwd", verify_models[i].description);
+    printf("CPU models of the fused residual op (--cpu-model; default res_model):\n");
+    for (int i = 0; verify_res_models[i].name; i++)
+        printf("  %-16s %-11s %s\n", verify_res_models[i].name, "fwd+bwd", verify_res_models[i].description);
     cli_plugin_list();
 }
 
-/* The variants to check into c: the named ones (checked), or all of the backend's.
- * ADA_EXIT_OK, or the exit code (usage error, or no GPU here). */
+/* The CPU models to check into c: each --variant a model of lnmod's (verify_model.h) or, with
+ * --op all, of the fused op's (verify_model_res.h); an op none is named for gets its default
+ * model. ADA_EXIT_OK, or ADA_EXIT_USAGE. */
+static int pick_models(const vopts *o, verify_config *c)
+{
+    const int res = !strcmp(o->op, "all");
+    for (int i = 0; i < o->variants.n; i++) {
+        const char *v = o->variants.v[i];
+        if (verify_model_find(v) >= 0) c->variants[c->nvariants++] = v;
+        else if (res && verify_res_model_find(v) >= 0) c->res_variants[c->nres_variants++] = v;
+        else return ada_usage_error(CMD, "unknown model '%s' (adaload verify --list)", v);
+    }
+    if (c->nvariants == 0) c->variants[c->nvariants++] = "model";
+    if (res && c->nres_variants == 0) c->res_variants[c->nres_variants++] = "res_model";
+    return ADA_EXIT_OK;
+}
+
+/* The variants to check into c: the named ones (checked), or all of the backend's; with --op
+ * all, the fused op's: those of them with it (res_forward). ADA_EXIT_OK, or the exit code (usage
+ * error, or no GPU here). */
 static int pick_variants(const vopts *o, verify_config *c)
 {
+    if (o->cpu_model) return pick_models(o, c);
     for (int i = 0; i < o->variants.n; i++) c->variants[i] = o->variants.v[i];
     c->nvariants = o->variants.n;
-    if (o->cpu_model) {
-        for (int i = 0; i < c->nvariants; i++)
-            if (verify_model_find(c->variants[i]) < 0)
-                return ada_usage_error(CMD, "unknown model '%s' (adaload verify --list)", c->variants[i]);
-        if (c->nvariants == 0) c->variants[c->nvariants++] = "model";
-        return ADA_EXIT_OK;
-    }
     for (int i = 0; i < o->plugins.n; i++) c->plugins[i] = o->plugins.v[i];
     c->nplugins = o->plugins.n;
 #if ADALOAD_HAVE_CUDA
@@ -155,6 +193,10 @@ static int pick_variants(const vopts *o, verify_config *c)
             c->variants[c->nvariants++] = v->name;
         for (int i = 0; i < ada_plugin_count() && c->nvariants < VERIFY_MAX_VARIANTS; i++)
             c->variants[c->nvariants++] = ada_plugin_name(i);
+    }
+    for (int i = 0; i < c->nvariants && !strcmp(o->op, "all"); i++) {
+        const lnmod_variant *v = ada_plugin_is_name(c->variants[i]) ? NULL : lnmod_find_variant(c->variants[i]);
+        if (v && v->res_forward) c->res_variants[c->nres_variants++] = c->variants[i];
     }
     if (ada_cuda_device_count() == 0) {
         ada_msg(CMD, "no CUDA device here: nothing to verify (skipped)");
@@ -188,11 +230,17 @@ static void print_summary(const verify_config *c, const verify_totals *t)
             printf("%-14s %-4s %8" PRId64 " %8" PRId64 " %8" PRId64 "\n", c->variants[v], di ? "bwd" : "fwd",
                    t->v_passed[di][v], t->v_failed[di][v], t->v_not_run[di][v]);
         }
+    for (int di = 0; di < 2; di++)
+        for (int v = 0; v < c->nres_variants; v++) {
+            if (t->r_passed[di][v] + t->r_failed[di][v] + t->r_not_run[di][v] == 0) continue;
+            printf("%-14s %-4s %8" PRId64 " %8" PRId64 " %8" PRId64 "  (lnmod_res)\n", c->res_variants[v],
+                   di ? "bwd" : "fwd", t->r_passed[di][v], t->r_failed[di][v], t->r_not_run[di][v]);
+        }
     printf("total: %" PRId64 " cases, %" PRId64 " passed, %" PRId64 " failed, %" PRId64 " not run (%.1f s)\n",
            t->ncases_done, t->passed, t->failed, t->not_run, t->elapsed);
     printf("time: inputs %.1f s, device %.1f s, forward reference and comparison %.1f s, backward reference and "
-           "comparison %.1f s (%d threads); buffer (re)allocation %.1f s of it all\n",
-           t->t_inputs, t->t_device, t->t_fwd_check, t->t_bwd_check, c->threads, t->t_alloc);
+           "comparison %.1f s (%d threads); buffer (re)allocation %.1f s of it all; lnmod_res sets %.1f s\n",
+           t->t_inputs, t->t_device, t->t_fwd_check, t->t_bwd_check, c->threads, t->t_alloc, t->t_res);
     printf("host CPU time (all threads): inputs %.1f s, float64 reference and comparison %.1f s (forward %.1f, "
            "backward %.1f)\n",
            t->c_inputs, t->c_fwd_check + t->c_bwd_check, t->c_fwd_check, t->c_bwd_check);
@@ -407,6 +455,26 @@ static int finish(const vopts *o, verify_config *c, verify_session *s, vrun *r, 
     return ADA_EXIT_OK;
 }
 
+/* The fused op's sets of the run into *rs (malloc'd), their indices j in its grid into *rj: grid
+ * --res-grid (else --grid), those of the shard (set j is set nlnmod + j of the shard rule,
+ * verify.h). 0, or -1 out of memory (or no such grid). */
+static int res_sets(const vopts *o, const verify_config *c, int nlnmod, verify_res_set **rs, int64_t **rj, int *n)
+{
+    *rs = NULL, *rj = NULL, *n = 0;
+    if (c->nres_variants == 0) return 0;
+    int m = 0;
+    if (verify_res_grid_sets(o->res_grid ? o->res_grid : o->grid, rs, &m) != VERIFY_OK) return -1;
+    *rj = malloc((size_t)(m > 0 ? m : 1) * sizeof **rj);
+    if (!*rj) {
+        free(*rs);
+        *rs = NULL;
+        return -1;
+    }
+    for (int j = 0; j < m; j++)
+        if (verify_set_in_shard((int64_t)nlnmod + j, o->shard_k, o->shard_n)) (*rs)[*n] = (*rs)[j], (*rj)[(*n)++] = j;
+    return 0;
+}
+
 int cmd_verify(int argc, char **argv)
 {
     vopts o;
@@ -421,11 +489,21 @@ int cmd_verify(int argc, char **argv)
         list_variants();
         return ADA_EXIT_OK;
     }
+    if (!strcmp(o.op, "lnmod_res")) { /* the fused op's cases (cmd_verify_res.c) */
+        const int dirs = !strcmp(o.direction, "fwd")   ? VERIFY_DIR_FWD
+                         : !strcmp(o.direction, "bwd") ? VERIFY_DIR_BWD
+                                                       : VERIFY_DIR_BOTH;
+        const uint64_t seed = o.seed_given ? o.seed : clock_seed();
+        openblas_set_num_threads(1);
+        const char *rg = o.res_grid ? o.res_grid : o.grid; /* --res-grid, as with both ops */
+        return o.cpu_model ? cmd_verify_res_cpu(rg, o.variants.v, o.variants.n, dirs, seed, (int)o.threads)
+                           : cmd_verify_res_gpu(rg, o.variants.v, o.variants.n, dirs, seed, (int)o.threads);
+    }
     verify_config c = {.grid = o.grid,
                        .directions = !strcmp(o.direction, "fwd")   ? VERIFY_DIR_FWD
                                      : !strcmp(o.direction, "bwd") ? VERIFY_DIR_BWD
                                                                    : VERIFY_DIR_BOTH,
-                       .threads = (int)o.threads, .cpu_model = o.cpu_model,
+                       .threads = (int)o.threads, .cpu_model = o.cpu_model, .res_grid = o.res_grid,
                        .sanitizer_timeout = o.sanitizer_timeout, .note = ada_note_stdout,
                        .progress = ada_note_stderr, .progress_arg = (void *)CMD};
     rc = pick_variants(&o, &c);
@@ -442,9 +520,15 @@ int cmd_verify(int argc, char **argv)
     openblas_set_num_threads(1);
 
     verify_set *sets = NULL;
-    int nsets = 0;
+    verify_res_set *rsets = NULL;
+    int64_t *rj = NULL;
+    int nsets = 0, nrsets = 0;
     verify_session *s = NULL;
-    if (verify_grid_sets(o.grid, &sets, &nsets) == VERIFY_OK && o.shard_n > 1) {
+    if (verify_grid_sets(o.grid, &sets, &nsets) == VERIFY_OK && res_sets(&o, &c, nsets, &rsets, &rj, &nrsets) != 0) {
+        free(sets);
+        sets = NULL;
+    }
+    if (sets && o.shard_n > 1) {
         int k = 0; /* keep the shard's sets, in grid order */
         for (int i = 0; i < nsets; i++)
             if (verify_set_in_shard(i, o.shard_k, o.shard_n)) sets[k++] = sets[i];
@@ -457,19 +541,22 @@ int cmd_verify(int argc, char **argv)
         sets = NULL;
     }
     if (!sets || verify_session_new(&c, nsets, &s) != VERIFY_OK) {
-        free(sets);
+        free(sets), free(rsets), free(rj);
         ada_msg(CMD, "out of memory");
         return ADA_EXIT_INTERNAL;
     }
+    verify_session_plan_res(s, nrsets);
     int nbwd = 0;
     for (int v = 0; v < c.nvariants; v++) nbwd += verify_has_backward(c.cpu_model, c.variants[v]);
     char date[32];
     ada_utc_iso(date, sizeof date);
     if (c.nshards > 1) printf("adaload verify: shard %d of %d of the grid\n", c.shard, c.nshards);
-    printf("adaload verify: grid %s, %d input sets x (%d forward + %d backward) = %" PRId64 " cases, seed %" PRIu64
-           " (reproduce with --seed %" PRIu64 "), %d CPU threads, backend %s\n",
+    printf("adaload verify: grid %s, %d input sets x (%d forward + %d backward) + lnmod_res grid %s, %d sets x %d "
+           "variant(s) = %" PRId64 " cases, seed %" PRIu64 " (reproduce with --seed %" PRIu64 "), %d CPU threads, "
+           "backend %s\n",
            o.grid, nsets, (c.directions & VERIFY_DIR_FWD) ? c.nvariants : 0, (c.directions & VERIFY_DIR_BWD) ? nbwd : 0,
-           verify_session_totals(s)->ncases_total, c.seed, c.seed, c.threads, o.cpu_model ? "cpu-model" : "cuda");
+           o.res_grid ? o.res_grid : o.grid, nrsets, c.nres_variants, verify_session_totals(s)->ncases_total, c.seed,
+           c.seed, c.threads, o.cpu_model ? "cpu-model" : "cuda");
     if (strcmp(o.grid, "full") != 0)
         printf("%-14s %-3s %-14s %-6s %6s %7s %10s %10s %10s  %s\n", "variant", "dir", "x-mod-y", "layout", "D", "rows",
                "max_abs", "max_rel", "l2_rel", "verdict");
@@ -478,12 +565,13 @@ int cmd_verify(int argc, char **argv)
     rc = begin(&o, argc, argv, &r);
     if (rc == ADA_EXIT_OK) {
         for (int i = 0; i < nsets; i++) verify_session_run_set(s, &sets[i]);
+        for (int i = 0; i < nrsets; i++) verify_session_run_res_set(s, &rsets[i], rj[i]);
         verify_session_finish(s);
         print_summary(&c, verify_session_totals(s));
         rc = finish(&o, &c, s, &r, date);
     }
     vrun_free(&r);
     verify_session_free(s);
-    free(sets);
+    free(sets), free(rsets), free(rj);
     return rc;
 }

@@ -7,6 +7,7 @@
  *   - bad usage exits 2; --list-shapes gives the shape table;
  * *   - report on a synthetic run folder (ours + peers) prints the expected row;
  *   - report: failed peers ("failed", the bars' rules), wrong ones, the user's own --peer rows;
+ *   - report: the fused residual op's table and bar (lnmod_res_fwd/lnmod_res_bwd);
  *   - report --sweep prints the sweep table, writes the SVG where --out says, refuses the rest.
  */
 #include <errno.h>
@@ -176,8 +177,8 @@ Test(bench_cli, list_shapes_wan)
     cr_assert_not_null(j, "%s", e.text);
     /* 3 hidden sizes x (8 bf16 token counts + two 81-frame clips in one call + 2 fp32 long
      * clips), then per token, per frame and fp16 at 5 bar widths (480p) and 3 Wan widths
-     * (720p), fp32 at 2048 and 4096. */
-    cr_assert_eq(json_array_size(j), 33 + 3 * (5 + 3) + 2);
+     * (720p), fp32 at 2048 and 4096; the fused residual op's 3 x 3 (op "lnmod_res"). */
+    cr_assert_eq(json_array_size(j), 33 + 3 * (5 + 3) + 2 + 9);
     int found = 0;
     size_t i;
     json_t *s;
@@ -327,6 +328,59 @@ Test(report_cli, backward_beside_forward)
                        "%s", text);
     cr_assert_not_null(strstr(text, "1 of 2 shapes meet it."), "%s", text);
     cr_assert_null(strstr(text, "| liger"), "peers are columns, not rows:\n%s", text);
+}
+
+/* The fused gated residual op (issue 22): its own table -- each direction's time and % of
+ * copy, fwd+bwd, × the chain's peers per direction and fwd+bwd, a wrong peer never a ratio --
+ * none of its names in the lnmod tables, its bar (>= 85% of copy both ways, fwd+bwd >= 1.5×
+ * torch.compile where compile is right), and --variant naming a variant it alone has. */
+Test(report_cli, residual_op_table)
+{
+    test_tmp_make("res");
+    char p[256], log[256], n[256];
+    const char *S = "f32-bf16-f32-bf16/sample/D5120/rows32760", *T = "f32-bf16-f32-bf16/sample/D1536/rows32760";
+    snprintf(p, sizeof p, "%s/bench.json", test_tmpdir);
+    FILE *f = fopen(p, "w");
+    fprintf(f, "{\"context\": {}, \"benchmarks\": [\n");
+    gb_entry(f, "copy/bytes1000", 40, 25e9, 100, 1);
+#define NAME(op, v, sh) (snprintf(n, sizeof n, "%s/%s/%s", op, v, sh), n)
+    gb_entry(f, NAME("lnmod_res_fwd", "dtile", S), 100, 4.0e12, 90, 0);
+    gb_entry(f, NAME("lnmod_res_bwd", "dtile", S), 150, 4.0e12, 88, 0);
+    gb_entry(f, NAME("lnmod_res_fwd", "naive", S), 300, 1.0e12, 30, 0);
+    gb_entry(f, NAME("lnmod_res_fwd", "dtile", T), 50, 4.0e12, 86, 0);
+    gb_entry(f, NAME("lnmod_res_bwd", "dtile", T), 80, 4.0e12, 84, 0);
+    fprintf(f, "]}\n");
+    fclose(f);
+    snprintf(p, sizeof p, "%s/peers.json", test_tmpdir);
+    f = fopen(p, "w");
+    fprintf(f, "{\"context\": {}, \"benchmarks\": [\n");
+    gb_entry(f, NAME("lnmod_res_fwd", "torch_eager", S), 400, 1e12, 20, 1);
+    gb_entry(f, NAME("lnmod_res_bwd", "torch_eager", S), 900, 1e12, 20, 0);
+    gb_entry(f, NAME("lnmod_res_fwd", "torch_compile", S), 200, 1e12, 40, 0);
+    gb_entry(f, NAME("lnmod_res_bwd", "torch_compile", S), 250, 1e12, 50, 0);
+    gb_raw(f, NAME("lnmod_res_bwd", "torch_compile", T), "\"real_time\": 0, \"time_unit\": \"us\", \"error_occurred\": true, "
+                                                        "\"error_message\": \"wrong result: rel err dgate 0.9\"");
+#undef NAME
+    fprintf(f, "]}\n");
+    fclose(f);
+    snprintf(log, sizeof log, "%s/report.md", test_tmpdir);
+    char *a[] = {"report", test_tmpdir, NULL};
+    cr_assert_eq(run_adaload(a, log), 0);
+    const char *text = slurp(log);
+    cr_assert_not_null(strstr(text, "| (no lnmod_fwd benchmarks in this run) |"), "%s", text);
+    cr_assert_not_null(strstr(text, "| f32-bf16-f32-bf16/sample/D5120/rows32760 | dtile | 100.0 | 90.0% | 150.0 | 88.0% | 250.0 "
+                                    "| 4.00× | 2.00× | 6.00× | 1.67× | 5.20× | 1.80× |"), "%s", text);
+    cr_assert_not_null(strstr(text, "| f32-bf16-f32-bf16/sample/D5120/rows32760 | naive | 300.0 | 30.0% | — | — | — "
+                                    "| 1.33× | 0.67× | — | — | — | — |"), "%s", text);
+    cr_assert_not_null(strstr(text, "| f32-bf16-f32-bf16/sample/D1536/rows32760 | dtile | 50.0 | 86.0% | 80.0 | 84.0% | 130.0 "
+                                    "| — | — | — | wrong result | — | wrong result |"), "%s", text);
+    cr_assert_not_null(strstr(text, "1 of 2 shapes meet it.\nNot compared: torch.compile was wrong at 1 of these shapes"),
+                       "%s", text);
+    char *b[] = {"report", test_tmpdir, "--variant", "naive", NULL};
+    cr_assert_eq(run_adaload(b, log), 0);
+    text = slurp(log);
+    cr_assert_not_null(strstr(text, "| naive | 300.0 |"), "%s", text);
+    cr_assert_null(strstr(text, "| dtile |"), "%s", text);
 }
 
 /* Peers that failed (raised) or were wrong, and the user's own peers: a failed torch.compile

@@ -25,7 +25,7 @@ echo "$out" | grep -q "library $good, sha256 $sha" || fail "the library line lac
 # A plug-in's own text reaches the terminal with its control bytes escaped.
 out=$("$ada" verify --list --plugin "$stubs/libadaload_stub_other.so" 2>&1) || fail "--list other: $out"
 echo "$out" | grep -Fq 'another library\x1b[2J' || fail "the description's escape byte is not escaped: $out"
-printf '%s' "$out" | od -c | grep -q '033' && fail "a raw ESC byte reached the output"
+printf '%s' "$out" | od -An -c | grep -q '033' && fail "a raw ESC byte reached the output"  # -An: no offsets, which can read 033
 
 refuse() { # STUB-PATH WHAT
   : >"$work/err"

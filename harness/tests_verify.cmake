@@ -4,6 +4,10 @@
 #   verify_model_smoke          the whole verifier on the fp32 CPU model: must pass (exit 0)
 #   verify_model_catches_<bug>  the same with a deliberately wrong model: must exit 1
 #   verify_model_catches_bwd_<bug>  a wrong backward: --direction bwd exits 1, fwd 0
+#   verify_res_model_smoke      --op lnmod_res (the fused residual op) on its fp32 CPU model
+#   verify_res_catches_<bug>    a wrong model of it: its direction exits 1, the other 0
+#   verify_res_record           the fused op's cases in verify's record on the CPU models, in
+#                               shards and failing (harness/test_verify_res_record.cmake)
 #   verify_gate_usage_errors    bad options exit 2
 #   verify_sanitizer_plumbing   --sanitizers with a fake compute-sanitizer: clean, errors and
 #                               timeout verdicts and logs (harness/test_verify_sanitizers.cmake)
@@ -33,10 +37,37 @@ foreach(bug drop gap accum ws)
                    sh $<TARGET_FILE:adaload>)
 endforeach()
 
-# Bad usage is exit 2, with a one-line message.
+# The fused residual op's cases (--op lnmod_res, verify/verify_res.h) on its CPU models: the
+# right model passes; each planted bug is caught in its own direction and only there.
+add_test(NAME verify_res_model_smoke
+         COMMAND adaload verify --op lnmod_res --cpu-model --grid smoke --seed 12345 --threads 2)
+foreach(case no_gate:fwd:bwd no_h:fwd:bwd bwd_no_dh:bwd:fwd bwd_dgate_dh:bwd:fwd)
+  string(REPLACE ":" ";" parts ${case})
+  list(GET parts 0 bug)
+  list(GET parts 1 bad)
+  list(GET parts 2 good)
+  add_test(NAME verify_res_catches_${bug}
+           COMMAND sh -c "\"$1\" verify --op lnmod_res --cpu-model --grid smoke --seed 12345 --threads 2 --variant res_${bug} --direction ${bad} >/dev/null; test $? -eq 1 || exit 1; \"$1\" verify --op lnmod_res --cpu-model --grid smoke --seed 12345 --threads 2 --variant res_${bug} --direction ${good} >/dev/null"
+                   sh $<TARGET_FILE:adaload>)
+endforeach()
+
+# Bad usage is exit 2, with a one-line message. A GPU variant without the fused op
+# (--op lnmod_res --variant row_per_warp) is a usage error where the registry is built (CUDA);
+# a build without CUDA (the sanitizer build) skips every GPU run of --op lnmod_res first (77).
+if(ADALOAD_HAVE_CUDA)
+  set(ada_res_variant_rc 2)
+else()
+  set(ada_res_variant_rc 77)
+endif()
 add_test(NAME verify_gate_usage_errors
-         COMMAND sh -c "for a in '--grid huge' '--threads 0' '--seed -1' '--bogus' '--out x --no-record' '--direction up'; do \"$1\" verify $a 2>/dev/null; test $? -eq 2 || exit 1; done; \"$1\" gate --hash nothex 2>/dev/null; test $? -eq 2"
+         COMMAND sh -c "for a in '--grid huge' '--threads 0' '--seed -1' '--bogus' '--out x --no-record' '--direction up' '--op nope' '--res-grid huge' '--op lnmod_res --shard 1/2' '--op lnmod_res --cpu-model --variant model'; do \"$1\" verify $a 2>/dev/null; test $? -eq 2 || exit 1; done; \"$1\" verify --op lnmod_res --variant row_per_warp 2>/dev/null; test $? -eq ${ada_res_variant_rc} || exit 1; \"$1\" gate --hash nothex 2>/dev/null; test $? -eq 2"
                  sh $<TARGET_FILE:adaload>)
+
+# The fused op's cases in the record (--op all, the default): present, sharded, failing.
+add_test(NAME verify_res_record
+         COMMAND ${CMAKE_COMMAND} -DADALOAD=$<TARGET_FILE:adaload>
+                 -DWORK=${CMAKE_CURRENT_BINARY_DIR}/verify_res_record
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/test_verify_res_record.cmake)
 
 # --sanitizers: spawning compute-sanitizer, verdicts, logs, timeout (a fake sanitizer).
 add_test(NAME verify_sanitizer_plumbing

@@ -9,6 +9,7 @@
 #define ADALOAD_LNMOD_BWD_BULK_RING_CUH
 
 #include "lnmod_bwd_bulk_plan.h"
+#include "lnmod_bulk_ptx.cuh"
 #include "lnmod_bwd_common.cuh"
 
 // A named namespace (not an anonymous one): below sm_90 the kernel bodies are traps and these
@@ -16,6 +17,7 @@
 namespace lnmod_bulk_detail {
 
 using namespace lnmod_detail;
+using namespace lnmod_bulk_ptx; // bk_sa, bk_mbar_init, bk_fence_proxy_async, bk_mbar_wait, bk_group_sync
 
 constexpr int BK_VPT = 2;      // 16-byte vectors a thread
 constexpr int BK_MAX_NW = 12;  // warps a group at most (T <= 384)
@@ -67,35 +69,8 @@ __device__ __forceinline__ void bk_next(const lnmod_bulk_plan &pl, bk_cur &q, in
     }
 }
 
-// ---- the bulk ring (sm_90 PTX; the kernel is compiled as a trap below sm_90 and the host
+// ---- the bulk ring (sm_90 PTX from lnmod_bulk_ptx.cuh; the kernel is a trap below sm_90, the host
 // never launches it there) ----------------------------------------------------------------
-__device__ __forceinline__ unsigned bk_sa(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
-
-__device__ __forceinline__ void bk_mbar_init(uint64_t *bar, unsigned count)
-{
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bk_sa(bar)), "r"(count) : "memory");
-}
-
-__device__ __forceinline__ void bk_fence_proxy_async()
-{
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-}
-
-// Waits until the phase of parity `parity` of the mbarrier has completed.
-__device__ __forceinline__ void bk_mbar_wait(uint64_t *bar, uint32_t parity)
-{
-    const unsigned a = bk_sa(bar);
-    uint32_t done;
-    do {
-        asm volatile("{\n\t.reg .pred p;\n\t"
-                     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
-                     "selp.u32 %0, 1, 0, p;\n\t}"
-                     : "=r"(done)
-                     : "r"(a), "r"(parity)
-                     : "memory");
-    } while (!done);
-}
-
 // Row r into stage s of a group's ring (ring: the group's first stage; stats: its NS
 // float2; bar: its NS mbarriers). Issued by the group's thread 0 only.
 template <typename TX, typename TY>
@@ -134,11 +109,6 @@ __device__ __forceinline__ void bk_read(const uint4 *base, int q, int T, int tid
     for (int w = 0; w < C::DYW; w++)
         dt<TY>::unpack(lnmod_lds16(base + BK_VPT * T + q * T * C::DYW + tid * (C::DYW - 1) + w),
                        gf + w * (16 / (int)sizeof(TY)));
-}
-
-__device__ __forceinline__ void bk_group_sync(int gq, int T)
-{
-    asm volatile("bar.sync %0, %1;" ::"r"(gq + 1), "r"(T) : "memory");
 }
 
 // The kernel's CTAs per SM with `smem` bytes of dynamic shared memory (0: it does not fit);

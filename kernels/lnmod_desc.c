@@ -87,7 +87,8 @@ static const char *const status_text[LNMOD_STATUS_COUNT][2] = {
     [LNMOD_ERR_DTYPE_COMBO] = {"LNMOD_ERR_DTYPE_COMBO",
                                "unsupported dtype combination (scale/shift must be f32 or x's "
                                "dtype; y must be x's dtype or f32)"},
-    [LNMOD_ERR_LAYOUT] = {"LNMOD_ERR_LAYOUT", "layout is not sample, token or frame"},
+    [LNMOD_ERR_LAYOUT] = {"LNMOD_ERR_LAYOUT",
+                          "layout is not sample, token or frame (fused op: or a bad gate or norm)"},
     [LNMOD_ERR_OVERFLOW] = {"LNMOD_ERR_OVERFLOW", "a size or offset overflows 64 bits"},
     [LNMOD_ERR_STRIDE] = {"LNMOD_ERR_STRIDE",
                           "modulation stride must be >= D (rows would overlap) and >= 0"},

@@ -1,5 +1,6 @@
 // lnmod_registry.cu -- the table of variants, lnmod_forward() and lnmod_backward(), the
-// checked entry points (API in lnmod.h).
+// checked entry points (API in lnmod.h; the fused residual op's, lnmod_res.h, are in
+// lnmod_res_registry.cu over the entries' res_* functions: naive's and dtile's).
 //
 // Registry order is naive, row_per_warp, dtile; names are keys of the benchmark history and
 // never change. lnmod_forward checks everything on the host before any CUDA call: the
@@ -8,26 +9,32 @@
 #include <string.h>
 
 #include "lnmod.h"
+#include "lnmod_res_variants.cuh"
 #include "lnmod_variants.cuh"
 
 extern "C" const lnmod_variant lnmod_variants[] = {
     {"naive",
      "one block per row, scalar loads, 3 passes over x in global memory, shared-memory trees",
      lnmod_fwd_naive_supports, lnmod_fwd_naive_launch, lnmod_fwd_naive_bytes,
-     lnmod_bwd_naive_launch, lnmod_bwd_naive_workspace, lnmod_bwd_naive_bytes},
+     lnmod_bwd_naive_launch, lnmod_bwd_naive_workspace, lnmod_bwd_naive_bytes,
+     lnmod_res_fwd_naive_launch, lnmod_res_bwd_naive_launch, lnmod_res_bwd_workspace,
+     lnmod_res_fwd_naive_bytes, lnmod_res_bwd_naive_bytes},
     {"row_per_warp",
      "one warp per row, 8 rows per block, 128-bit loads when aligned, x re-read per pass, "
      "warp shuffles",
      lnmod_fwd_row_per_warp_supports, lnmod_fwd_row_per_warp_launch,
      lnmod_fwd_row_per_warp_bytes, lnmod_bwd_row_per_warp_launch,
-     lnmod_bwd_row_per_warp_workspace, lnmod_bwd_row_per_warp_bytes},
+     lnmod_bwd_row_per_warp_workspace, lnmod_bwd_row_per_warp_bytes, NULL, NULL, NULL, NULL,
+     NULL},
     {"dtile",
      "D-tile fused: exact-fit 128-bit tiles, rows staged 3 ahead through a cp.async ring, "
      "one-pass pivot statistics from registers, at most one barrier per row, modulation "
      "kept on chip, strided persistent grid",
      lnmod_fwd_dtile_supports, lnmod_fwd_dtile_launch, lnmod_fwd_dtile_bytes,
-     lnmod_bwd_dtile_launch, lnmod_bwd_dtile_workspace, lnmod_bwd_dtile_bytes},
-    {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+     lnmod_bwd_dtile_launch, lnmod_bwd_dtile_workspace, lnmod_bwd_dtile_bytes,
+     lnmod_res_fwd_dtile_launch, lnmod_res_bwd_dtile_launch, lnmod_res_bwd_workspace,
+     lnmod_res_fwd_dtile_bytes, lnmod_res_bwd_dtile_bytes},
+    {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
 };
 
 extern "C" const lnmod_variant *lnmod_find_variant(const char *name)

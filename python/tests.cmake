@@ -1,6 +1,8 @@
 # tests.cmake -- the Python package's tests, run with the build's libadaload. CI has no
 # PyTorch: tests that need it exit 77 and CTest reports them as skipped, by name
-# (python_torch_cpu without PyTorch; python_torch_gpu without PyTorch, a GPU or the kernels).
+# (python_torch_cpu and python_torch_res_cpu without PyTorch; python_torch_gpu and
+# python_torch_res_gpu without PyTorch, a GPU or the kernels). python_res_binding (the fused
+# residual op's ctypes binding, issue 22) needs neither.
 find_package(Python3 COMPONENTS Interpreter)
 if(NOT Python3_Interpreter_FOUND)
   message(WARNING "adaload: no python3 found -- the Python package's tests are not registered")
@@ -18,13 +20,14 @@ set(ADALOAD_PY_ENV
   "ADALOAD_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
   "ADALOAD_EXPECT_CUDA=${ADALOAD_EXPECT_CUDA}"
   "PYTHONDONTWRITEBYTECODE=1")
-foreach(t sampler per_rank plan_fast plan_trainer readme_loop loader torch_cpu torch_gpu)
+foreach(t sampler per_rank plan_fast plan_trainer readme_loop loader res_binding torch_cpu torch_res_cpu
+          torch_gpu torch_res_gpu)
   add_test(NAME python_${t}
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/tests/test_${t}.py)
   set_tests_properties(python_${t} PROPERTIES ENVIRONMENT "${ADALOAD_PY_ENV}"
                        SKIP_RETURN_CODE 77 LABELS python)
 endforeach()
-set_tests_properties(python_torch_gpu PROPERTIES LABELS "python;gpu")
+set_tests_properties(python_torch_gpu python_torch_res_gpu PROPERTIES LABELS "python;gpu")
 
 # The end-to-end harness's torch-free parts (harness/e2e/test_e2e.py): it needs the same
 # interpreter and the adaload program, so it is registered here with the package's tests.

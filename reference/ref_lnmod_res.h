@@ -1,6 +1,6 @@
 /* ref_lnmod_res.h -- the float64 CPU reference of the fused gated residual + LayerNorm-Modulate
  * op (issue 22), forward and backward. The op, its dtypes and the descriptor's rules are
- * lnmod_res_desc.h's (kernels/pending/); this file only says how the reference computes.
+ * lnmod_res_desc.h's (kernels/); this file only says how the reference computes.
  *
  * Inputs are read in their storage dtypes and widened exactly to double; every result is a
  * double. h = r + g*y is formed in double (exact but for one double rounding), returned as

@@ -32,8 +32,9 @@ int ada_bench_name_parse(const char *name, ada_bench_name *o)
     const char *p = name;
     char d[32], r[32], g[32] = "", bb[32] = "";
     if (!name || part(&p, o->op, sizeof o->op)) return -1;
-    if (strcmp(o->op, "lnmod_fwd") && strcmp(o->op, "lnmod_bwd")) return -1;
-    snprintf(o->dir, sizeof o->dir, "%s", o->op + 6);
+    o->res = !strcmp(o->op, "lnmod_res_fwd") || !strcmp(o->op, "lnmod_res_bwd");
+    if (strcmp(o->op, "lnmod_fwd") && strcmp(o->op, "lnmod_bwd") && !o->res) return -1;
+    snprintf(o->dir, sizeof o->dir, "%s", o->op + strlen(o->op) - 3);
     if (part(&p, o->variant, sizeof o->variant)) return -1;
     const char *shape = p;
     if (part(&p, o->dtypes, sizeof o->dtypes) || part(&p, o->layout, sizeof o->layout) || part(&p, d, sizeof d) ||
@@ -46,7 +47,10 @@ int ada_bench_name_parse(const char *name, ada_bench_name *o)
     if (*p || number(d, "D", &o->D) || number(r, "rows", &o->rows) || (g[0] && number(g, "graph", &o->graph)) ||
         (bb[0] && (number(bb, "B", &o->batch) || o->batch < 2 || o->rows % o->batch)))
         return -1;
-    if (sscanf(o->dtypes, "%7[^-]-%7[^-]-%7s", o->x, o->mod, o->y) != 3 || strchr(o->y, '-')) return -1;
+    if (o->res ? sscanf(o->dtypes, "%7[^-]-%7[^-]-%7[^-]-%7s", o->x, o->branch, o->mod, o->y) != 4
+               : sscanf(o->dtypes, "%7[^-]-%7[^-]-%7s", o->x, o->mod, o->y) != 3)
+        return -1;
+    if (strchr(o->y, '-')) return -1;
     if (snprintf(o->shape, sizeof o->shape, "%s", shape) >= (int)sizeof o->shape) return -1;
     if (o->batch > 1)
         snprintf(o->slice, sizeof o->slice, "%s/%s/rows%lld/B%lld", o->dtypes, o->layout, (long long)o->rows,

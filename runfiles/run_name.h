@@ -2,6 +2,9 @@
  *
  *   lnmod_fwd/<variant>/<x>-<mod>-<y>/<layout>/D<D>/rows<R>[/B<B>][/graph<K>]
  *   lnmod_bwd/...                       (the backward kernels: same form, direction bwd)
+ *   lnmod_res_fwd/<variant>/<res>-<branch>-<mod>-<out>/<layout>/D<D>/rows<R>[/B<B>][/graph<K>]
+ *   lnmod_res_bwd/...                   (the fused gated residual op, issue 22: four dtypes;
+ *                                        res 1, x = res, branch, mod, y = out)
  *
  * R is the rows of the whole call; /B<B> says they are B samples of R/B rows each (B >= 2;
  * without it the call is one sample).
@@ -19,11 +22,13 @@
 #include <stdint.h>
 
 typedef struct {
-    char op[16];      /* "lnmod_fwd" or "lnmod_bwd" */
+    char op[16];      /* "lnmod_fwd", "lnmod_bwd", "lnmod_res_fwd" or "lnmod_res_bwd" */
+    int res;          /* 1 for the fused residual op's names (lnmod_res_*) */
+    char branch[8];   /* its branch dtype (y's); "" for lnmod names */
     char dir[4];      /* "fwd" or "bwd" */
     char variant[64];
     char x[8], mod[8], y[8]; /* the dtypes */
-    char dtypes[24];  /* "<x>-<mod>-<y>" */
+    char dtypes[24];  /* "<x>-<mod>-<y>" (res: "<res>-<branch>-<mod>-<out>") */
     char layout[16];  /* sample, token, frame */
     int64_t D, rows;
     int64_t batch;    /* samples: B of /B<B> after rows (B >= 2, dividing rows), 1 when none */

@@ -58,6 +58,34 @@ Test(names, forward_backward_peers_graphs)
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) cr_expect_eq(ada_bench_name_parse(bad[i], &b), -1, "%s", bad[i]);
 }
 
+/* The fused gated residual op's names (issue 22): four dtypes, the direction from the end of
+ * the op, and no mixing of the two forms. */
+Test(names, residual_op)
+{
+    ada_bench_name b;
+    cr_assert_eq(ada_bench_name_parse("lnmod_res_bwd/dtile/f32-bf16-f32-bf16/sample/D5120/rows65520/B2", &b), 0);
+    cr_expect_str_eq(b.op, "lnmod_res_bwd");
+    cr_expect_str_eq(b.dir, "bwd");
+    cr_expect_eq(b.res, 1);
+    cr_expect_str_eq(b.x, "f32");
+    cr_expect_str_eq(b.branch, "bf16");
+    cr_expect_str_eq(b.mod, "f32");
+    cr_expect_str_eq(b.y, "bf16");
+    cr_expect_eq(b.D, 5120);
+    cr_expect_eq(b.batch, 2);
+    cr_expect_str_eq(b.shape, "f32-bf16-f32-bf16/sample/D5120/rows65520/B2");
+    cr_assert_eq(ada_bench_name_parse("lnmod_res_fwd/torch_compile/f32-bf16-f32-bf16/sample/D1536/rows32760", &b), 0);
+    cr_expect_str_eq(b.dir, "fwd");
+    cr_expect(ada_bench_name_is_peer(b.variant));
+    cr_assert_eq(ada_bench_name_parse("lnmod_fwd/dtile/bf16-f32-bf16/sample/D3072/rows32760", &b), 0);
+    cr_expect_eq(b.res, 0, "an lnmod name is not the residual op's");
+    cr_expect_str_eq(b.branch, "");
+    const char *bad[] = {"lnmod_res_fwd/dtile/bf16-f32-bf16/sample/D8/rows8", "lnmod_fwd/dtile/f32-bf16-f32-bf16/sample/D8/rows8",
+                         "lnmod_res_fwd/dtile/f32-bf16-f32-bf16-f32/sample/D8/rows8", "lnmod_res/dtile/f32-bf16-f32-bf16/sample/D8/rows8",
+                         "lnmod_res_side/dtile/f32-bf16-f32-bf16/sample/D8/rows8"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) cr_expect_eq(ada_bench_name_parse(bad[i], &b), -1, "%s", bad[i]);
+}
+
 static void meta_of(const char *text, ada_run_meta *m)
 {
     json_error_t e;

@@ -409,6 +409,7 @@ Test(compare, fast_path_equals_elementwise)
 
 #include "build_info.h"
 #include "verify.h"
+#include "verify_res.h"
 #if ADALOAD_HAVE_CUDA
 #include "lnmod.h"
 #endif
@@ -445,7 +446,18 @@ Test(verify_grid, keys_of_the_full_grid)
     const int dirs = ADALOAD_KERNEL_BACKWARD ? 2 : 1;
     cr_assert_eq(verify_registry_has_backward("naive") && verify_registry_has_backward("dtile"), dirs == 2);
     cr_assert(!verify_registry_has_backward("model") && !verify_registry_has_backward(NULL));
-    cr_assert_eq(n, dirs * 2 * (14 * 4 * 3 * 9 + 1));
+    /* and the fused residual op's cases (verify_res.h), both directions, for the two (both have it) */
+    verify_res_set *rs;
+    int nrs;
+    cr_assert_eq(verify_res_grid_sets("full", &rs, &nrs), VERIFY_OK);
+    free(rs);
+    cr_assert_eq(nrs, 3 * 3 * 6 * 5 * 3 + 3);
+    cr_assert(verify_registry_has_res("naive") && verify_registry_has_res("dtile") &&
+              !verify_registry_has_res("row_per_warp"));
+    cr_assert_eq(n, dirs * 2 * (14 * 4 * 3 * 9 + 1) + 2 * 2 * nrs);
+    int64_t nres = 0;
+    for (int64_t i = 0; i < n; i++) nres += !strncmp(keys[i], "lnmod_res ", 10);
+    cr_assert_eq(nres, 2 * 2 * nrs);
     for (int64_t i = 1; i < n; i++) cr_assert_lt(strcmp(keys[i - 1], keys[i]), 0, "sorted, no repeats");
     json_t *c = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:i}", "variant", "dtile", "x", "bf16", "mod", "f32", "y",
                           "bf16", "layout", "sample", "D", 4096, "rows", 524800);
@@ -461,8 +473,23 @@ Test(verify_grid, keys_of_the_full_grid)
     found = 0;
     for (int64_t i = 0; i < n; i++) found += !strcmp(keys[i], k);
     cr_assert_eq(found, dirs - 1, "the rows*D > 2^31 case, backward");
+    json_object_set_new(c, "op", json_string("lnmod"));
+    cr_assert_eq(verify_case_key_json(c, k, sizeof k), 0);
+    cr_assert_str_eq(k, "dtile bf16-f32-bf16 sample bwd D=4096 rows=524800", "\"op\": \"lnmod\" keys as before");
+    json_object_set_new(c, "op", json_string("nope"));
+    cr_assert_eq(verify_case_key_json(c, k, sizeof k), -1, "an unknown op has no key");
+    json_object_del(c, "op");
     json_object_del(c, "rows");
     cr_assert_eq(verify_case_key_json(c, k, sizeof k), -1);
+    json_decref(c);
+    /* a fused-op case record keys as its op's: one of the grid's */
+    const verify_res_set set = {VERIFY_RES_SITE_FFN, LNMOD_PER_FRAME, 0, 1536, 1560, 1, 0};
+    c = verify_res_case_json("dtile", &set, "bwd");
+    cr_assert_eq(verify_case_key_json(c, k, sizeof k), 0);
+    cr_assert_str_eq(k, "lnmod_res dtile ffn f32-bf16-f32-bf16 frame bwd D=1536 rows=1560 inplace=1 dh=1");
+    found = 0;
+    for (int64_t i = 0; i < n; i++) found += !strcmp(keys[i], k);
+    cr_assert_eq(found, 1, "the in-place set, backward");
     json_decref(c);
     free(keys);
     cr_assert_eq(verify_grid_keys("huge", v, 2, &keys, &n), VERIFY_ERR_ARG);

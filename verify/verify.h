@@ -30,6 +30,12 @@
  * element within verify_check.h's backward allowances. Each case record says
  * "direction": "fwd" or "bwd"; verify_grid_cases lists a grid's cases in record order.
  *
+ * The fused gated residual + LayerNorm-Modulate op ("op": "lnmod_res", verify_res.h) runs in
+ * the same session after lnmod's sets: verify_session_run_res_set for each set of its own grid
+ * (verify_res_grid_sets of the same name; config.res_variants), its case records beside lnmod's
+ * (lnmod's say "op": "lnmod"; a record made before the fused op has no "op": lnmod's), and the
+ * record lists "ops". The gate expects both ops' cases (verify_grid_keys).
+ *
  * Grids: smoke (the verifier's own tests), quick (D 1, 33, 1536, 1537, 2048, 5120; rows 1, 3, 1560),
  * full (D 1 ... 12288, 14 sizes; rows 1, 3, 1560, 32760; plus one rows*D > 2^31 case per
  * variant: bf16 x/y, fp32 per-sample modulation, D 4096, 524,800 rows). All 9 dtype
@@ -97,12 +103,33 @@ int verify_case_key(const char *variant, const char *dtypes, const char *layout,
 int verify_case_key_json(const json_t *c, char *buf, size_t n);
 /* The sorted keys of every case grid G runs for variants[0..nvariants), both directions (the
  * backward for the variants verify_registry_has_backward says have one): verify_grid_cases'
- * list as keys, a new malloc'd array of *nkeys strings (one allocation: free(*keys)). */
+ * list as keys, then the fused op's cases of its grid G (verify_res.h: verify_res_case_key) for
+ * the variants verify_registry_has_res says have it; a new malloc'd array of *nkeys strings (one
+ * allocation: free(*keys)). The case key of a record's case (verify_case_key_json) is lnmod's or
+ * the fused op's by its "op". */
 verify_status verify_grid_keys(const char *grid, const char *const *variants, int nvariants, char ***keys,
                                int64_t *nkeys);
-/* The same for shard K of N of the grid (verify_set_in_shard); shard 0 of 0 is the whole. */
+/* The same for shard K of N of the grid (verify_set_in_shard); shard 0 of 0 is the whole. The
+ * fused op's sets follow lnmod's in the shard rule: its set j (verify_res_grid_sets' order) is
+ * set nsets + j, nsets = the count of verify_grid_sets of the same grid. */
 verify_status verify_grid_keys_shard(const char *grid, const char *const *variants, int nvariants, int shard,
                                      int nshards, char ***keys, int64_t *nkeys);
+/* The ops of a record's cases: LayerNorm-Modulate ("lnmod") and the fused residual op
+ * ("lnmod_res"). */
+#define VERIFY_OP_LNMOD 1
+#define VERIFY_OP_RES 2
+#define VERIFY_OP_ALL 3
+/* verify_grid_keys_shard for the ops asked (VERIFY_OP_* bits): the gate judges a record made
+ * before the fused op was verified (no "ops") on lnmod's cases alone. */
+verify_status verify_grid_keys_ops(const char *grid, const char *const *variants, int nvariants, int ops, int shard,
+                                   int nshards, char ***keys, int64_t *nkeys);
+/* 1 when the registry's entry for variant has the fused residual op (res_forward; read from its
+ * source as the names are). */
+int verify_registry_has_res(const char *variant);
+/* The cases the sanitizer runs of a session over grid check for the registry's variants, of the
+ * ops asked: lnmod's of verify_sanitizer_grid (verify_grid_registry_cases) plus the fused op's
+ * of verify_res_sanitizer_grid, both directions. */
+verify_status verify_sanitizer_registry_ncases(const char *grid, int ops, int64_t *n);
 /* The kernel registry's variant names (kernels/lnmod_registry.cu's table, in its order),
  * known to every build, with or without CUDA: read from the registry's source when the
  * build is configured (verify/registry_names.cmake; with CUDA, test_verify.c checks them
@@ -154,6 +181,12 @@ typedef struct {
     const char *plugins[VERIFY_MAX_PLUGINS];
     int nplugins;
     int64_t sanitizer_timeout; /* seconds per sanitizer run */
+    /* The fused residual op's variants (verify_res.h): registry variants with res_forward, or
+     * CPU models of verify_res_models (--cpu-model); none: no "op": "lnmod_res" cases. Its grid
+     * is res_grid when set (a sanitizer child's: verify_res_sanitizer_grid), else grid. */
+    const char *res_variants[VERIFY_MAX_VARIANTS];
+    int nres_variants;
+    const char *res_grid;
     /* One shard of the grid (--shard K/N): the input sets i with i % nshards == shard - 1,
      * so records of the same sources that together hold every shard cover the grid (the gate
      * joins them). 0/0: the whole grid. */
@@ -169,6 +202,8 @@ typedef struct {
     int64_t not_run_nomem; /* of not_run: for want of host or device memory (exit 3) */
     /* per direction (0 fwd, 1 bwd) and variant */
     int64_t v_passed[2][VERIFY_MAX_VARIANTS], v_failed[2][VERIFY_MAX_VARIANTS], v_not_run[2][VERIFY_MAX_VARIANTS];
+    /* the fused op's, per direction and res variant (config.res_variants) */
+    int64_t r_passed[2][VERIFY_MAX_VARIANTS], r_failed[2][VERIFY_MAX_VARIANTS], r_not_run[2][VERIFY_MAX_VARIANTS];
     double elapsed; /* seconds since the session started, at verify_session_finish */
     /* where the time went: inputs, device (copies, poison, kernel), the forward's float64
      * reference and comparison (fused), the backward's (fused) */
@@ -177,6 +212,8 @@ typedef struct {
     /* process CPU seconds (every thread) of the same host phases: the host work, whatever
      * the wall clock of a loaded machine says */
     double c_inputs, c_fwd_check, c_bwd_check;
+    /* the fused op's sets, all phases together: wall and process CPU seconds */
+    double t_res, c_res;
 } verify_totals;
 
 typedef struct verify_session verify_session;
@@ -186,6 +223,7 @@ typedef struct verify_session verify_session;
 verify_status verify_session_new(const verify_config *c, int64_t nsets, verify_session **out);
 /* Draws the set's inputs, computes the reference and checks every variant against it. */
 void verify_session_run_set(verify_session *s, const verify_set *set);
+/* The fused op's sets: verify_session_plan_res and verify_session_run_res_set (verify_res.h). */
 void verify_session_finish(verify_session *s);
 const verify_totals *verify_session_totals(const verify_session *s);
 /* The case records (a JSON array) so far; the caller owns it, the session starts a new one. */
@@ -199,12 +237,14 @@ void verify_session_free(verify_session *s);
 /* The four tools, in record order: verify_sanitizer_tools (verify_tools.h). */
 
 /* Re-runs this program (`self verify --grid quick|smoke --no-record ...` with c's seed,
- * variants and backend) under compute-sanitizer memcheck, racecheck, initcheck and
- * synccheck at once, each with a quarter of the threads, tool t logging into logs[t] (the
+ * variants and backend, and --res-grid verify_res_sanitizer_grid for the fused op's cases
+ * when c has res variants, else --op lnmod) under compute-sanitizer memcheck, racecheck,
+ * initcheck and synccheck at once, each with a quarter of the threads, tool t logging into logs[t] (the
  * caller's path: a temporary of its output transaction, named sanitizer_<tool>.log in the
  * record), and sets verdicts[tool] to "clean", "errors" or "not run: <why>" and
- * details[tool] to {verdict, exit_code, seconds, log, grid, variants, cases}: the grid
- * (verify_sanitizer_grid of c's), the variants and the number of cases the run checked. 
+ * details[tool] to {verdict, exit_code, seconds, log, grid, variants, cases, res_grid}: the
+ * grid (verify_sanitizer_grid of c's), the variants, the number of cases the run checked (both
+ * ops'), and the fused op's grid (only with res variants).
  * compute-sanitizer is $ADALOAD_COMPUTE_SANITIZER, else found in PATH, else
  * /usr/local/cuda/bin. Runs longer than c->sanitizer_timeout are killed. */
 void verify_run_sanitizers(const verify_config *c, const char *self, const char *const logs[4],

@@ -16,6 +16,7 @@ static json_t *jnum(double v) { return isfinite(v) ? json_real(v) : json_null();
 json_t *verify_case_json(const char *variant, int dir, const lnmod_desc *d, const verify_geom *g)
 {
     json_t *c = json_object();
+    json_object_set_new(c, "op", json_string("lnmod"));
     json_object_set_new(c, "variant", json_string(variant));
     json_object_set_new(c, "direction", json_string(verify_direction_name(dir)));
     json_object_set_new(c, "x", json_string(lnmod_dtype_name(d->x_dtype)));

@@ -1,11 +1,13 @@
 /* verify_grid.c -- the grids of `adaload verify` (verify.h): D x rows x layout x dtype
- * combination, plus the rows*D > 2^31 case of the full grid. */
+ * combination, plus the rows*D > 2^31 case of the full grid; the keys of a grid's cases, the
+ * fused op's (verify_res_grid.c) after lnmod's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "verify.h"
 #include "verify_internal.h"
+#include "verify_res.h"
 #include "verify_registry_names.h"
 
 static const int64_t full_D[] = {1, 7, 33, 127, 1000, 1536, 1537, 2048, 3072, 4096, 5119, 5120, 8192, 12288};
@@ -88,6 +90,10 @@ int verify_case_key(const char *variant, const char *dtypes, const char *layout,
 
 int verify_case_key_json(const json_t *c, char *buf, size_t n)
 {
+    const json_t *op = json_object_get(c, "op");
+    if (op && !json_is_string(op)) return -1;
+    if (op && !strcmp(json_string_value(op), "lnmod_res")) return verify_res_case_key_json(c, buf, n);
+    if (op && strcmp(json_string_value(op), "lnmod")) return -1;
     const char *x = json_string_value(json_object_get(c, "x")), *m = json_string_value(json_object_get(c, "mod"));
     const char *y = json_string_value(json_object_get(c, "y"));
     json_t *D = json_object_get(c, "D"), *rows = json_object_get(c, "rows"), *dir = json_object_get(c, "direction");
@@ -147,29 +153,76 @@ static verify_status grid_cases_shard(const char *grid, const char *const *varia
 verify_status verify_grid_keys(const char *grid, const char *const *variants, int nvariants, char ***keys,
                                int64_t *nkeys)
 {
-    return verify_grid_keys_shard(grid, variants, nvariants, 0, 0, keys, nkeys);
+    return verify_grid_keys_ops(grid, variants, nvariants, VERIFY_OP_ALL, 0, 0, keys, nkeys);
 }
 
 verify_status verify_grid_keys_shard(const char *grid, const char *const *variants, int nvariants, int shard,
                                      int nshards, char ***keys, int64_t *nkeys)
 {
+    return verify_grid_keys_ops(grid, variants, nvariants, VERIFY_OP_ALL, shard, nshards, keys, nkeys);
+}
+
+enum { KEYLEN = 128 };
+
+/* The keys of the fused op's cases of grid (its sets j with verify_set_in_shard(nlnmod + j)) for
+ * the variants with it, into k[*m...] (room for all of them); 0, or -1 (no such grid, a key too
+ * long, out of memory). */
+static int res_keys(const char *grid, const char *const *variants, int nvariants, int64_t nlnmod, int shard,
+                    int nshards, char **k, char *text, int64_t *m)
+{
+    verify_res_set *rs;
+    int nrs;
+    if (verify_res_grid_sets(grid, &rs, &nrs) != VERIFY_OK) return -1;
+    for (int j = 0; j < nrs; j++) {
+        if (!verify_set_in_shard(nlnmod + j, shard, nshards)) continue;
+        char dt[64];
+        verify_res_set_dtypes(&rs[j], dt, sizeof dt);
+        for (int dir = VERIFY_DIR_FWD; dir <= VERIFY_DIR_BWD; dir <<= 1)
+            for (int v = 0; v < nvariants; v++) {
+                if (!verify_registry_has_res(variants[v])) continue;
+                k[*m] = text + *m * KEYLEN;
+                if (verify_res_case_key(variants[v], verify_res_site_name(rs[j].site), dt,
+                                        lnmod_layout_name((lnmod_layout)rs[j].layout), verify_direction_name(dir),
+                                        rs[j].D, rs[j].rows, rs[j].inplace, !rs[j].no_dh, k[*m], KEYLEN)) {
+                    free(rs);
+                    return -1;
+                }
+                (*m)++;
+            }
+    }
+    free(rs);
+    return 0;
+}
+
+verify_status verify_grid_keys_ops(const char *grid, const char *const *variants, int nvariants, int ops, int shard,
+                                   int nshards, char ***keys, int64_t *nkeys)
+{
     *keys = NULL;
     *nkeys = 0;
-    if (nvariants < 0 || nvariants > VERIFY_MAX_VARIANTS) return VERIFY_ERR_ARG;
+    if (nvariants < 0 || nvariants > VERIFY_MAX_VARIANTS || !(ops & VERIFY_OP_ALL)) return VERIFY_ERR_ARG;
     int has_bwd[VERIFY_MAX_VARIANTS];
     for (int v = 0; v < nvariants; v++) has_bwd[v] = verify_registry_has_backward(variants[v]);
     verify_case_id *cases;
-    int64_t n;
+    int64_t n, nres = 0;
     if (nshards > 1 && (shard < 1 || shard > nshards)) return VERIFY_ERR_ARG;
     verify_status st = grid_cases_shard(grid, variants, has_bwd, nvariants, VERIFY_DIR_BOTH, shard, nshards, &cases, &n);
     if (st != VERIFY_OK) return st;
-    enum { KEYLEN = 128 };
-    char **k = malloc((size_t)(n > 0 ? n : 1) * (sizeof *k + KEYLEN));
+    verify_set *ls;
+    int nls = 0, nrs = 0;
+    verify_res_set *rs;
+    if ((ops & VERIFY_OP_RES) && verify_grid_sets(grid, &ls, &nls) == VERIFY_OK) {
+        free(ls);
+        if (verify_res_grid_sets(grid, &rs, &nrs) == VERIFY_OK) free(rs);
+        for (int v = 0; v < nvariants; v++) nres += 2 * (int64_t)nrs * verify_registry_has_res(variants[v]);
+    }
+    if (!(ops & VERIFY_OP_LNMOD)) n = 0; /* keys of the fused op alone */
+    const int64_t room = n + nres > 0 ? n + nres : 1;
+    char **k = malloc((size_t)room * (sizeof *k + KEYLEN));
     if (!k) {
         free(cases);
         return VERIFY_ERR_NOMEM;
     }
-    char *text = (char *)(k + (n > 0 ? n : 1));
+    char *text = (char *)(k + room);
     for (int64_t i = 0; i < n; i++) {
         char dt[64];
         verify_set_dtypes(&cases[i].set, dt, sizeof dt);
@@ -183,9 +236,14 @@ verify_status verify_grid_keys_shard(const char *grid, const char *const *varian
         }
     }
     free(cases);
-    qsort(k, (size_t)n, sizeof *k, key_cmp);
+    int64_t m = n;
+    if (nres > 0 && res_keys(grid, variants, nvariants, nls, shard, nshards, k, text, &m) != 0) {
+        free(k);
+        return VERIFY_ERR_NOMEM;
+    }
+    qsort(k, (size_t)m, sizeof *k, key_cmp);
     *keys = k;
-    *nkeys = n;
+    *nkeys = m;
     return VERIFY_OK;
 }
 
@@ -200,6 +258,32 @@ const char *const *verify_registry_variants(int *n)
 }
 
 static const int registry_backward[] = {VERIFY_REGISTRY_BACKWARD 0};
+static const int registry_res[] = {VERIFY_REGISTRY_RES 0};
+
+int verify_registry_has_res(const char *variant)
+{
+    for (int k = 0; registry_names[k]; k++)
+        if (variant && !strcmp(registry_names[k], variant)) return registry_res[k];
+    return 0;
+}
+
+verify_status verify_sanitizer_registry_ncases(const char *grid, int ops, int64_t *n)
+{
+    verify_case_id *ids;
+    *n = 0;
+    verify_status st = VERIFY_OK;
+    if ((ops & VERIFY_OP_LNMOD) && (st = verify_grid_registry_cases(verify_sanitizer_grid(grid), &ids, n)) == VERIFY_OK)
+        free(ids);
+    verify_res_set *rs;
+    int nrs, nreg;
+    const char *const *reg = verify_registry_variants(&nreg);
+    if (st == VERIFY_OK && (ops & VERIFY_OP_RES) &&
+        (st = verify_res_grid_sets(verify_res_sanitizer_grid(grid), &rs, &nrs)) == VERIFY_OK) {
+        free(rs);
+        for (int v = 0; v < nreg; v++) *n += 2 * (int64_t)nrs * verify_registry_has_res(reg[v]);
+    }
+    return st;
+}
 
 int verify_registry_has_backward(const char *variant)
 {

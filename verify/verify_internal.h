@@ -15,6 +15,7 @@
 #include "verify_check.h"
 #include "verify_inputs.h"
 #include "verify_par.h"
+#include "verify_res.h"
 
 /* Process CPU time in seconds (all threads). */
 static inline double verify_cpu_s(void)
@@ -85,6 +86,7 @@ struct verify_session {
     int directions;                     /* VERIFY_DIR_* bits */
     int has_bwd[VERIFY_MAX_VARIANTS];   /* the variant has a backward */
     verify_bwd_pool bp;
+    verify_res_gpu_pool rp; /* the fused op's GPU runner's buffers (rp.bk = &bk) */
 };
 
 /* The backward cases of the prepared set w, for every variant with a backward
@@ -116,5 +118,9 @@ int verify_judge_outputs(const verify_setw *w, int vi, const verify_stats st[3],
 /* Counts the case, adds c to the records and hands the line (and detail) to the note. */
 void verify_record_case(verify_session *s, int vi, int dir, json_t *c, int pass, int not_run,
                         const char *line, const char *detail);
+/* The same for a case of op (VERIFY_OP_LNMOD, or VERIFY_OP_RES: vi indexes config.res_variants
+ * and the totals' r_* counts). */
+void verify_record_op_case(verify_session *s, int op, int vi, int dir, json_t *c, int pass, int not_run,
+                           const char *line, const char *detail);
 
 #endif

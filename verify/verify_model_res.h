@@ -1,7 +1,7 @@
 /* verify_model_res.h -- fp32 CPU models of the fused gated residual + LayerNorm-Modulate op
  * (issue 22; the op in lnmod_res_desc.h), forward and backward, the way the kernels are to
  * compute it, and planted wrong ones, so the checks of "op": "lnmod_res" cases can be shown to
- * catch wrong kernels before any kernel exists (kernels/pending/README.md: what verify still
+ * catch wrong kernels before any kernel exists (kernels/lnmod_res_design.md: what verify still
  * has to wire up). Host memory, laid out as the device buffers would be.
  *
  *   res_model           h = fmaf(g, y, r) in fp32, rounded once to res_dtype and written; the

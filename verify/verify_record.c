@@ -45,16 +45,25 @@ json_t *verify_record_new(const verify_config *c, const verify_totals *t, json_t
     for (int v = 0; v < c->nvariants; v++)
         if (verify_has_backward(c->cpu_model, c->variants[v])) json_array_append_new(bv, json_string(c->variants[v]));
     json_object_set_new(rec, "directions", ds);
+    /* The ops whose cases it holds (verify.h): the gate judges a record without "ops" (made
+     * before the fused op was verified) on lnmod's cases alone. */
+    json_t *ops = json_array(), *rv = json_array();
+    json_array_append_new(ops, json_string("lnmod"));
+    if (c->nres_variants > 0) json_array_append_new(ops, json_string("lnmod_res"));
+    for (int v = 0; v < c->nres_variants; v++) json_array_append_new(rv, json_string(c->res_variants[v]));
+    json_object_set_new(rec, "ops", ops);
+    json_object_set_new(rec, "res_variants", rv);
+    if (c->nres_variants > 0) json_object_set_new(rec, "res_grid", json_string(c->res_grid ? c->res_grid : c->grid));
     json_object_set_new(rec, "backward_variants", bv);
     json_object_set_new(rec, "tolerances", verify_tol_json());
     json_object_set_new(rec, "elapsed_s", json_real(t->elapsed));
     json_object_set_new(rec, "phase_seconds",
-                        json_pack("{s:f, s:f, s:f, s:f, s:f}", "inputs", t->t_inputs, "device", t->t_device,
+                        json_pack("{s:f, s:f, s:f, s:f, s:f, s:f}", "inputs", t->t_inputs, "device", t->t_device,
                                   "forward_check", t->t_fwd_check, "backward_check", t->t_bwd_check,
-                                  "allocation", t->t_alloc));
+                                  "allocation", t->t_alloc, "lnmod_res", t->t_res));
     json_object_set_new(rec, "cpu_seconds",
-                        json_pack("{s:f, s:f, s:f}", "inputs", t->c_inputs, "forward_check", t->c_fwd_check,
-                                  "backward_check", t->c_bwd_check));
+                        json_pack("{s:f, s:f, s:f, s:f}", "inputs", t->c_inputs, "forward_check", t->c_fwd_check,
+                                  "backward_check", t->c_bwd_check, "lnmod_res", t->c_res));
     json_object_set_new(rec, "cases", cases);
     json_object_set_new(rec, "sanitizers", verdicts);
     json_object_set_new(rec, "sanitizer_runs", details);

@@ -1,6 +1,7 @@
 /* verify_sanitizers.c -- compute-sanitizer runs of the verifier (verify.h): this program
  * again, under memcheck, racecheck, initcheck and synccheck at once, over the quick grid
- * (a smoke run keeps its smoke grid), with logs and verdicts. */
+ * (a smoke run keeps its smoke grid) and the fused op's sanitizer grid
+ * (verify_res_sanitizer_grid), with logs and verdicts. */
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "verify.h"
+#include "verify_res.h"
 
 extern char **environ;
 
@@ -58,7 +60,7 @@ static void start(const verify_config *c, const char *cs, const char *self, cons
     snprintf(seed, sizeof seed, "%" PRIu64, c->seed);
     /* The four run at once: give each a quarter of the CPU threads. */
     snprintf(thr, sizeof thr, "%d", c->threads >= 8 ? c->threads / 4 : 2);
-    const char *argv[20 + 2 * VERIFY_MAX_VARIANTS + 2 * VERIFY_MAX_PLUGINS];
+    const char *argv[24 + 4 * VERIFY_MAX_VARIANTS + 2 * VERIFY_MAX_PLUGINS];
     int k = 0;
     argv[k++] = cs;
     argv[k++] = "--tool";
@@ -85,6 +87,15 @@ static void start(const verify_config *c, const char *cs, const char *self, cons
         argv[k++] = "--variant";
         argv[k++] = c->variants[v];
     }
+    /* The fused op's variants: the GPU's are among the above (the child takes those with the
+     * fused op), the CPU models are named apart; none: the child runs lnmod's cases alone. */
+    for (int v = 0; v < c->nres_variants; v++) {
+        int named = 0;
+        for (int u = 0; u < c->nvariants; u++) named |= !strcmp(c->variants[u], c->res_variants[v]);
+        if (!named) argv[k++] = "--variant", argv[k++] = c->res_variants[v];
+    }
+    argv[k++] = c->nres_variants ? "--res-grid" : "--op";
+    argv[k++] = c->nres_variants ? verify_res_sanitizer_grid(c->grid) : "lnmod";
     argv[k] = NULL;
     snprintf(r->log, sizeof r->log, "%s", log);
     posix_spawn_file_actions_t fa;
@@ -181,6 +192,11 @@ static san_runs *runs_start(const verify_config *c, const char *self, const char
     if (verify_grid_cases(verify_sanitizer_grid(c->grid), c->variants, has_bwd, c->nvariants, c->directions, &ids,
                           &h->ncases) == VERIFY_OK)
         free(ids);
+    verify_res_set *rs;
+    int nrs = 0;
+    const int ndirs = c->directions == VERIFY_DIR_FWD || c->directions == VERIFY_DIR_BWD ? 1 : 2;
+    if (c->nres_variants && verify_res_grid_sets(verify_res_sanitizer_grid(c->grid), &rs, &nrs) == VERIFY_OK) free(rs);
+    h->ncases += (int64_t)nrs * ndirs * c->nres_variants;
     h->vs = json_array();
     for (int v = 0; v < c->nvariants; v++) json_array_append_new(h->vs, json_string(c->variants[v]));
     for (int t = 0; t < 4; t++) start(c, h->cs, self, logs[t], t, &h->r[t]);
@@ -212,6 +228,9 @@ static void runs_finish(san_runs *h, json_t *verdicts, json_t *details)
                             json_pack("{s:s, s:i, s:f, s:s, s:s, s:O, s:I}", "verdict", v, "exit_code", code,
                                       "seconds", h->r[t].secs, "log", name, "grid", verify_sanitizer_grid(c->grid),
                                       "variants", h->vs, "cases", (json_int_t)h->ncases));
+        if (c->nres_variants)
+            json_object_set_new(json_object_get(details, verify_sanitizer_tools[t]), "res_grid",
+                                json_string(verify_res_sanitizer_grid(c->grid)));
         ada_note(c->note, c->note_arg, "sanitizer %-10s %s", verify_sanitizer_tools[t], v);
     }
     json_decref(h->vs);

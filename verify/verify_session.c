@@ -34,7 +34,9 @@ static void progress(verify_session *s, int force)
 verify_status verify_session_new(const verify_config *c, int64_t nsets, verify_session **out)
 {
     *out = NULL;
-    if (!c || c->nvariants < 1 || c->nvariants > VERIFY_MAX_VARIANTS || !c->grid) return VERIFY_ERR_ARG;
+    if (!c || c->nvariants < 1 || c->nvariants > VERIFY_MAX_VARIANTS || !c->grid || c->nres_variants < 0 ||
+        c->nres_variants > VERIFY_MAX_VARIANTS)
+        return VERIFY_ERR_ARG;
     verify_session *s = calloc(1, sizeof *s);
     verify_work *w = calloc(1, sizeof *w);
     json_t *cases = json_array();
@@ -49,6 +51,7 @@ verify_status verify_session_new(const verify_config *c, int64_t nsets, verify_s
     s->cases = cases;
     s->bk.model = c->cpu_model;
     s->bk.threads = c->threads;
+    s->rp.bk = &s->bk;
     s->per_case_lines = strcmp(c->grid, "full") != 0;
     s->directions = c->directions ? c->directions : VERIFY_DIR_BOTH;
     int64_t per_set = 0;
@@ -74,6 +77,7 @@ static void free_buffers(verify_session *s)
     verify_buf *db[] = {&s->dx, &s->dscale, &s->dshift, &s->dy, &s->dm, &s->dr};
     for (size_t i = 0; i < sizeof db / sizeof db[0]; i++) verify_dev_free(&s->bk, db[i]);
     verify_bwd_pool_free(s);
+    verify_res_gpu_pool_free(&s->rp);
 }
 
 void verify_session_free(verify_session *s)
@@ -133,20 +137,29 @@ json_t *verify_session_gpu_json(const verify_session *s)
 void verify_record_case(verify_session *s, int vi, int dir, json_t *c, int pass, int not_run,
                         const char *line, const char *detail)
 {
+    verify_record_op_case(s, VERIFY_OP_LNMOD, vi, dir, c, pass, not_run, line, detail);
+}
+
+void verify_record_op_case(verify_session *s, int op, int vi, int dir, json_t *c, int pass, int not_run,
+                           const char *line, const char *detail)
+{
     const int di = dir == VERIFY_DIR_BWD;
+    int64_t(*np)[VERIFY_MAX_VARIANTS] = op == VERIFY_OP_RES ? s->t.r_not_run : s->t.v_not_run;
+    int64_t(*pp)[VERIFY_MAX_VARIANTS] = op == VERIFY_OP_RES ? s->t.r_passed : s->t.v_passed;
+    int64_t(*fp)[VERIFY_MAX_VARIANTS] = op == VERIFY_OP_RES ? s->t.r_failed : s->t.v_failed;
     json_array_append_new(s->cases, c);
     s->t.ncases_done++;
     if (not_run) {
         s->t.not_run++;
         const char *why = json_string_value(json_object_get(c, "not_run"));
         if (why && (strstr(why, "out of host memory") || strstr(why, "out of device memory"))) s->t.not_run_nomem++;
-        s->t.v_not_run[di][vi]++;
+        np[di][vi]++;
     } else if (pass) {
         s->t.passed++;
-        s->t.v_passed[di][vi]++;
+        pp[di][vi]++;
     } else {
         s->t.failed++;
-        s->t.v_failed[di][vi]++;
+        fp[di][vi]++;
     }
     if (s->per_case_lines || !pass) {
         ada_note(s->c->note, s->c->note_arg, "%s", line);

@@ -20,6 +20,8 @@ adaload's own bench.json:
   lnmod_bwd/<peer>/<bwd shape>              the backward of torch_eager, torch_compile, the
                                             table forms and liger: autograd of y for dy
                                             (dx and the modulation table's gradient)
+  lnmod_res_{fwd,bwd}/torch_{eager,compile}/<shape>  the fused gated residual op's shapes
+                                            ("op": "lnmod_res"): res_peers.py, res_ops.py
   lnmod_{fwd,bwd}/peer:<name>/<shape>       your own callable, --peer MODULE:FUNCTION
                                             (peer_user.py: the contract), checked and timed
                                             like every peer
@@ -69,6 +71,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import peer_json  # noqa: E402
 import peer_ops  # noqa: E402
 import peer_user  # noqa: E402
+import res_peers  # noqa: E402
 
 
 def parse_args():
@@ -408,7 +411,10 @@ def main():
     run.timer = timer
     run.user = user
     for sh in shapes:
-        one_shape(run, timer, sh, dtypes)
+        if sh.get("op") == "lnmod_res":
+            res_peers.one_shape(sys.modules[__name__], run, timer, sh, dtypes)
+        else:
+            one_shape(run, timer, sh, dtypes)
     for n in run.notes:
         print("torch_peers: %s" % n, file=sys.stderr)
     ctx = context(args, torch, dev, ceilings, run.notes)

@@ -214,7 +214,8 @@
 
   // ---- benchmark names -------------------------------------------------------------------
   // Names and shapes come parsed from the data (the program's one parser, runfiles/run_name.h):
-  // lnmod_fwd|lnmod_bwd/<variant>/<shape>; the shape is the chart, the variant the series.
+  // lnmod_fwd|lnmod_bwd|lnmod_res_fwd|lnmod_res_bwd/<variant>/<shape>; the op and shape are the chart,
+  // the variant the series.
   function parseName(n) { return (D.names || {})[n] || null; }
   function shapeOf(shape) { return (D.shapes || {})[shape] || {}; }
   function shapeD(shape) { return shapeOf(shape).D || 0; }

@@ -70,7 +70,8 @@ def jobs_of(a):
     if a.plan:
         return [("plan", a.plan[0], a.summary, None)]
     est = list(a.estimate_s or [])
-    return [(os.path.basename(os.path.normpath(p)) + "-" + a.kernel, p,
+    kernel = a.kernel + ("-res" if getattr(a, "fused_residual", False) else "")
+    return [(os.path.basename(os.path.normpath(p)) + "-" + kernel, p,
              a.summary or os.path.normpath(p) + ".summary.json", est[i] if i < len(est) else None)
             for i, p in enumerate(a.per_rank)]
 

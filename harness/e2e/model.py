@@ -16,6 +16,16 @@ the unpatchify (the loss is taken in token space). Weights are random; nothing i
 (F.layer_norm in fp32, then * (1 + scale) + shift in fp32), "adaload" is
 adaload.torch.lnmod (same inputs: the fp32 residual stream, fp32 scale/shift chunk views of
 the [B, 6, D] modulation; fp32 output). Both see the same strided views.
+
+`fused_residual=True` (adaload only; issue 22) replaces each residual add and the norm that
+follows it by adaload.torch.lnmod_res, at all three sites of a block: x + y_sa * e[2] then
+norm3 (gate, affine weight/bias), x + y_ca then norm2 * (1 + e[4]) + e[3] (no gate), and
+x + y_ffn * e[5] then the NEXT block's norm1 * (1 + e'[1]) + e'[0] -- or, after the last
+block, the head's modulate. Each block then takes and returns the residual x and the
+normalized input of its first op (only the first block's norm1 is a plain lnmod). The
+branch (bf16 under autocast) is the op's y, the residual fp32, the norm's output in y's
+dtype (what the next Linear casts to anyway); the model's weights and numerics are the
+unfused model's up to rounding.
 """
 import torch
 import torch.nn as nn
@@ -75,10 +85,19 @@ class Attention(nn.Module):
         return self.o(o.transpose(1, 2).reshape(B, S, D))
 
 
+def lnmod_res_fn():
+    import adaload.torch as at
+
+    def lnmod_res(r, y, gate, scale, shift):
+        return at.lnmod_res(r, y, gate, scale, shift, eps=EPS, variant="dtile")
+    return lnmod_res
+
+
 class Block(nn.Module):
     def __init__(self, d, heads, ffn, modulate):
         super().__init__()
         self.mod = modulate
+        self.res = None  # lnmod_res_fn() when the model fuses the residual sites
         self.self_attn = Attention(d, heads)
         self.norm3 = nn.LayerNorm(d, eps=EPS, elementwise_affine=True)
         self.cross_attn = Attention(d, heads)
@@ -93,6 +112,18 @@ class Block(nn.Module):
         y = self.ffn(self.mod(x, e[4], e[3]))
         return x + y.float() * e[5]
 
+    def forward_fused(self, x, xn, e, context, next_scale, next_shift):
+        """The block with its three residual sites fused (adaload.torch.lnmod_res): x the
+        residual stream, xn this block's norm1 output (the previous site's out);
+        next_scale/next_shift the modulation of the norm after the block (the next block's
+        e'[1]/e'[0] or the head's). Returns (x, that norm's output)."""
+        e = (self.modulation.float() + e).chunk(6, dim=1)
+        y = self.self_attn(xn)
+        x, n3 = self.res(x, y, e[2], self.norm3.weight, self.norm3.bias)
+        x, n2 = self.res(x, self.cross_attn(n3, context), None, e[4], e[3])
+        y = self.ffn(n2)
+        return self.res(x, y, e[5], next_scale, next_shift)
+
 
 def sinusoidal(dim, t):
     half = dim // 2
@@ -103,10 +134,15 @@ def sinusoidal(dim, t):
 
 class WanDiT(nn.Module):
     def __init__(self, width=1536, depth=4, heads=12, ffn=8960, text_len=512, text_dim=4096,
-                 freq_dim=256, in_ch=16, out_ch=16, modulate="torch", checkpoint_blocks=True):
+                 freq_dim=256, in_ch=16, out_ch=16, modulate="torch", checkpoint_blocks=True,
+                 fused_residual=False):
         super().__init__()
         if width % heads:
             raise ValueError("width %d is not a multiple of heads %d" % (width, heads))
+        if fused_residual and modulate != "adaload":
+            raise ValueError("fused_residual: adaload's fused op, with modulate=\"adaload\" only "
+                             "(not %r)" % (modulate,))
+        self.fused = bool(fused_residual)
         self.width, self.text_len, self.text_dim, self.freq_dim = width, text_len, text_dim, freq_dim
         self.ckpt = checkpoint_blocks
         self.mod = modulate_fn(modulate)
@@ -120,10 +156,16 @@ class WanDiT(nn.Module):
                                     for _ in range(depth))
         self.head = nn.Linear(width, out_ch * 4)
         self.head_modulation = nn.Parameter(torch.randn(1, 2, width) / width ** 0.5)
+        if self.fused:
+            res = lnmod_res_fn()
+            for b in self.blocks:
+                b.res = res
 
     def calls_per_forward(self):
-        """Calls of the LayerNorm-Modulate op per forward pass: two per block and the head."""
-        return 2 * len(self.blocks) + 1
+        """Calls of the LayerNorm-Modulate op per forward pass: two per block and the head
+        (with fused_residual: the first block's norm1 only; the rest are lnmod_res calls,
+        three per block)."""
+        return 1 if self.fused else 2 * len(self.blocks) + 1
 
     def forward(self, latents, t, context):
         x = self.patch(latents).flatten(2).transpose(1, 2).float()  # [B, S, D], fp32 residual
@@ -131,13 +173,30 @@ class WanDiT(nn.Module):
         with torch.autocast("cuda", enabled=False):
             e = self.time_embedding(sinusoidal(self.freq_dim, t))
             e0 = self.time_projection(e).unflatten(1, (6, self.width))
+        h = (self.head_modulation.float() + e[:, None]).chunk(2, dim=1)
+        if self.fused:
+            return self.head(self._fused_blocks(x, e0, ctx, h))
         for b in self.blocks:
             if self.ckpt and torch.is_grad_enabled():
                 x = checkpoint(b, x, e0, ctx, use_reentrant=False)
             else:
                 x = b(x, e0, ctx)
-        h = (self.head_modulation.float() + e[:, None]).chunk(2, dim=1)
         return self.head(self.mod(x, h[1], h[0]))
+
+    def _fused_blocks(self, x, e0, ctx, head_mod):
+        """The blocks with the residual sites fused: the first norm1 is lnmod, each block
+        ends with the next norm (the next block's norm1, after the last the head's); returns
+        the head's normalized input. The next norm's modulation chunks are views of a [B, 6, D]
+        (or the head's [B, 2, D]) made outside the checkpointed block, as the unfused model's."""
+        mods = [(b.modulation.float() + e0).chunk(6, dim=1) for b in self.blocks]
+        xn = self.mod(x, mods[0][1], mods[0][0])
+        for i, b in enumerate(self.blocks):
+            nxt = (mods[i + 1][1], mods[i + 1][0]) if i + 1 < len(self.blocks) else (head_mod[1], head_mod[0])
+            if self.ckpt and torch.is_grad_enabled():
+                x, xn = checkpoint(b.forward_fused, x, xn, e0, ctx, *nxt, use_reentrant=False)
+            else:
+                x, xn = b.forward_fused(x, xn, e0, ctx, *nxt)
+        return xn
 
     def loss(self, latents, t, context, target):
         """Mean squared error in token space (a flow-matching-shaped objective)."""

@@ -11,6 +11,8 @@ simulator's prediction for the same groups (replay_lib's docstring has the defin
         [--kernels torch,adaload] [--steps 8] [--warmup 1] [--window 8] [--budget-s 420]
         [--device cuda|cpu|stand-in] [--dry-run] [--reuse-work]
   python3 harness/e2e/replay.py report RUN_DIR        # the table of predicted vs measured
+  python3 harness/e2e/replay.py compare RUN_A RUN_B   # step time of B against A, same plans
+  python3 harness/e2e/replay.py run --kernels adaload --fused-residual ...   # issue 22's op
 
 Steps: slice -> calibrate (train.py calibrate's code, in this process: profile.csv and
 memory.json from the same GPU) -> the model file -> one `adaload plan --per-rank` per
@@ -27,8 +29,14 @@ nothing is written to results/. --device stand-in: the whole run with replay_lib
 (a pure-Python device whose truth is the --fake-calibration model with --stand-in-jitter):
 the CPU check of every step, numbers labelled "stand-in". --device cpu: PyTorch on the CPU
 (a tiny model; functional only). --reuse-work: the slice, calibration, model file and plans
-already in --work (an earlier run's, e.g. ddp.py's) replayed again, nothing re-planned. Exit: 0 ok, 1 a configuration failed (out of memory),
-2 bad usage or input, 77 no PyTorch / no GPU for --device cuda.
+already in --work (an earlier run's, e.g. ddp.py's) replayed again, nothing re-planned.
+--fused-residual (with --kernels adaload only; issue 22): the model runs its residual adds and
+the norms after them as adaload.torch.lnmod_res (train.py --fused-residual); the replays are
+named <config>-w<W>-adaload-res, e2e.json's info and each configuration say
+"fused_residual": true, and op-bench is skipped (it times lnmod alone; no op share). The
+step-time change is this run's compute_s against a run without it on the same plans (the same
+--work with --reuse-work, or --calibration-from). Exit: 0 ok, 1 a configuration failed (out
+of memory), 2 bad usage or input, 77 no PyTorch / no GPU for --device cuda.
 """
 import argparse
 import json
@@ -49,8 +57,9 @@ import replay_report  # noqa: E402
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("mode", nargs="?", choices=("run", "report"), default="run")
-    p.add_argument("run_dir", nargs="?", help="report: the run folder")
+    p.add_argument("mode", nargs="?", choices=("run", "report", "compare"), default="run")
+    p.add_argument("run_dir", nargs="?", help="report: the run folder (compare: run A)")
+    p.add_argument("run_b", nargs="?", help="compare: run B")
     p.add_argument("--manifest", default=os.path.join(ROOT, "datasets", "default.csv"))
     p.add_argument("--samples", type=int, default=2000)
     p.add_argument("--seed", type=int, default=0)
@@ -81,6 +90,9 @@ def parse_args(argv=None):
                    help="calibration: the largest micro-batch measured (the plans stay inside)")
     p.add_argument("--cal-repeats", type=int, default=3)
     p.add_argument("--op-bench", type=int, default=1, help="1: time the op alone (0: skip)")
+    p.add_argument("--fused-residual", action="store_true",
+                   help="the model's residual adds + norms as adaload's fused op "
+                        "(adaload.torch.lnmod_res); with --kernels adaload only")
     p.add_argument("--device", choices=("cuda", "cpu", "stand-in"), default="cuda")
     p.add_argument("--adaload", default=os.path.join(ROOT, "build", "adaload"))
     p.add_argument("--results", default=os.path.join(ROOT, "results"))
@@ -105,6 +117,10 @@ def parse_args(argv=None):
         if not a.run_dir:
             p.error("report needs RUN_DIR")
         return a
+    if a.mode == "compare":
+        if not (a.run_dir and a.run_b):
+            p.error("compare needs RUN_A and RUN_B")
+        return a
     try:
         a.rank_list = [int(x) for x in a.ranks.split(",") if x]
     except ValueError:
@@ -120,6 +136,9 @@ def parse_args(argv=None):
         p.error("--ranks: at least one, each >= 1")
     if a.device == "cpu" and "adaload" in a.kernel_list:
         p.error("--device cpu runs the PyTorch chain only: --kernels torch")
+    if a.fused_residual and a.kernel_list != ["adaload"]:
+        p.error("--fused-residual is adaload's fused op: it needs --kernels adaload (not %s)"
+                % ",".join(a.kernel_list))
     if a.steps < 1 or a.warmup < 0 or a.window < 1 or a.repeats < 0 or a.budget_s <= 0:
         p.error("--steps >= 1, --warmup >= 0, --window >= 1, --repeats >= 0, --budget-s > 0")
     try:
@@ -220,7 +239,8 @@ def work_plan(a, plans):
                 R.estimate_s(plan, meas[:a.repeat_groups], a.repeats)
             loaded[folder] = plan, warm, meas, est
         plan, warm, meas, est = loaded[folder]
-        items.append({"name": "%s-w%d-%s" % (name, w, kernel), "config": name, "ranks": w,
+        label = kernel + ("-res" if a.fused_residual else "")
+        items.append({"name": "%s-w%d-%s" % (name, w, label), "config": name, "ranks": w,
                       "kernel": kernel, "policy": policy, "assign": assign, "summary": s,
                       "folder": folder, "plan": plan, "warm": warm, "meas": meas,
                       "estimate_s": est * a.slack})
@@ -246,7 +266,8 @@ def executor(a, kernel):
         return R.StandIn(al, be, ga, fixed, bpt, bps, t0, a.stand_in_jitter, a.stand_in_skew)
     import replay_torch
     return replay_torch.TorchExecutor(argparse.Namespace(seed=a.seed, **{
-        k: getattr(a, k) for k in ("width", "depth", "heads", "ffn", "text_len", "lr")}), kernel, a.device)
+        k: getattr(a, k) for k in ("width", "depth", "heads", "ffn", "text_len", "lr",
+                                   "fused_residual")}), kernel, a.device)
 
 
 OP_RESERVE_S = 30.0  # kept from the replays' budget for op-bench
@@ -256,7 +277,8 @@ def run_replays(a, items, t_start, device_bytes):
     """Runs the items under the budget (less OP_RESERVE_S with --op-bench); returns (configs
     for e2e.json, not_run, records, the last executor)."""
     configs, not_run, records, ex, ex_kernel = [], [], {}, None, None
-    budget = a.budget_s - (OP_RESERVE_S if a.op_bench and a.device != "stand-in" else 0.0)
+    budget = a.budget_s - (OP_RESERVE_S if a.op_bench and not a.fused_residual and
+                           a.device != "stand-in" else 0.0)
     for it in items:
         left = budget - (time.time() - t_start)
         if it["estimate_s"] > left:
@@ -291,6 +313,7 @@ def run_replays(a, items, t_start, device_bytes):
         pred = R.predicted(it["plan"], it["meas"], summary)
         configs.append({"name": it["name"], "config": it["config"], "policy": it["policy"],
                         "assign": it["assign"], "kernel": it["kernel"], "ranks": it["ranks"],
+                        "fused_residual": a.fused_residual,
                         "emulated": True, "measured": meas, "predicted": pred,
                         "jitter_predicted": R.jitter_predicted(it["plan"], it["meas"], meas["jitter_cv"]),
                         "memory": R.memory_check(recs, summary),
@@ -306,7 +329,8 @@ def run_replays(a, items, t_start, device_bytes):
 
 def op_table(a, ex, records, t_start):
     """The op alone at every replayed shape (a torch executor only, and time left)."""
-    if not a.op_bench or not hasattr(ex, "op_bench") or \
+    # Not with --fused-residual: op-bench times lnmod alone, which the fused model calls once.
+    if not a.op_bench or a.fused_residual or not hasattr(ex, "op_bench") or \
             a.budget_s - (time.time() - t_start) < OP_RESERVE_S / 2:
         return None
     shapes = sorted({(x["samples"], x["tokens"] // x["samples"]) for recs in records.values()
@@ -396,6 +420,14 @@ def main(argv=None):
             print("replay.py report: %s: %s" % (a.run_dir, e), file=sys.stderr)
             return 2
         return 0
+    if a.mode == "compare":
+        try:
+            sys.stdout.write(replay_report.compare(
+                *(e2e_lib.load_json(os.path.join(r, "e2e.json")) for r in (a.run_dir, a.run_b))))
+        except (OSError, ValueError, KeyError) as e:
+            print("replay.py compare: %s" % e, file=sys.stderr)
+            return 2
+        return 0
     t_start = time.time()
     if a.device in ("cuda", "cpu") and not a.dry_run:
         try:
@@ -421,7 +453,9 @@ def main(argv=None):
     configs, not_run, records, ex = run_replays(a, items, t_start, mem["device_bytes"])
     op = op_table(a, ex, records, t_start)
     for c in configs:
-        c["measured"].update(R.op_share(records[c["name"]], op, 2 * a.depth + 1, c["kernel"]))
+        # op-bench times lnmod alone: no share for the fused model (its op is lnmod_res).
+        c["measured"].update(R.op_share(records[c["name"]], None if a.fused_residual else op,
+                                        2 * a.depth + 1, c["kernel"]))
     return write_run(a, configs, not_run, records, mem, op, ex, cal)
 
 
@@ -433,7 +467,7 @@ def write_run(a, configs, not_run, records, mem, op, ex, cal):
             "depth": a.depth, "heads": a.heads, "ffn": a.ffn, "text_len": a.text_len,
             "device_name": ex.device_name() if hasattr(ex, "device_name") else a.device,
             "command_line": " ".join(shlex.quote(x) for x in sys.argv),
-            "calibration_from": a.calibration_from}
+            "calibration_from": a.calibration_from, "fused_residual": a.fused_residual}
     doc = e2e_lib.e2e_document(configs, info) if configs else {"schema": e2e_lib.SCHEMA,
                                                                "info": info, "configs": []}
     doc.update(emulated=True, ranks=a.rank_list, not_run=not_run)

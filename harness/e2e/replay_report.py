@@ -51,7 +51,7 @@ def comparison(configs):
     The plans' figure is the epoch's ratio from the simulator (predicted.epoch), trusted as
     far as its groups matched the measurements (pred/meas of both sides, in the row); the
     replayed groups' measured and predicted ratios follow, labelled as such."""
-    by = {(c.get("config"), c.get("ranks"), c["kernel"]): c for c in configs}
+    by = {(c.get("config"), c.get("ranks"), kernel_label(c)): c for c in configs}
     rows = ["", "Dual plan against each baseline. Epoch: the simulator's samples/s and idle over "
             "the whole plan (predicted.epoch), its model checked on the replayed groups (pred/meas "
             "of dual and of the baseline). Replayed groups: the first steps of each plan hold "
@@ -79,8 +79,49 @@ def comparison(configs):
     return rows
 
 
+def kernel_label(c):
+    """The kernel column: adaload-res where the fused residual op ran (issue 22)."""
+    return c["kernel"] + ("-res" if c.get("fused_residual") else "")
+
+
 def _f(v, fmt):
     return "--" if v is None else fmt % v
+
+
+def compare(a, b):
+    """The step-time change between two replay runs of the same plans (e.g. adaload's kernel
+    without and with --fused-residual, issue 22): per configuration and W present in both with
+    one plan_id, the emulated step time (step_time_s: the slowest rank's compute per group,
+    per step) and the summed micro-batch compute (compute_s_total) of each run and their
+    ratio B / A. Configurations whose plans differ are listed, not compared."""
+    def key(c):
+        return (c.get("config", c["name"]), c.get("ranks", 0))
+    ia, ib = a.get("info", {}), b.get("info", {})
+    rows = ["# Step time: run B against run A (same plans)", "",
+            "A: %s, fused residual %s; B: %s, fused residual %s." % (
+                ia.get("device_name", ia.get("device")), "on" if ia.get("fused_residual") else "off",
+                ib.get("device_name", ib.get("device")), "on" if ib.get("fused_residual") else "off"),
+            "", "| config | W | kernel A | kernel B | step s A | step s B | B / A | compute s A "
+            "| compute s B | B / A |", "|---|---|---|---|---|---|---|---|---|---|"]
+    other = []
+    bb = {}
+    for c in b["configs"]:
+        bb.setdefault(key(c), []).append(c)
+    for ca in a["configs"]:
+        for cb in bb.get(key(ca), []):
+            if ca.get("plan_id") != cb.get("plan_id"):
+                other.append("- %s W %d: other plans (%s vs %s)" % (key(ca) + (ca.get("plan_id"), cb.get("plan_id"))))
+                continue
+            ma, mb = ca["measured"], cb["measured"]
+            rows.append("| %s | %d | %s | %s | %.4g | %.4g | %.4f | %.4g | %.4g | %.4f |" % (
+                key(ca) + (kernel_label(ca), kernel_label(cb), ma["step_time_s"], mb["step_time_s"],
+                           mb["step_time_s"] / ma["step_time_s"] if ma["step_time_s"] else float("nan"),
+                           ma["compute_s_total"], mb["compute_s_total"],
+                           mb["compute_s_total"] / ma["compute_s_total"] if ma["compute_s_total"]
+                           else float("nan"))))
+    if other:
+        rows += ["", "Not compared:", ""] + other
+    return "\n".join(rows) + "\n"
 
 
 def render(doc):
@@ -99,7 +140,7 @@ def render(doc):
         j = c.get("jitter_predicted") or {}
         mem = c.get("memory") or {}
         rows.append("| %s | %d | %s | %.4f | %.4f | %+.4f | %s | %.4g | %.4g | %.3f | %.3f | %s | %s | %s | %s |" % (
-            c.get("config", c["name"]), c.get("ranks", 0), c["kernel"], m["idle_fraction"],
+            c.get("config", c["name"]), c.get("ranks", 0), kernel_label(c), m["idle_fraction"],
             p["idle_fraction"], p["idle_fraction"] - m["idle_fraction"],
             _f(j.get("idle_fraction"), "%.4f"), m["samples_per_s"], p["samples_per_s"],
             p["samples_per_s"] / m["samples_per_s"] if m["samples_per_s"] else float("nan"),

@@ -86,6 +86,29 @@ class Env(unittest.TestCase):
         import ddp_train
         self.assertEqual(ddp_train.jobs_of(a), [("dual-w2-adaload", "p/dual-w2", "p/dual-w2.summary.json", 3.0),
                                                 ("kk-w2-adaload", "p/kk-w2/", "p/kk-w2.summary.json", None)])
+        a = train.parse_args(["train", "--out", "o", "--per-rank", "p/dual-w2", "--kernel", "adaload",
+                              "--fused-residual"])
+        self.assertTrue(a.fused_residual)
+        self.assertEqual(ddp_train.jobs_of(a)[0][0], "dual-w2-adaload-res")
+
+    def test_fused_residual_needs_the_adaload_kernel(self):
+        # issue 22: the fused residual op is adaload's; with the torch kernel a usage error
+        # (exit 2, naming the option) in every mode, through the program itself too.
+        import train
+        for mode in (["train", "--out", "o", "--per-rank", "p/dual-w2"],
+                     ["calibrate", "--out", "o", "--summary", "s.json"]):
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err), self.assertRaises(SystemExit) as e:
+                train.parse_args(mode + ["--fused-residual"])
+            self.assertEqual(e.exception.code, 2, mode)
+            self.assertIn("--fused-residual", err.getvalue())
+            self.assertIn("--kernel adaload", err.getvalue())
+            self.assertFalse(train.parse_args(mode).fused_residual)
+        r = subprocess.run([sys.executable, os.path.join(HERE, "train.py"), "calibrate", "--out", "o",
+                            "--summary", "s.json", "--kernel", "torch", "--fused-residual"],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("--fused-residual", r.stderr)
 
 
 class Schedule(unittest.TestCase):

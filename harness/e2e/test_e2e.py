@@ -207,6 +207,60 @@ class TinyModelOnCPU(unittest.TestCase):
         self.assertGreater(m.blocks[0].modulation.grad.abs().sum().item(), 0)
         self.assertEqual(m.calls_per_forward(), 5)
 
+    def test_fused_residual_is_the_same_model(self):
+        # issue 22: fused_residual moves each residual add into the norm after it (norm3,
+        # norm2, the NEXT block's norm1, after the last block the head's modulate). With the
+        # op's PyTorch chain standing in for adaload's kernels (adaload.torch.lnmod_res_torch,
+        # no GPU here) the loss and every gradient must be the unfused model's: a site wired
+        # to the wrong chunk, block or norm changes them.
+        import torch
+        import model as M
+        import adaload.torch as at
+        from model import WanDiT, latent_shape, tokens_of
+        saved = M.modulate_fn, M.lnmod_res_fn
+        calls = []
+
+        def res():
+            def f(r, y, gate, scale, shift):
+                calls.append(gate is None)
+                return at.lnmod_res_torch(r, y, gate, scale, shift, eps=M.EPS)
+            return f
+        M.modulate_fn = lambda kind: M.modulate_torch
+        M.lnmod_res_fn = res
+        try:
+            with self.assertRaises(ValueError):
+                WanDiT(width=64, depth=2, heads=4, ffn=96, text_len=8, text_dim=32, freq_dim=16,
+                       fused_residual=True)  # modulate="torch": the fused op is adaload's
+            torch.manual_seed(0)
+            ref = WanDiT(width=64, depth=3, heads=4, ffn=96, text_len=8, text_dim=32, freq_dim=16)
+            fused = WanDiT(width=64, depth=3, heads=4, ffn=96, text_len=8, text_dim=32, freq_dim=16,
+                           modulate="adaload", fused_residual=True)
+            with torch.no_grad():  # non-trivial norm3 affine weights and modulations
+                for p in ref.parameters():
+                    p.add_(0.1 * torch.randn_like(p))
+            fused.load_state_dict(ref.state_dict())
+            self.assertEqual(fused.calls_per_forward(), 1)
+            f, h, w = 5, 64, 64
+            S = tokens_of(f, h, w)
+            g = torch.Generator().manual_seed(1)
+            inputs = (torch.randn(latent_shape(2, f, h, w), generator=g), torch.tensor([10, 900]),
+                      torch.randn(2, 8, 32, generator=g), torch.randn(2, S, 64, generator=g))
+            losses = []
+            for m in (ref, fused):
+                loss = m.loss(*inputs)
+                loss.backward()
+                losses.append(loss.item())
+            # gate, no gate, gate per block (then the checkpoints' recomputation in backward)
+            self.assertEqual(calls[:9], [False, True, False] * 3)
+            self.assertAlmostEqual(losses[0], losses[1], delta=1e-5 * abs(losses[0]))
+            pf = dict(fused.named_parameters())
+            for name, p in ref.named_parameters():
+                q = pf[name].grad
+                err = ((q - p.grad).abs().max() / (p.grad.abs().max() + 1e-12)).item()
+                self.assertLess(err, 1e-4, name)
+        finally:
+            M.modulate_fn, M.lnmod_res_fn = saved
+
 
 @unittest.skipUnless(importlib.util.find_spec("torch") and os.path.exists(ADALOAD),
                      "needs PyTorch and the adaload program")

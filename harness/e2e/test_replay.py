@@ -349,10 +349,54 @@ class Driver(unittest.TestCase):
 
     def test_bad_usage(self):
         for bad in (["--configs", "dual,lpt"], ["--kernels", "cuda"], ["--ranks", "0"],
-                    ["--device", "cpu", "--kernels", "adaload"], ["--fake-calibration", "1,2"]):
+                    ["--device", "cpu", "--kernels", "adaload"], ["--fake-calibration", "1,2"],
+                    ["--fused-residual"], ["--fused-residual", "--kernels", "torch"]):
             with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(SystemExit) as e:
                 replay.parse_args(["run"] + bad)
             self.assertEqual(e.exception.code, 2, bad)
+        with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(SystemExit) as e:
+            replay.parse_args(["compare", "only-one-run"])
+        self.assertEqual(e.exception.code, 2)
+
+    def test_fused_residual_recorded_and_compared(self):
+        # issue 22: the adaload replays without and then with --fused-residual on the same
+        # plans (--reuse-work); the second run's e2e.json says the option was on, its replays
+        # are named -adaload-res, it has no op-bench share (op-bench times lnmod alone), and
+        # `replay.py compare` sets its step time beside the first run's (the noise-free
+        # stand-in: exactly 1).
+        base = ("--ranks", "2", "--configs", "dual,verl-kk", "--kernels", "adaload",
+                "--stand-in-jitter", "0")
+        rc, out = run_main(self.args(*base))
+        self.assertEqual(rc, 0, out)
+        (run_a,) = os.listdir(os.path.join(self.res, "cpu-e2e-check", "e2e"))
+        rc, out = run_main(self.args(*base + ("--fused-residual", "--reuse-work")))
+        self.assertEqual(rc, 0, out)
+        runs = sorted(os.listdir(os.path.join(self.res, "cpu-e2e-check", "e2e")))
+        (run_b,) = [r for r in runs if r != run_a]
+        ra, rb = (os.path.join(self.res, "cpu-e2e-check", "e2e", r) for r in (run_a, run_b))
+        da, db = (json.load(open(os.path.join(r, "e2e.json"))) for r in (ra, rb))
+        self.assertFalse(da["info"]["fused_residual"])
+        self.assertTrue(db["info"]["fused_residual"])
+        self.assertEqual([c["name"] for c in db["configs"]], ["dual-w2-adaload-res", "verl-kk-w2-adaload-res"])
+        for c in db["configs"]:
+            self.assertEqual((c["kernel"], c["fused_residual"]), ("adaload", True))
+            self.assertIsNone(c["measured"]["op_share_of_compute"])
+        self.assertEqual([c["fused_residual"] for c in da["configs"]], [False, False])
+        self.assertIn("| dual | 2 | adaload-res |", open(os.path.join(rb, "report.md")).read())
+        r = subprocess.run([sys.executable, os.path.join(HERE, "replay.py"), "compare", ra, rb],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("fused residual off", r.stdout)
+        self.assertIn("fused residual on", r.stdout)
+        for name in ("dual", "verl-kk"):
+            self.assertRegex(r.stdout, r"\| %s \| 2 \| adaload \| adaload-res \| [^|]+ \| [^|]+ \| "
+                             r"1\.0000 \| [^|]+ \| [^|]+ \| 1\.0000 \|" % name)
+        # Other plans (another seed) are listed, not compared.
+        doc = json.loads(json.dumps(db))
+        doc["configs"][0]["plan_id"] = "another"
+        t = replay_report.compare(da, doc)
+        self.assertIn("Not compared:", t)
+        self.assertEqual(t.count("| 1.0000 |"), 2)  # verl-kk's row only (two ratios)
 
 
 @unittest.skipUnless(importlib.util.find_spec("torch") and HAVE_ADALOAD, "needs PyTorch")

@@ -10,7 +10,13 @@ op-bench).
   python3 train.py calibrate --summary summary.json --out DIR      # profile.csv, memory.json
   python3 train.py op-bench --plan a.jsonl [--plan b.jsonl ...] --summary summary.json \
            --world-size 2 --out DIR                                   # op.json
-  (model options on every mode: --width 1536 --depth 4 --heads 12 --ffn 8960 --text-len 512)
+  (model options on every mode: --width 1536 --depth 4 --heads 12 --ffn 8960 --text-len 512
+   [--fused-residual])
+
+--fused-residual (with --kernel adaload only; issue 22): the model's residual adds and the
+norms after them run as adaload.torch.lnmod_res at all three sites of each block (model.py's
+docstring); with --kernel torch it is a usage error (exit 2). op-bench still times the
+unfused op (lnmod) only.
 
 train: each rank reads only its own per-rank file (`adaload plan --per-rank DIR` writes
 DIR/rank<r>.jsonl; a whole --plan file is read for this rank's entries only), the ranks check
@@ -76,6 +82,9 @@ def parse_args(argv=None):
     p.add_argument("--summary")
     p.add_argument("--out", required=True)
     p.add_argument("--kernel", choices=("torch", "adaload"), default="torch")
+    p.add_argument("--fused-residual", action="store_true",
+                   help="the residual adds + norms as adaload's fused op (adaload.torch.lnmod_res) "
+                        "at all three sites of each block; --kernel adaload only")
     p.add_argument("--first-step", type=int, default=0)
     p.add_argument("--steps", type=int, default=40, help="steps run after the warm-up")
     p.add_argument("--warmup", type=int, default=3, help="steps run first, recorded as warmup")
@@ -108,6 +117,8 @@ def parse_args(argv=None):
         p.error("%s needs --summary" % a.mode)
     if a.steps < 1 or a.warmup < 0 or a.first_step < 0:
         p.error("--steps >= 1, --warmup >= 0, --first-step >= 0")
+    if a.fused_residual and a.kernel != "adaload":
+        p.error("--fused-residual is adaload's fused op: it needs --kernel adaload (not %s)" % a.kernel)
     return a
 
 
@@ -172,8 +183,11 @@ class Marks:
 def build(a, torch, kernel, d):
     from model import WanDiT
     torch.manual_seed(a.seed)
+    fused = bool(getattr(a, "fused_residual", False))
+    if fused and kernel != "adaload":
+        raise ValueError("--fused-residual needs the adaload kernel, not %s" % kernel)
     m = WanDiT(width=a.width, depth=a.depth, heads=a.heads, ffn=a.ffn, text_len=a.text_len,
-               modulate=kernel).to(d.dev)
+               modulate=kernel, fused_residual=fused).to(d.dev)
     return m, make_opt(a, torch, m, d)
 
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "lnmod_desc.h"
+#include "lnmod_res_desc.h"
 #include "planner.h"
 
 #if ADALOAD_CAPI_CUDA
@@ -43,6 +44,34 @@ int64_t adaload_capi_desc_layout(int64_t *out, int64_t n)
     };
     for (int64_t i = 0; out && i < n && i < 12; i++) out[i] = v[i];
     return 12;
+}
+
+int64_t adaload_capi_res_layout(int64_t *out, int64_t n)
+{
+    const int64_t v[20] = {
+        (int64_t)sizeof(lnmod_res_desc),
+        (int64_t)offsetof(lnmod_res_desc, rows),
+        (int64_t)offsetof(lnmod_res_desc, D),
+        (int64_t)offsetof(lnmod_res_desc, rows_per_sample),
+        (int64_t)offsetof(lnmod_res_desc, frame_len),
+        (int64_t)offsetof(lnmod_res_desc, layout),
+        (int64_t)offsetof(lnmod_res_desc, gate),
+        (int64_t)offsetof(lnmod_res_desc, norm),
+        (int64_t)offsetof(lnmod_res_desc, res_dtype),
+        (int64_t)offsetof(lnmod_res_desc, branch_dtype),
+        (int64_t)offsetof(lnmod_res_desc, mod_dtype),
+        (int64_t)offsetof(lnmod_res_desc, out_dtype),
+        (int64_t)offsetof(lnmod_res_desc, gate_stride),
+        (int64_t)offsetof(lnmod_res_desc, scale_stride),
+        (int64_t)offsetof(lnmod_res_desc, shift_stride),
+        (int64_t)offsetof(lnmod_res_desc, eps),
+        (int64_t)sizeof(lnmod_res_fwd_in),
+        (int64_t)sizeof(lnmod_res_bwd_in),
+        (int64_t)sizeof(lnmod_res_fwd_out),
+        (int64_t)sizeof(lnmod_res_bwd_out),
+    };
+    for (int64_t i = 0; out && i < n && i < 20; i++) out[i] = v[i];
+    return 20;
 }
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)

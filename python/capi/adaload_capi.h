@@ -1,8 +1,8 @@
 /* adaload_capi.h -- the few flat C entry points of libadaload that need no structs, for
  * callers that reach the library through a foreign-function interface (the Python package
  * python/adaload/ loads it with ctypes). Everything else of the library is the kernels' C API
- * (kernels/lnmod.h, kernels/lnmod_desc.h) and the planner's (planner/planner.h), exported
- * unchanged.
+ * (kernels/lnmod.h, kernels/lnmod_desc.h; the fused residual op's kernels/lnmod_res.h,
+ * kernels/lnmod_res_desc.h) and the planner's (planner/planner.h), exported unchanged.
  *
  *   char err[512];
  *   const char *opts[] = {"assign", "kk", "gpus", "2"};
@@ -24,7 +24,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever an entry point of this header changes. */
-#define ADALOAD_CAPI_VERSION 2
+#define ADALOAD_CAPI_VERSION 3
 int adaload_capi_version(void);
 
 /* 1 when this library holds the CUDA kernels (lnmod_forward and friends), 0 when it was
@@ -36,6 +36,15 @@ int adaload_capi_has_cuda(void);
  * (rows, D, rows_per_sample, frame_len, x_dtype, mod_dtype, y_dtype, layout, scale_stride,
  * shift_stride, eps). Writes min(n, 12) values; returns 12. */
 int64_t adaload_capi_desc_layout(int64_t *out, int64_t n);
+
+/* The memory layout of the fused residual op's structs (kernels/lnmod_res_desc.h), for the
+ * same check: out[0] = sizeof(lnmod_res_desc), out[1 + i] = offsetof of its i-th field in
+ * declaration order (rows, D, rows_per_sample, frame_len, layout, gate, norm, res_dtype,
+ * branch_dtype, mod_dtype, out_dtype, gate_stride, scale_stride, shift_stride, eps), then
+ * out[16..19] = sizeof lnmod_res_fwd_in, lnmod_res_bwd_in, lnmod_res_fwd_out,
+ * lnmod_res_bwd_out (structs of pointers, in the header's field order). Writes min(n, 20)
+ * values; returns 20. (Version 3.) */
+int64_t adaload_capi_res_layout(int64_t *out, int64_t n);
 
 /* Plans a manifest like `adaload plan` and writes the plan (the --plan-out format of
  * planner/README.md) to plan_out and the canonical summary JSON to summary_out; either may be

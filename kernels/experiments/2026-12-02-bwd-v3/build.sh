@@ -51,6 +51,8 @@ done
 rm -f "$out/bv3_plan_test_plant"
 
 "${cc[@]}" -std=c11 -O2 "${cw[@]}" -c "$K/lnmod_desc.c" -o "$o/lnmod_desc.o"
+# The fused residual op's descriptor, once kernels/ has it (the registry then references its kernels).
+if [ -f "$K/lnmod_res_desc.c" ]; then "${cc[@]}" -std=c11 -O2 "${cw[@]}" -c "$K/lnmod_res_desc.c" -o "$o/lnmod_res_desc.o"; fi
 for f in ref_lnmod ref_convert; do
   # shellcheck disable=SC2086
   "${cc[@]}" -std=c11 -O2 "${cw[@]}" -ffp-contract=off -fno-fast-math $blas_inc -I"$K" -c "$R/$f.c" -o "$o/$f.o"
@@ -144,6 +146,9 @@ jobs=()
 for b in lnmod_bwd_bulk lnmod_bwd_dtile lnmod_registry lnmod_fwd_naive lnmod_fwd_row_per_warp lnmod_fwd_dtile \
          lnmod_bwd_naive lnmod_bwd_row_per_warp; do
   jobs+=("$b $K/$b.cu")
+done
+for f in "$K"/lnmod_res_*.cu; do # the fused residual op's kernels, once kernels/ has them
+  if [ -e "$f" ]; then jobs+=("$(basename "$f" .cu) $f"); fi
 done
 jobs+=("bv3_h1k0 $here/bv3_bulk.cu -DBV3_OPT_HALF=1 -DBV3_OPT_K2=0"
        "bv3_h0k1 $here/bv3_bulk.cu -DBV3_OPT_HALF=0 -DBV3_OPT_K2=1"

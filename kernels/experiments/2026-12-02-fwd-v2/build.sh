@@ -39,6 +39,8 @@ done
 
 blas_inc=$(pkg-config --cflags openblas)
 nice -n 10 gcc -std=c11 -O2 "${cw[@]}" -c "$K/lnmod_desc.c" -o "$o/lnmod_desc.o"
+# The fused residual op's descriptor, once kernels/ has it (the glob below then links its kernels).
+if [ -f "$K/lnmod_res_desc.c" ]; then nice -n 10 gcc -std=c11 -O2 "${cw[@]}" -c "$K/lnmod_res_desc.c" -o "$o/lnmod_res_desc.o"; fi
 for f in ref_lnmod ref_convert; do
   # shellcheck disable=SC2086
   nice -n 10 gcc -std=c11 -O2 "${cw[@]}" -ffp-contract=off -fno-fast-math $blas_inc -I"$K" -c "$R/$f.c" -o "$o/$f.o"

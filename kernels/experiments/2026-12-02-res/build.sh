@@ -18,7 +18,7 @@ out=${1:-$root/build-res}
 jobs=${RES_JOBS:-2}
 mkdir -p "$out/obj" "$out/gen"
 export PATH=/usr/local/cuda/bin:$PATH
-K=$root/kernels P=$root/kernels/pending R=$root/reference V=$root/verify
+K=$root/kernels P=$root/kernels R=$root/reference V=$root/verify
 o=$out/obj
 cw=(-Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wvla)
 # shellcheck disable=SC2054 # the commas belong to -Xcompiler's one argument

@@ -1,13 +1,11 @@
 /* lnmod_res_desc.h -- the descriptor of the fused gated residual + LayerNorm-Modulate op
  * (issue 22), its validation, its input pointers' rules and its minimal byte counts. Pure
  * C11, no CUDA. The one owner of these rules: the float64 reference (reference/
- * ref_lnmod_res.h), the CPU models (verify/verify_model_res.h) and, once they exist, the
- * kernels (kernels/pending/lnmod_res.h) all call lnmod_res_desc_validate and
- * lnmod_res_check_*_in. It lives in kernels/pending/ (outside the kernel source hash) until the
- * kernels land; then it moves into kernels/ beside lnmod_desc.h.
+ * ref_lnmod_res.h), the CPU models (verify/verify_model_res.h) and the
+ * kernels (lnmod_res.h) all call lnmod_res_desc_validate and lnmod_res_check_*_in.
  *
- * The op, for each token row i of [rows, D] (Wan 2.1's three residual sites, README of
- * kernels/pending/):
+ * The op, for each token row i of [rows, D] (Wan 2.1's three residual sites,
+ * kernels/lnmod_res_design.md):
  *   h[i,:]   = r[i,:] + g[m(i),:] * y[i,:]      (g = 1 when gate == LNMOD_RES_GATE_NONE)
  *   hs       = h rounded once to res_dtype      (what is stored, and what is normalized)
  *   mean_i, rstd_i = the biased two-pass statistics of hs[i,:], rstd = 1/sqrt(var + eps)

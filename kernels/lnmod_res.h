@@ -1,7 +1,8 @@
-/* lnmod_res.h -- DESIGN (not built yet) of the C API of the fused gated residual +
- * LayerNorm-Modulate CUDA kernels (issue 22). It moves into kernels/ with the first kernels
- * (kernels/pending/README.md says how); until then nothing includes it. The op, the dtypes and
- * every rule of the descriptor and the inputs are lnmod_res_desc.h's (its one owner).
+/* lnmod_res.h -- C API of the fused gated residual + LayerNorm-Modulate CUDA kernels (issue
+ * 22), in liblnmod_cuda beside lnmod.h's. The op, the dtypes and every rule of the descriptor
+ * and the inputs are lnmod_res_desc.h's (its one owner); the variants are the registry's
+ * (lnmod.h: an entry's res_forward / res_backward, NULL where it has no fused op: naive and
+ * dtile have it, row_per_warp not). Design and bytes: lnmod_res_design.md.
  *
  *   // Wan's third site: x = x + y_ffn * e[5], then the next block's norm1(x)*(1 + e'[1]) + e'[0]
  *   lnmod_res_desc d = lnmod_res_desc_default();
@@ -59,9 +60,8 @@ lnmod_status lnmod_res_backward(const char *variant, const lnmod_res_desc *d,
                                 void *workspace, size_t workspace_bytes, cudaStream_t stream);
 
 /* The fewest bytes each variant really moves (>= lnmod_res_fwd_min_bytes / _bwd_min_bytes),
- * for the notes and the benchmarks' copy ceiling; entries of the registry (lnmod_variant gains
- * res_forward, res_backward, res_bwd_workspace, res_bytes_moved, res_bwd_bytes_moved, NULL
- * where a variant has no fused op). */
+ * for the notes and the benchmarks' copy ceiling, are the registry entries' res_bytes_moved and
+ * res_bwd_bytes_moved (lnmod.h). */
 
 #ifdef __cplusplus
 }
