@@ -339,6 +339,11 @@ Test(report_cli, residual_op_table)
     test_tmp_make("res");
     char p[256], log[256], n[256];
     const char *S = "f32-bf16-f32-bf16/sample/D5120/rows32760", *T = "f32-bf16-f32-bf16/sample/D1536/rows32760";
+    /* U: compile's backward raised (no gradients: not compared, the bar met on the copy alone);
+     * V: compile's forward raised (the bar needs it: missed). */
+    const char *U = "f32-bf16-f32-bf16/sample/D3072/rows32760", *V = "f32-bf16-f32-bf16/sample/D3072/rows75600";
+    const char *raised = "\"real_time\": 0, \"time_unit\": \"us\", \"error_occurred\": true, "
+                         "\"error_message\": \"error: RuntimeError: invalid gradient at index 3\"";
     snprintf(p, sizeof p, "%s/bench.json", test_tmpdir);
     FILE *f = fopen(p, "w");
     fprintf(f, "{\"context\": {}, \"benchmarks\": [\n");
@@ -349,6 +354,10 @@ Test(report_cli, residual_op_table)
     gb_entry(f, NAME("lnmod_res_fwd", "naive", S), 300, 1.0e12, 30, 0);
     gb_entry(f, NAME("lnmod_res_fwd", "dtile", T), 50, 4.0e12, 86, 0);
     gb_entry(f, NAME("lnmod_res_bwd", "dtile", T), 80, 4.0e12, 84, 0);
+    gb_entry(f, NAME("lnmod_res_fwd", "dtile", U), 60, 4.0e12, 91, 0);
+    gb_entry(f, NAME("lnmod_res_bwd", "dtile", U), 90, 4.0e12, 89, 0);
+    gb_entry(f, NAME("lnmod_res_fwd", "dtile", V), 130, 4.0e12, 91, 0);
+    gb_entry(f, NAME("lnmod_res_bwd", "dtile", V), 190, 4.0e12, 89, 0);
     fprintf(f, "]}\n");
     fclose(f);
     snprintf(p, sizeof p, "%s/peers.json", test_tmpdir);
@@ -360,6 +369,10 @@ Test(report_cli, residual_op_table)
     gb_entry(f, NAME("lnmod_res_bwd", "torch_compile", S), 250, 1e12, 50, 0);
     gb_raw(f, NAME("lnmod_res_bwd", "torch_compile", T), "\"real_time\": 0, \"time_unit\": \"us\", \"error_occurred\": true, "
                                                         "\"error_message\": \"wrong result: rel err dgate 0.9\"");
+    gb_entry(f, NAME("lnmod_res_fwd", "torch_compile", U), 60, 1e12, 90, 0);
+    gb_raw(f, NAME("lnmod_res_bwd", "torch_compile", U), raised);
+    gb_raw(f, NAME("lnmod_res_fwd", "torch_compile", V), raised);
+    gb_entry(f, NAME("lnmod_res_bwd", "torch_compile", V), 250, 1e12, 50, 0);
 #undef NAME
     fprintf(f, "]}\n");
     fclose(f);
@@ -374,7 +387,9 @@ Test(report_cli, residual_op_table)
                                     "| 1.33× | 0.67× | — | — | — | — |"), "%s", text);
     cr_assert_not_null(strstr(text, "| f32-bf16-f32-bf16/sample/D1536/rows32760 | dtile | 50.0 | 86.0% | 80.0 | 84.0% | 130.0 "
                                     "| — | — | — | wrong result | — | wrong result |"), "%s", text);
-    cr_assert_not_null(strstr(text, "1 of 2 shapes meet it.\nNot compared: torch.compile was wrong at 1 of these shapes"),
+    cr_assert_not_null(strstr(text, "| f32-bf16-f32-bf16/sample/D3072/rows32760 | dtile | 60.0 | 91.0% | 90.0 | 89.0% | 150.0 "
+                                    "| — | 1.00× | — | failed | — | failed |"), "%s", text);
+    cr_assert_not_null(strstr(text, "2 of 4 shapes meet it.\nNot compared: torch.compile was wrong at 2 of these shapes"),
                        "%s", text);
     char *b[] = {"report", test_tmpdir, "--variant", "naive", NULL};
     cr_assert_eq(run_adaload(b, log), 0);
