@@ -5,6 +5,8 @@
 #   nightly_kill       its planner step killed mid-plan (ci/test_nightly_kill.sh)
 #   device_tree        ci/device_tree.sh lean/restore/status in a throw-away repository
 #                      (ci/test_device_tree.sh; git only, no build)
+#   land_patch         ci/land_patch.sh prepare's refusals and its commit in a throw-away
+#                      repository (ci/test_land_patch.sh; git and cmake only)
 add_test(NAME results_index COMMAND adaload results check)
 add_test(NAME results_cli
          COMMAND ${CMAKE_COMMAND} -DADALOAD=$<TARGET_FILE:adaload>
@@ -25,3 +27,6 @@ add_test(NAME nightly_kill
 # ci/device_tree.sh: results/ untracked for a device call and given back exactly (ci/test_device_tree.sh).
 add_test(NAME device_tree
          COMMAND bash ${PROJECT_SOURCE_DIR}/ci/test_device_tree.sh ${CMAKE_CURRENT_BINARY_DIR}/device_tree)
+# ci/land_patch.sh: a kernel patch committed only when its sources hash as named (ci/test_land_patch.sh).
+add_test(NAME land_patch
+         COMMAND bash ${PROJECT_SOURCE_DIR}/ci/test_land_patch.sh ${CMAKE_CURRENT_BINARY_DIR}/land_patch)
