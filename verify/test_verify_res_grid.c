@@ -100,3 +100,28 @@ Test(verify_res_grid, planted_models_fail)
         }
     }
 }
+
+/* The inputs are drawn a row at a time from streams of (seed, tensor, row), so a set's case
+ * records -- every error and ratio, which follow the inputs -- are the same at 1 and 3
+ * threads, and differ with the seed. */
+Test(verify_res_grid, inputs_do_not_depend_on_threads)
+{
+    const int model = verify_res_model_find("res_model");
+    cr_assert_geq(model, 0);
+    const verify_res_set sets[] = {{VERIFY_RES_SITE_FFN, LNMOD_PER_FRAME, 0, 264, 161, 0, 0},
+                                   {VERIFY_RES_SITE_ATTN, LNMOD_PER_SAMPLE, 3, 33, 160, 1, 0}};
+    for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) {
+        json_t *c[3];
+        const int threads[3] = {1, 3, 3};
+        const uint64_t seeds[3] = {77, 77, 78};
+        for (int k = 0; k < 3; k++) {
+            int64_t failed = 0;
+            c[k] = json_array();
+            cr_assert_eq(verify_res_run_cpu(model, &sets[i], seeds[k], threads[k], c[k], &failed), 0);
+            cr_assert_eq(failed, 0);
+        }
+        cr_assert(json_equal(c[0], c[1]), "set %zu: the records differ between 1 and 3 threads", i);
+        cr_assert(!json_equal(c[1], c[2]), "set %zu: another seed gave the same records", i);
+        for (int k = 0; k < 3; k++) json_decref(c[k]);
+    }
+}

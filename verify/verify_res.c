@@ -10,7 +10,9 @@
 #include "ada_rng.h"
 #include "ref_lnmod_res.h"
 #include "verify_check_res.h"
+#include "verify_inputs.h"
 #include "verify_model_res.h"
+#include "verify_par.h"
 
 /* One set's host buffers (storage dtypes; 4 bytes an element whatever the dtype). */
 typedef struct {
@@ -32,33 +34,61 @@ static void *nan_buf(int64_t elems)
     return p;
 }
 
-static void draw(lnmod_dtype t, void *b, int64_t n, ada_rng *rng, double mu, double sd)
+/* Elements [i0, i1) of b from rng. */
+static void draw(lnmod_dtype t, void *b, int64_t i0, int64_t i1, ada_rng *rng, double mu, double sd)
 {
-    for (int64_t i = 0; i < n; i++) ref_store(t, b, i, mu + sd * ada_rng_normal(rng));
+    for (int64_t i = i0; i < i1; i++) ref_store(t, b, i, mu + sd * ada_rng_normal(rng));
 }
 
-/* The inputs of verify_res.h; 0 or -1 (out of memory). */
-static int make_inputs(const lnmod_res_desc *d, uint64_t seed, bufs *b)
+typedef struct {
+    const lnmod_res_desc *d;
+    uint64_t seed;
+    bufs *b;
+} rows_ctx;
+
+/* Rows [lo, hi) of r, y, d_out and dh, each row of each tensor from its own stream (seed, the
+ * tensor, the row): the same inputs at any thread count. Every 29th row from row 5 has a
+ * constant h (r = 3.25, y = 0). */
+static void input_rows(void *ctx, int64_t lo, int64_t hi, int tid)
+{
+    (void)tid;
+    const rows_ctx *c = ctx;
+    const lnmod_res_desc *d = c->d;
+    const int64_t D = d->D;
+    const struct {
+        lnmod_dtype t;
+        void *buf;
+        double mu, sd;
+    } ts[4] = {{d->res_dtype, c->b->r, 1.5, 2.0},
+               {d->branch_dtype, c->b->y, 0.0, 1.0},
+               {d->out_dtype, c->b->dout, 0.0, 1.0},
+               {d->res_dtype, c->b->dh, 0.0, 1.0}};
+    for (int64_t r = lo; r < hi; r++)
+        for (int k = 0; k < 4; k++) {
+            ada_rng rng;
+            ada_rng_seed(&rng, verify_hash(verify_hash(c->seed, 0x726573 + (uint64_t)k), (uint64_t)r));
+            if (r % 29 == 5 && k < 2)
+                for (int64_t j = 0; j < D; j++) ref_store(ts[k].t, ts[k].buf, r * D + j, k == 0 ? 3.25 : 0.0);
+            else
+                draw(ts[k].t, ts[k].buf, r * D, (r + 1) * D, &rng, ts[k].mu, ts[k].sd);
+        }
+}
+
+/* The inputs of verify_res.h, the rows on `threads` threads; 0 or -1 (out of memory). */
+static int make_inputs(const lnmod_res_desc *d, uint64_t seed, int threads, bufs *b)
 {
     const int64_t D = d->D, n = d->rows * D, me = lnmod_res_mod_rows(d) * 6 * D;
     b->r = nan_buf(n), b->r0 = nan_buf(n), b->y = nan_buf(n), b->e = nan_buf(me), b->dout = nan_buf(n);
     b->dh = nan_buf(n), b->dh0 = nan_buf(n);
     if (!b->r || !b->r0 || !b->y || !b->e || !b->dout || !b->dh || !b->dh0) return -1;
+    rows_ctx c = {d, seed, b};
+    verify_parallel(d->rows, 4 * D, threads < 1 ? 1 : threads, input_rows, &c);
     ada_rng rng;
-    ada_rng_seed(&rng, seed);
-    draw(d->res_dtype, b->r, n, &rng, 1.5, 2.0);
-    draw(d->branch_dtype, b->y, n, &rng, 0.0, 1.0);
-    draw(d->out_dtype, b->dout, n, &rng, 0.0, 1.0);
-    draw(d->res_dtype, b->dh, n, &rng, 0.0, 1.0);
-    for (int64_t i = 5; i < d->rows; i += 29) /* constant h rows */
-        for (int64_t j = 0; j < D; j++) {
-            ref_store(d->res_dtype, b->r, i * D + j, 3.25);
-            ref_store(d->branch_dtype, b->y, i * D + j, 0.0);
-        }
+    ada_rng_seed(&rng, verify_hash(seed, 0x6d6f64));
     for (int64_t k = 0; k < lnmod_res_mod_rows(d); k++) /* shift, scale, gate; chunks 3-5 stay NaN */
-        for (int64_t c = 0; c < 3; c++)
-            draw(d->mod_dtype, (char *)b->e + (k * 6 + c) * D * (int64_t)lnmod_dtype_size(d->mod_dtype), D, &rng,
-                 0.0, c == 1 ? 0.3 : 0.5);
+        for (int64_t j = 0; j < 3; j++)
+            draw(d->mod_dtype, (char *)b->e + (k * 6 + j) * D * (int64_t)lnmod_dtype_size(d->mod_dtype), 0, D, &rng,
+                 0.0, j == 1 ? 0.3 : 0.5);
     memcpy(b->r0, b->r, (size_t)n * 4);
     memcpy(b->dh0, b->dh, (size_t)n * 4);
     return 0;
@@ -96,22 +126,48 @@ static int nmodels(void)
     return n;
 }
 
+typedef struct {
+    const lnmod_res_desc *d;
+    const lnmod_res_fwd_in *in;
+    bufs *b;
+    double *rh, *ro, *rm, *rr; /* the reference's h, out, mean, rstd of all rows */
+    int bad[VERIFY_MAX_THREADS];
+} bwd_ctx;
+
+/* Rows [lo, hi): the reference forward, its h rounded to res_dtype, its statistics to fp32. */
+static void bwd_rows(void *ctx, int64_t lo, int64_t hi, int tid)
+{
+    bwd_ctx *c = ctx;
+    const int64_t D = c->d->D;
+    if (ref_lnmod_res_forward_rows(c->d, lo, hi, c->in, c->rh, c->ro, c->rm, c->rr) != LNMOD_OK) {
+        c->bad[tid] = 1;
+        return;
+    }
+    for (int64_t i = lo * D; i < hi * D; i++) ref_store(c->d->res_dtype, c->b->hs, i, ref_round_to(c->d->res_dtype, c->rh[i]));
+    for (int64_t r = lo; r < hi; r++) c->b->smean[r] = (float)c->rm[r], c->b->srstd[r] = (float)c->rr[r];
+}
+
 /* The backward's inputs from the reference: its h rounded to res_dtype into b->hs, its
- * statistics rounded to fp32 into b->smean / b->srstd. 0 or -1. */
-static int bwd_inputs(const lnmod_res_desc *d, const lnmod_res_fwd_in *in, bufs *b)
+ * statistics rounded to fp32 into b->smean / b->srstd, the rows on `threads` threads. 0 or -1. */
+static int bwd_inputs(const lnmod_res_desc *d, const lnmod_res_fwd_in *in, int threads, bufs *b)
 {
     const int64_t n = d->rows * d->D;
-    double *rh = malloc((size_t)n * sizeof *rh), *ro = malloc((size_t)n * sizeof *ro);
-    double *rm = malloc((size_t)d->rows * sizeof *rm), *rr = malloc((size_t)d->rows * sizeof *rr);
+    const int nt = threads < 1 ? 1 : threads > VERIFY_MAX_THREADS ? VERIFY_MAX_THREADS : threads;
+    bwd_ctx *c = calloc(1, sizeof *c);
     b->hs = nan_buf(n), b->smean = nan_buf(d->rows), b->srstd = nan_buf(d->rows);
     int rc = -1;
-    if (rh && ro && rm && rr && b->hs && b->smean && b->srstd &&
-        ref_lnmod_res_forward(d, in, rh, ro, rm, rr) == LNMOD_OK) {
-        for (int64_t i = 0; i < n; i++) ref_store(d->res_dtype, b->hs, i, ref_round_to(d->res_dtype, rh[i]));
-        for (int64_t i = 0; i < d->rows; i++) b->smean[i] = (float)rm[i], b->srstd[i] = (float)rr[i];
-        rc = 0;
+    if (c) {
+        c->d = d, c->in = in, c->b = b;
+        c->rh = malloc((size_t)n * sizeof *c->rh), c->ro = malloc((size_t)n * sizeof *c->ro);
+        c->rm = malloc((size_t)d->rows * sizeof *c->rm), c->rr = malloc((size_t)d->rows * sizeof *c->rr);
+        if (c->rh && c->ro && c->rm && c->rr && b->hs && b->smean && b->srstd) {
+            const int used = verify_parallel(d->rows, 4 * d->D, nt, bwd_rows, c);
+            rc = 0;
+            for (int t = 0; t < used; t++) rc |= -c->bad[t];
+        }
+        free(c->rh), free(c->ro), free(c->rm), free(c->rr);
     }
-    free(rh), free(ro), free(rm), free(rr);
+    free(c);
     return rc;
 }
 
@@ -128,7 +184,7 @@ int verify_res_run(verify_res_runner *rn, const verify_res_set *s, uint64_t seed
     int rc = -1;
     verify_res_verdict vf, vb;
     int64_t fguard = 0, fdet = 0;
-    if (make_inputs(&d, seed, &b) != 0) goto done;
+    if (make_inputs(&d, seed, threads, &b) != 0) goto done;
     /* the forward (h over r in place) */
     b.h = nan_buf(n), b.out = nan_buf(n), b.mean = nan_buf(d.rows), b.rstd = nan_buf(d.rows);
     if (!b.h || !b.out || !b.mean || !b.rstd) goto done;
@@ -143,7 +199,7 @@ int verify_res_run(verify_res_runner *rn, const verify_res_set *s, uint64_t seed
     lnmod_res_fwd_in cin = in; /* the inputs as they were before an in-place forward */
     cin.r = b.r0;
     snprintf(err, errn, "out of host memory, or the reference refused");
-    if (verify_res_check_fwd(&d, &cin, &fo, threads, &vf) != 0 || bwd_inputs(&d, &cin, &b) != 0) goto done;
+    if (verify_res_check_fwd(&d, &cin, &fo, threads, &vf) != 0 || bwd_inputs(&d, &cin, threads, &b) != 0) goto done;
     /* the backward (dr over dh in place) */
     const int dr_over_dh = s->inplace && !s->no_dh;
     b.dr = nan_buf(n), b.dy = nan_buf(n), b.de = nan_buf(me);

@@ -10,7 +10,8 @@
  *   for (int i = 0; i < n; i++)
  *       verify_res_run_cpu(verify_res_model_find("res_model"), &sets[i], 42, 8, cases, &failed);
  *
- * Inputs (one PRNG stream per set): r ~ N(1.5, 2), y, d_out, dh ~ N(0, 1), the modulation as
+ * Inputs (a PRNG stream per (seed, tensor, row), drawn on the session's threads: the same at any
+ * thread count; one more for the modulation): r ~ N(1.5, 2), y, d_out, dh ~ N(0, 1), the modulation as
  * chunk views of a [mod_rows, 6, D] tensor (shift, scale, gate, then three chunks of NaN: the
  * gaps between strided rows must never be read); every 29th row has a constant h (y = 0, r = c:
  * M2 = 0 exactly, the eps path). The backward is given the reference's h rounded to res_dtype
