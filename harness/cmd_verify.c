@@ -4,6 +4,7 @@
  *   adaload verify [--grid quick|full|smoke] [--variant NAME]... [--seed N] [--threads N]
  *                  [--out DIR | --no-record] [--sanitizers] [--sanitizer-timeout S]
  *                  [--cpu-model] [--list] [--plugin LIB.so]... [--op all|lnmod|lnmod_res]
+ *                  [--reuse-buffers]
  *
  * Both ops by default (--op all): LayerNorm-Modulate's grid, then the fused gated residual +
  * LayerNorm-Modulate op's grid of the same name (verify/verify_res.h: "op": "lnmod_res" cases in
@@ -65,7 +66,7 @@ typedef struct {
     cli_list variants, plugins;
     int shard_k, shard_n;
     uint64_t seed;
-    int seed_given, no_record, sanitizers, cpu_model, list;
+    int seed_given, no_record, sanitizers, cpu_model, list, reuse_buffers;
     int64_t threads, sanitizer_timeout;
 } vopts;
 
@@ -99,6 +100,7 @@ static int parse_opts(int argc, char **argv, vopts *o)
         CLI_I64("--sanitizer-timeout", &o->sanitizer_timeout, 1, 86400, "S", "seconds allowed per sanitizer run (default 420)"),
         CLI_STR("--direction", &o->direction, "DIR", "fwd|bwd|both: the forward, the backward or both (default both)"),
         CLI_STR("--shard", &o->shard, "K/N", "run only shard K of N of the grid (input sets i with i % N = K - 1); records of all N together cover it"),
+        CLI_FLAG("--reuse-buffers", &o->reuse_buffers, "grow-only device buffers (no cudaMalloc per input set; not under compute-sanitizer: its runs use exact sizes)"),
         CLI_FLAG("--cpu-model", &o->cpu_model, "check fp32 CPU models instead of the GPU (self-test; see --list)"),
         CLI_FLAG("--list", &o->list, "print the variants and exit"),
         CLI_STR("--op", &o->op, "OP", "all|lnmod|lnmod_res: the ops (default all; lnmod_res alone: printed, no record)"),
@@ -504,6 +506,7 @@ int cmd_verify(int argc, char **argv)
                                      : !strcmp(o.direction, "bwd") ? VERIFY_DIR_BWD
                                                                    : VERIFY_DIR_BOTH,
                        .threads = (int)o.threads, .cpu_model = o.cpu_model, .res_grid = o.res_grid,
+                       .reuse_buffers = o.reuse_buffers,
                        .sanitizer_timeout = o.sanitizer_timeout, .note = ada_note_stdout,
                        .progress = ada_note_stderr, .progress_arg = (void *)CMD};
     rc = pick_variants(&o, &c);

@@ -174,6 +174,10 @@ typedef struct {
     uint64_t seed;             /* < 2^63 */
     int threads;               /* CPU threads, 1..VERIFY_MAX_THREADS */
     int cpu_model;             /* CPU models instead of the GPU (verify_model.h) */
+    int reuse_buffers;         /* device buffers grow-only (no cudaMalloc per input set); then an
+                                * access past a case's guard bands may land in a leftover, so
+                                * never under compute-sanitizer: the sanitizer runs use exact
+                                * sizes whatever this says (the record says "reuse_buffers") */
     const char *variants[VERIFY_MAX_VARIANTS]; /* kernel names; "plugin:<name>" of a loaded plug-in */
     int nvariants;
     /* The plug-in libraries this process loaded (plugin/ada_plugin.h), passed on to the

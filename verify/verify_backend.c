@@ -85,12 +85,14 @@ void verify_dev_free(verify_backend *bk, verify_buf *b)
 }
 
 /* Never a larger leftover, so an access beyond the guard bands falls outside the
- * allocation, where compute-sanitizer's memcheck (or ASan, for a model) reports it. */
+ * allocation, where compute-sanitizer's memcheck (or ASan, for a model) reports it -- unless
+ * bk->reuse_dev (--reuse-buffers, for runs outside compute-sanitizer): then a buffer only
+ * grows, and the ~10 cudaFree/cudaMalloc pairs of every input set are gone. */
 void *verify_dev_get(verify_backend *bk, verify_buf *b, size_t bytes)
 {
 #if ADALOAD_HAVE_CUDA
     if (!bk->model) {
-        if (b->cap != bytes) {
+        if (bk->reuse_dev ? b->cap < bytes : b->cap != bytes) {
             const double t0 = ada_now_s();
             if (b->p) cudaFree(b->p);
             b->p = NULL;

@@ -26,6 +26,7 @@ typedef struct {
     int context_lost;   /* a sticky CUDA error: nothing more can run */
     char lost_why[256];
     double t_alloc;     /* seconds spent (re)allocating buffers (pinned host, device) */
+    int reuse_dev;      /* device buffers grow-only (verify_config.reuse_buffers), else exact size */
 } verify_backend;
 
 /* A grow-only host buffer, or an exact-size device buffer. */
@@ -41,7 +42,8 @@ void *verify_host_get(verify_buf *b, size_t bytes);
 void *verify_host_get_xfer(verify_backend *bk, verify_buf *b, size_t bytes);
 void verify_host_free(verify_buf *b);
 
-/* Device buffer of exactly bytes (guards + data); NULL when out of device memory. */
+/* Device buffer of exactly bytes (guards + data), or of at least bytes with bk->reuse_dev;
+ * NULL when out of device memory. */
 void *verify_dev_get(verify_backend *bk, verify_buf *b, size_t bytes);
 void verify_dev_free(verify_backend *bk, verify_buf *b);
 /* 0 on success, -1 on a CUDA error. */

@@ -33,6 +33,7 @@ json_t *verify_record_new(const verify_config *c, const verify_totals *t, json_t
     json_object_set_new(rec, "git_dirty", dirty ? json_incref(dirty) : json_null());
     json_object_set_new(rec, "command_line", json_string(cmdline));
     json_object_set_new(rec, "threads", json_integer(c->threads));
+    json_object_set_new(rec, "reuse_buffers", json_boolean(c->reuse_buffers));
     json_t *vs = json_array();
     for (int v = 0; v < c->nvariants; v++) json_array_append_new(vs, json_string(c->variants[v]));
     json_object_set_new(rec, "variants", vs);

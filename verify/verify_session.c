@@ -50,6 +50,7 @@ verify_status verify_session_new(const verify_config *c, int64_t nsets, verify_s
     s->w = w;
     s->cases = cases;
     s->bk.model = c->cpu_model;
+    s->bk.reuse_dev = c->reuse_buffers;
     s->bk.threads = c->threads;
     s->rp.bk = &s->bk;
     s->per_case_lines = strcmp(c->grid, "full") != 0;
