@@ -2,6 +2,8 @@
 # the verifier's unit tests are verify/test_verify.c, the run folders' runs/test_runs.c.
 #
 #   verify_model_smoke          the whole verifier on the fp32 CPU model: must pass (exit 0)
+#   verify_model_reuse_buffers  the quick grid with --reuse-buffers (buffers grow, never shrink):
+#                               passes; the out-of-bounds model is still caught by the bands
 #   verify_model_catches_<bug>  the same with a deliberately wrong model: must exit 1
 #   verify_model_catches_bwd_<bug>  a wrong backward: --direction bwd exits 1, fwd 0
 #   verify_res_model_smoke      --op lnmod_res (the fused residual op) on its fp32 CPU model
@@ -20,6 +22,12 @@
 # The verifier end to end without a GPU: the right model passes, each wrong one is caught.
 add_test(NAME verify_model_smoke
          COMMAND adaload verify --cpu-model --grid smoke --no-record --seed 12345 --threads 2)
+# --reuse-buffers: the buffers of one input set are the leftovers of a larger one (the model
+# backend grows them as the GPU's do); the right model passes, the one writing past its rows
+# is still caught by the guard bands.
+add_test(NAME verify_model_reuse_buffers
+         COMMAND sh -c "\"$1\" verify --cpu-model --grid quick --no-record --seed 5 --threads 2 --reuse-buffers --direction fwd >/dev/null || exit 1; \"$1\" verify --cpu-model --grid smoke --no-record --seed 5 --threads 2 --reuse-buffers --variant model_oob >/dev/null; test $? -eq 1"
+                 sh $<TARGET_FILE:adaload>)
 add_test(NAME verify_model_pivot_smoke
          COMMAND adaload verify --cpu-model --grid smoke --no-record --seed 12345 --threads 2
                  --variant model_pivot)

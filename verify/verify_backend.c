@@ -109,8 +109,7 @@ void *verify_dev_get(verify_backend *bk, verify_buf *b, size_t bytes)
         return b->p;
     }
 #endif
-    (void)bk;
-    if (b->cap != bytes) verify_host_free(b);
+    if (bk->reuse_dev ? b->cap < bytes : b->cap != bytes) verify_host_free(b);
     return verify_host_get(b, bytes);
 }
 
