@@ -75,9 +75,17 @@
 #               with emulated: false).
 #               Refuses (exit 77) unless two GPUs are visible. Reports into
 #               $OUT/report-e2e-ddp.md and $OUT/report-e2e-replay.md, the log into $OUT/e2e-ddp.log
+#   MODE ncu FILTER KERNEL  Nsight Compute over `adaload bench --filter FILTER --repetitions 1`
+#               (into /tmp, never results/: times under a profiler are not timings): the
+#               launches of the kernels whose names match the regex KERNEL (e.g. bk_kernel,
+#               rk_kernel), NCU_COUNT of them (default 2) after NCU_SKIP (default 4: past the
+#               warm-up), sections SpeedOfLight, MemoryWorkloadAnalysis, Occupancy, LaunchStats,
+#               WarpStateStats, SchedulerStats, with --clock-control none (METHOD.md: the
+#               clocks stay as they are); the report into $OUT/ncu.ncu-rep, its details page
+#               as text into $OUT/ncu.txt (H200.md: ncu reads the counters on Firecracker only)
 # (one call each, inside the device tool's 10-minute limit)
 #   ci/device_run.sh --dry-run MODE [ARG]  prints the adaload commands of MODE (bench-bwd, bench-res,
-#                                     plugin, aa; e2e: the replay.py command; e2e-ddp: the
+#                                     plugin, aa, ncu; e2e: the replay.py command; e2e-ddp: the
 #                                     exported variables and the ddp.py command; nothing runs;
 #                                     PLUGIN_DIR overrides .devbundle/plugins)
 # Size: the device tool copies the tracked tree, untracked files not ignored and the carry
@@ -117,6 +125,15 @@ e2e_cmd="python3 harness/e2e/replay.py run --adaload .devbundle/adaload --budget
 # NVLink multicast stays off in every process of the two-GPU run (the launcher exports them;
 # each worker refuses to start without them).
 no_multicast="NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1"
+# MODE ncu: the profiler's command line (an array: the regexes stay one word each).
+ncu_cmd() {
+  local f=${2:-} k=${3:-}
+  [ -n "$f" ] && [ -n "$k" ] || { echo "ci/device_run.sh ncu: name the bench FILTER and the KERNEL regex" >&2; exit 2; }
+  ncu_argv=(ncu --clock-control none --kernel-name "regex:$k" --launch-skip "${NCU_SKIP:-4}" --launch-count "${NCU_COUNT:-2}"
+            --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats
+            --section WarpStateStats --section SchedulerStats --export "$out/ncu" --force-overwrite
+            .devbundle/adaload bench --filter "$f" --repetitions 1 --min-time 0.001 --out /tmp/adaload-ncu-bench)
+}
 e2e_ddp_cmd="python3 harness/e2e/ddp.py run --adaload .devbundle/adaload --budget-s ${E2E_DDP_BUDGET_S:-520} --work /tmp/adaload-e2e-ddp"
 if [ "$mode" = aa ] && [ -n "$aa_prev" ]; then
   case "$aa_prev" in
@@ -158,12 +175,16 @@ if [ "$dry" = 1 ]; then
     e2e)
       echo "$e2e_cmd"
       echo "then: python3 harness/e2e/replay.py report <the new e2e run folder> > \$OUT/report-e2e.md" ;;
+    ncu)
+      out='$OUT' ncu_cmd "$@"
+      printf '%q ' "${ncu_argv[@]}"; echo
+      echo "then: ncu --import \$OUT/ncu.ncu-rep --page details > \$OUT/ncu.txt" ;;
     e2e-ddp)
       echo "(refused with exit 77 unless nvidia-smi lists 2 GPUs)"
       echo "export $no_multicast"
       echo "$e2e_ddp_cmd"
       echo "then: python3 harness/e2e/ddp.py report <the new DDP run folder> > \$OUT/report-e2e-ddp.md" ;;
-    *) echo "--dry-run: only bench-bwd, bench-res, plugin, aa, e2e and e2e-ddp print their plan" >&2; exit 2 ;;
+    *) echo "--dry-run: only bench-bwd, bench-res, plugin, aa, ncu, e2e and e2e-ddp print their plan" >&2; exit 2 ;;
   esac
   exit 0
 fi
@@ -307,6 +328,17 @@ case "$mode" in
       echo "aa: the second lease's bench wrote no run folder: nothing to compare"
     else
       echo "aa: first lease done: $new -- next, on a fresh lease: ci/device_run.sh aa $new"
+    fi
+    ;;
+  ncu)
+    ncu_cmd "$@"
+    command -v ncu >/dev/null || { echo "ncu: not on the PATH here"; exit 77; }
+    log "${ncu_argv[*]}"
+    rm -rf /tmp/adaload-ncu-bench
+    "${ncu_argv[@]}" >"$out/ncu-run.log" 2>&1; echo "ncu rc=$? (its log: ncu-run.log)"
+    tail -5 "$out/ncu-run.log"
+    if [ -f "$out/ncu.ncu-rep" ]; then
+      ncu --import "$out/ncu.ncu-rep" --page details >"$out/ncu.txt" 2>&1; echo "ncu details rc=$? -> ncu.txt"
     fi
     ;;
   python-gpu)

@@ -9,7 +9,7 @@
 # forward kernel benchmark of the wan set with its copy ceiling and nothing else; the second
 # lease then compares the first lease's run with its own (pair and --history); a first-lease
 # run that is not a bench run folder under results/ is refused (exit 2). And MODE e2e and
-# MODE e2e-ddp (below).
+# MODE e2e-ddp, and MODE ncu's profiler plan (below).
 set -uo pipefail
 ada=$1
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -214,3 +214,19 @@ msg=$(PATH="$tmp/bin:$PATH" "$root/ci/device_run.sh" e2e-ddp 2>&1); rc=$?
 [ "$rc" = 77 ] || { echo "$msg"; fail "e2e-ddp: want exit 77 with one GPU, got $rc"; }
 grep -q '1 GPU(s) visible; the experiment needs 2' <<<"$msg" || fail "e2e-ddp: the refusal must say that two GPUs are needed"
 echo "device_run e2e-ddp plan: ok"
+# MODE ncu: the profiler's plan keeps the clocks (--clock-control none), selects the named
+# kernels only, times nothing into results/ (bench --out /tmp/...), and the filter given to
+# this build's adaload selects exactly the one benchmark (and its copy); without FILTER and
+# KERNEL it is refused (exit 2).
+f='lnmod_bwd/dtile/bf16-f32-bf16/sample/D1536/rows32760$'
+plan=$("$root/ci/device_run.sh" --dry-run ncu "$f" 'bk_kernel|bwd_fin_kernel') || fail "ncu --dry-run exited $?"
+l=$(grep '^ncu ' <<<"$plan")
+for want in '--clock-control none ' '--kernel-name regex:bk_kernel\|bwd_fin_kernel ' ' --out /tmp/adaload-ncu-bench' \
+            "--repetitions 1 " "--filter lnmod_bwd/dtile/bf16-f32-bf16/sample/D1536/rows32760\\\$ "; do
+  grep -qF -- "$want" <<<"$l" || fail "ncu: the plan lacks '$want': $l"
+done
+grep -q -- '--out results' <<<"$l" && fail "ncu: the profiled bench must not write into results/"
+"$ada" bench --filter "$f" --repetitions 1 --out "$tmp/ncu-run" >"$tmp/ncu.out" 2>&1
+[ "$(sed -n 's/^skipped ([^)]*): //p' "$tmp/ncu.out" | grep -vc '^copy/')" = 1 ] || { cat "$tmp/ncu.out"; fail "ncu: the filter must select one kernel benchmark"; }
+"$root/ci/device_run.sh" --dry-run ncu "$f" >/dev/null 2>&1; [ $? = 2 ] || fail "ncu without KERNEL: want exit 2"
+echo "device_run ncu plan: ok"
