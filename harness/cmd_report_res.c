@@ -4,8 +4,9 @@
  * lnmod_res_fwd_min_bytes with the statistics, lnmod_res_bwd_min_bytes with dh), forward +
  * backward, and × each PyTorch peer of the chain (eager, torch.compile) per direction and for
  * forward + backward; a peer checked wrong against float64 at the shape prints "wrong result",
- * one that raised "failed", never a ratio. Then issue 22's bar. Prints nothing when the run has
- * no such benchmarks. */
+ * one that raised "failed", never a ratio. Then issue 22's bar: each shape that misses it with
+ * its reasons, the count, and how many shapes compile could not be compared at. Prints nothing
+ * when the run has no such benchmarks. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,8 +61,10 @@ static res_pair pair_of(const ada_bench_set *s, const char *variant, const char 
 }
 
 /* One row; returns 1 when it is a bar shape (dtile, site 3 dtypes, per sample, Wan D, rows >=
- * 32,760), with *met and *compared (compile right at the shape) filled. */
-static int row(const ada_bench_set *s, const ada_bench_name *nb, const char *key, int *met, int *compared)
+ * 32,760), with *met, *compared (compile right at the shape) and, when missed, why[] (the
+ * reasons, ", "-separated) filled. */
+static int row(const ada_bench_set *s, const ada_bench_name *nb, const char *key, int *met, int *compared, char *why,
+               size_t nwhy)
 {
     res_pair o = pair_of(s, nb->variant, key), pe[N_RES_PEERS];
     char fu[32], fp[32], bu[32], bp[32], su[32], x[3][N_RES_PEERS][32];
@@ -74,8 +77,8 @@ static int row(const ada_bench_set *s, const ada_bench_name *nb, const char *key
         pe[p] = pair_of(s, res_peers[p], key);
         cell(x[0][p], sizeof x[0][p], pe[p].tf, bad(pe[p].f), o.tf);
         cell(x[1][p], sizeof x[1][p], pe[p].tb, bad(pe[p].b), o.tb);
-        int why = bad(pe[p].f) == 1 || bad(pe[p].b) == 1 ? 1 : (bad(pe[p].f) || bad(pe[p].b)) ? 2 : 0;
-        cell(x[2][p], sizeof x[2][p], (pe[p].tf > 0 && pe[p].tb > 0) ? pe[p].tf + pe[p].tb : 0, why,
+        int kind = bad(pe[p].f) == 1 || bad(pe[p].b) == 1 ? 1 : (bad(pe[p].f) || bad(pe[p].b)) ? 2 : 0;
+        cell(x[2][p], sizeof x[2][p], (pe[p].tf > 0 && pe[p].tb > 0) ? pe[p].tf + pe[p].tb : 0, kind,
              (o.tf > 0 && o.tb > 0) ? o.tf + o.tb : 0);
     }
     printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", key, nb->variant, fu, fp, bu, bp, su,
@@ -90,14 +93,25 @@ static int row(const ada_bench_set *s, const ada_bench_name *nb, const char *key
     const res_pair *c = &pe[1];
     *compared = !(bad(c->f) == 1 || bad(c->b) != 0);
     double ours = o.tf + o.tb, theirs = c->tf + c->tb;
-    *met = pct(o.f) >= 85.0 && pct(o.b) >= 85.0 &&
-           (!*compared || (o.tf > 0 && o.tb > 0 && c->tf > 0 && c->tb > 0 && theirs >= 1.5 * ours));
+    size_t w = 0;
+    why[0] = 0;
+    if (!(pct(o.f) >= 85.0)) w += (size_t)snprintf(why + w, nwhy - w, ", forward %s of copy (needs 85%%)", fp);
+    if (!(pct(o.b) >= 85.0) && w < nwhy) w += (size_t)snprintf(why + w, nwhy - w, ", backward %s of copy (needs 85%%)", bp);
+    if (*compared && w < nwhy) {
+        if (bad(c->f)) w += (size_t)snprintf(why + w, nwhy - w, ", torch.compile's forward failed (the bar needs it)");
+        else if (!(o.tf > 0 && o.tb > 0 && c->tf > 0 && c->tb > 0)) w += (size_t)snprintf(why + w, nwhy - w, ", no fwd+bwd time to compare");
+        else if (!(theirs >= 1.5 * ours))
+            w += (size_t)snprintf(why + w, nwhy - w, ", fwd+bwd %.3f× torch.compile (needs 1.5×)", theirs / ours);
+    }
+    *met = w == 0;
     return 1;
 }
 
 void report_res(const ada_bench_set *s, const cli_list *want)
 {
     int64_t shapes = 0, met = 0, not_compared = 0, nrow = 0;
+    char missed[9][600];
+    int nmissed = 0;
     for (int64_t i = 0; i < s->n; i++) {
         ada_bench_name b, e;
         char key[256], ek[256];
@@ -122,12 +136,17 @@ void report_res(const ada_bench_set *s, const cli_list *want)
                    "| fwd × torch.compile | bwd × eager | bwd × torch.compile | fwd+bwd × eager | fwd+bwd × torch.compile |\n"
                    "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         int m = 0, compared = 1;
-        if (row(s, &b, key, &m, &compared)) {
+        char why[512];
+        if (row(s, &b, key, &m, &compared, why, sizeof why)) {
             shapes++;
             met += m;
             not_compared += !compared;
+            if (!m && nmissed < 9) snprintf(missed[nmissed++], sizeof missed[0], "- bar missed: %s%s", key, why);
         }
     }
+    if (nmissed > 0) printf("\n");
+    for (int i = 0; i < nmissed; i++) printf("%s\n", missed[i]);
+    if (shapes - met > nmissed) printf("- (%lld more shapes missed it)\n", (long long)(shapes - met - nmissed));
     if (shapes > 0)
         printf("\nFused residual bar (dtile; site 3: fp32 residual, bf16 branch and out, per-sample fp32 gate and "
                "modulation; D 1536/3072/5120; rows >= 32,760; >= 85%% of copy forward and backward, fwd+bwd >= 1.5× "

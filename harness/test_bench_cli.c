@@ -342,6 +342,8 @@ Test(report_cli, residual_op_table)
     /* U: compile's backward raised (no gradients: not compared, the bar met on the copy alone);
      * V: compile's forward raised (the bar needs it: missed). */
     const char *U = "f32-bf16-f32-bf16/sample/D3072/rows32760", *V = "f32-bf16-f32-bf16/sample/D3072/rows75600";
+    /* W: compile right, fwd+bwd 299 / 200 = 1.495x: just under the 1.5x (shown to 3 places). */
+    const char *W = "f32-bf16-f32-bf16/sample/D5120/rows65520/B2";
     const char *raised = "\"real_time\": 0, \"time_unit\": \"us\", \"error_occurred\": true, "
                          "\"error_message\": \"error: RuntimeError: invalid gradient at index 3\"";
     snprintf(p, sizeof p, "%s/bench.json", test_tmpdir);
@@ -358,6 +360,8 @@ Test(report_cli, residual_op_table)
     gb_entry(f, NAME("lnmod_res_bwd", "dtile", U), 90, 4.0e12, 89, 0);
     gb_entry(f, NAME("lnmod_res_fwd", "dtile", V), 130, 4.0e12, 91, 0);
     gb_entry(f, NAME("lnmod_res_bwd", "dtile", V), 190, 4.0e12, 89, 0);
+    gb_entry(f, NAME("lnmod_res_fwd", "dtile", W), 100, 4.0e12, 90, 0);
+    gb_entry(f, NAME("lnmod_res_bwd", "dtile", W), 100, 4.0e12, 93, 0);
     fprintf(f, "]}\n");
     fclose(f);
     snprintf(p, sizeof p, "%s/peers.json", test_tmpdir);
@@ -373,6 +377,8 @@ Test(report_cli, residual_op_table)
     gb_raw(f, NAME("lnmod_res_bwd", "torch_compile", U), raised);
     gb_raw(f, NAME("lnmod_res_fwd", "torch_compile", V), raised);
     gb_entry(f, NAME("lnmod_res_bwd", "torch_compile", V), 250, 1e12, 50, 0);
+    gb_entry(f, NAME("lnmod_res_fwd", "torch_compile", W), 100, 1e12, 90, 0);
+    gb_entry(f, NAME("lnmod_res_bwd", "torch_compile", W), 199, 1e12, 50, 0);
 #undef NAME
     fprintf(f, "]}\n");
     fclose(f);
@@ -389,7 +395,16 @@ Test(report_cli, residual_op_table)
                                     "| — | — | — | wrong result | — | wrong result |"), "%s", text);
     cr_assert_not_null(strstr(text, "| f32-bf16-f32-bf16/sample/D3072/rows32760 | dtile | 60.0 | 91.0% | 90.0 | 89.0% | 150.0 "
                                     "| — | 1.00× | — | failed | — | failed |"), "%s", text);
-    cr_assert_not_null(strstr(text, "2 of 4 shapes meet it.\nNot compared: torch.compile was wrong at 2 of these shapes"),
+    /* Each shape that misses the bar says why; the ones that meet it are not listed. */
+    cr_assert_not_null(strstr(text, "- bar missed: f32-bf16-f32-bf16/sample/D1536/rows32760, backward 84.0% of copy (needs 85%)\n"),
+                       "%s", text);
+    cr_assert_not_null(strstr(text, "- bar missed: f32-bf16-f32-bf16/sample/D3072/rows75600, torch.compile's forward failed "
+                                    "(the bar needs it)\n"), "%s", text);
+    cr_assert_not_null(strstr(text, "- bar missed: f32-bf16-f32-bf16/sample/D5120/rows65520/B2, fwd+bwd 1.495× torch.compile "
+                                    "(needs 1.5×)\n"), "%s", text);
+    cr_assert_null(strstr(text, "bar missed: f32-bf16-f32-bf16/sample/D5120/rows32760"), "%s", text);
+    cr_assert_null(strstr(text, "bar missed: f32-bf16-f32-bf16/sample/D3072/rows32760"), "%s", text);
+    cr_assert_not_null(strstr(text, "2 of 5 shapes meet it.\nNot compared: torch.compile was wrong at 2 of these shapes"),
                        "%s", text);
     char *b[] = {"report", test_tmpdir, "--variant", "naive", NULL};
     cr_assert_eq(run_adaload(b, log), 0);
