@@ -242,11 +242,13 @@ case "$mode" in
     t0=$(date +%s); last=0
     # cmd := the verify command of step K
     # (--reuse-buffers: no cudaMalloc per input set -- 42 s of shard 1's 385 s on 2026-12-04 --
-    # outside compute-sanitizer; the sanitizer children keep exact sizes whatever the parent says)
-    shard_cmd() { if [ "$1" = san ]; then cmd=(verify --grid quick --sanitizers); else cmd=(verify --grid full --shard "$1/$n" --reuse-buffers); fi; }
+    # outside compute-sanitizer; the sanitizer children keep exact sizes whatever the parent says.
+    # san: each child may take 500 s, not verify's default 420 -- racecheck's took 346-368 s alone
+    # on 2026-12-04 -- and the step still ends inside VERIFY_BUDGET_S.)
+    shard_cmd() { if [ "$1" = san ]; then cmd=(verify --grid quick --sanitizers --sanitizer-timeout 500); else cmd=(verify --grid full --shard "$1/$n" --reuse-buffers); fi; }
     if [ "${VERIFY_PARALLEL:-0}" = 1 ]; then
-      # The steps at once, the host's CPUs split among them (the fused op's sets are mostly
-      # serial host work, so two shards together take about the time of one).
+      # The steps at once, the host's CPUs split among them (two shards together took 220 s
+      # on 2026-12-04 where one alone took ~200 s: three at once oversubscribe 16 cores).
       th=$(( $(nproc) / $# )); [ "$th" -ge 1 ] || th=1
       pids=()
       for k in "$@"; do
