@@ -110,7 +110,7 @@ static int row(const ada_bench_set *s, const ada_bench_name *nb, const char *key
 void report_res(const ada_bench_set *s, const cli_list *want)
 {
     int64_t shapes = 0, met = 0, not_compared = 0, nrow = 0;
-    char missed[9][600];
+    char missed[9][800]; /* "- bar missed: " + key[256] + why[512] */
     int nmissed = 0;
     for (int64_t i = 0; i < s->n; i++) {
         ada_bench_name b, e;
