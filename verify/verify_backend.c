@@ -109,7 +109,7 @@ void *verify_dev_get(verify_backend *bk, verify_buf *b, size_t bytes)
         return b->p;
     }
 #endif
-    if (bk->reuse_dev ? b->cap < bytes : b->cap != bytes) verify_host_free(b);
+    if (!bk->reuse_dev && b->cap != bytes) verify_host_free(b); /* verify_host_get grows it otherwise */
     return verify_host_get(b, bytes);
 }
 
