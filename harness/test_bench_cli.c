@@ -333,7 +333,9 @@ Test(report_cli, backward_beside_forward)
 /* The fused gated residual op (issue 22): its own table -- each direction's time and % of
  * copy, fwd+bwd, × the chain's peers per direction and fwd+bwd, a wrong peer never a ratio --
  * none of its names in the lnmod tables, its bar (>= 85% of copy both ways, fwd+bwd >= 1.5×
- * torch.compile where compile is right), and --variant naming a variant it alone has. */
+ * torch.compile where compile is right) of site 3's shapes alone: rows of sites 1 and 2 (their
+ * keys with the site, apart from site 3's row of the same D and rows) never count toward it,
+ * and --variant naming a variant it alone has. */
 Test(report_cli, residual_op_table)
 {
     test_tmp_make("res");
@@ -344,6 +346,9 @@ Test(report_cli, residual_op_table)
     const char *U = "f32-bf16-f32-bf16/sample/D3072/rows32760", *V = "f32-bf16-f32-bf16/sample/D3072/rows75600";
     /* W: compile right, fwd+bwd 299 / 200 = 1.495x: just under the 1.5x (shown to 3 places). */
     const char *W = "f32-bf16-f32-bf16/sample/D5120/rows65520/B2";
+    /* X, Y: sites 1 and 2 at T's and S's D and rows; X far below the bar's 85%, so it would
+     * miss it, and Y would meet it: neither may count. */
+    const char *X = "f32-bf16-f32-bf16/sample/site1/D1536/rows32760", *Y = "f32-bf16-f32-bf16/sample/site2/D5120/rows32760";
     const char *raised = "\"real_time\": 0, \"time_unit\": \"us\", \"error_occurred\": true, "
                          "\"error_message\": \"error: RuntimeError: invalid gradient at index 3\"";
     snprintf(p, sizeof p, "%s/bench.json", test_tmpdir);
@@ -362,6 +367,10 @@ Test(report_cli, residual_op_table)
     gb_entry(f, NAME("lnmod_res_bwd", "dtile", V), 190, 4.0e12, 89, 0);
     gb_entry(f, NAME("lnmod_res_fwd", "dtile", W), 100, 4.0e12, 90, 0);
     gb_entry(f, NAME("lnmod_res_bwd", "dtile", W), 100, 4.0e12, 93, 0);
+    gb_entry(f, NAME("lnmod_res_fwd", "dtile", X), 70, 4.0e12, 80, 0);
+    gb_entry(f, NAME("lnmod_res_bwd", "dtile", X), 400, 1.0e12, 40, 0);
+    gb_entry(f, NAME("lnmod_res_fwd", "dtile", Y), 90, 4.0e12, 92, 0);
+    gb_entry(f, NAME("lnmod_res_bwd", "dtile", Y), 110, 4.0e12, 91, 0);
     fprintf(f, "]}\n");
     fclose(f);
     snprintf(p, sizeof p, "%s/peers.json", test_tmpdir);
@@ -379,6 +388,10 @@ Test(report_cli, residual_op_table)
     gb_entry(f, NAME("lnmod_res_bwd", "torch_compile", V), 250, 1e12, 50, 0);
     gb_entry(f, NAME("lnmod_res_fwd", "torch_compile", W), 100, 1e12, 90, 0);
     gb_entry(f, NAME("lnmod_res_bwd", "torch_compile", W), 199, 1e12, 50, 0);
+    gb_entry(f, NAME("lnmod_res_fwd", "torch_eager", X), 140, 1e12, 20, 0);
+    gb_entry(f, NAME("lnmod_res_bwd", "torch_eager", X), 800, 1e12, 20, 0);
+    gb_entry(f, NAME("lnmod_res_fwd", "torch_compile", Y), 180, 1e12, 40, 0);
+    gb_entry(f, NAME("lnmod_res_bwd", "torch_compile", Y), 220, 1e12, 50, 0);
 #undef NAME
     fprintf(f, "]}\n");
     fclose(f);
@@ -404,6 +417,12 @@ Test(report_cli, residual_op_table)
                                     "(needs 1.5×)\n"), "%s", text);
     cr_assert_null(strstr(text, "bar missed: f32-bf16-f32-bf16/sample/D5120/rows32760"), "%s", text);
     cr_assert_null(strstr(text, "bar missed: f32-bf16-f32-bf16/sample/D3072/rows32760"), "%s", text);
+    /* Sites 1 and 2: rows of their own (the key with the site), outside the bar. */
+    cr_assert_not_null(strstr(text, "| f32-bf16-f32-bf16/sample/site1/D1536/rows32760 | dtile | 70.0 | 80.0% | 400.0 | 40.0% "
+                                    "| 470.0 | 2.00× | — | 2.00× | — | 2.00× | — |"), "%s", text);
+    cr_assert_not_null(strstr(text, "| f32-bf16-f32-bf16/sample/site2/D5120/rows32760 | dtile | 90.0 | 92.0% | 110.0 | 91.0% "
+                                    "| 200.0 | — | 2.00× | — | 2.00× | — | 2.00× |"), "%s", text);
+    cr_assert_null(strstr(text, "bar missed: f32-bf16-f32-bf16/sample/site"), "%s", text);
     cr_assert_not_null(strstr(text, "2 of 5 shapes meet it.\nNot compared: torch.compile was wrong at 2 of these shapes"),
                        "%s", text);
     char *b[] = {"report", test_tmpdir, "--variant", "naive", NULL};
