@@ -177,13 +177,21 @@ Test(bench_cli, list_shapes_wan)
     cr_assert_not_null(j, "%s", e.text);
     /* 3 hidden sizes x (8 bf16 token counts + two 81-frame clips in one call + 2 fp32 long
      * clips), then per token, per frame and fp16 at 5 bar widths (480p) and 3 Wan widths
-     * (720p), fp32 at 2048 and 4096; the fused residual op's 3 x 3 (op "lnmod_res"). */
-    cr_assert_eq(json_array_size(j), 33 + 3 * (5 + 3) + 2 + 9);
-    int found = 0;
+     * (720p), fp32 at 2048 and 4096; the fused residual op's 3 x 3 at site 3 and 3 each at
+     * sites 1 and 2 (op "lnmod_res"). */
+    cr_assert_eq(json_array_size(j), 33 + 3 * (5 + 3) + 2 + 9 + 6);
+    int found = 0, sites[4] = {0};
     size_t i;
     json_t *s;
     json_array_foreach(j, i, s) {
         const char *suffix = json_string_value(json_object_get(s, "suffix"));
+        json_int_t site = json_integer_value(json_object_get(s, "site"));
+        if (site >= 1 && site <= 3) sites[site]++;
+        if (!strcmp(suffix, "f32-bf16-f32-bf16/sample/site2/D3072/rows32760")) { /* no gate */
+            found |= 4;
+            cr_assert(json_is_false(json_object_get(s, "gate")));
+            cr_assert_eq(site, 2);
+        }
         found |= !strcmp(suffix, "bf16-f32-bf16/sample/D5120/rows32760");
         if (!strcmp(suffix, "bf16-f32-bf16/sample/D5120/rows65520/B2")) { /* two samples */
             found |= 2;
@@ -196,7 +204,10 @@ Test(bench_cli, list_shapes_wan)
         cr_assert_eq(json_integer_value(json_object_get(s, "mod_stride")),
                      6 * json_integer_value(json_object_get(s, "D")));
     }
-    cr_assert_eq(found, 3);
+    cr_assert_eq(found, 7);
+    cr_assert_eq(sites[1], 3);
+    cr_assert_eq(sites[2], 3);
+    cr_assert_eq(sites[3], 9);
     json_decref(j);
 }
 
