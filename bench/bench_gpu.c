@@ -16,14 +16,16 @@
  *     chunks 1 and 0 of a [B, 6, D] gradient table; its workspace in the same input set) for
  *     every variant that has a backward, each with its own graph K and copy ceiling;
  *     lnmod_res_fwd/ and lnmod_res_bwd/ time the fused gated residual op the same way
- *     (bench_gpu_res.h: its inputs, launches and bytes, lnmod_res_*_min_bytes).
+ *     (bench_gpu_res.h: its inputs at each of Wan's three residual sites, launches and bytes,
+ *     lnmod_res_*_min_bytes).
  *   - Counters: bytes_per_second from the shape's minimal bytes (lnmod_fwd_min_bytes: read x
  *     and the modulation rows once, write y; lnmod_bwd_min_bytes for the backward: read x, dy,
  *     8 B a row of statistics and each scale row, write dx, dscale and dshift; saved_bytes:
  *     the 8 B a row the forward keeps for it), pct_copy_bw = 100 * this bandwidth / the median
  *     bandwidth of copy/bytes<N> measured earlier in the same run (N = the same minimal bytes;
  *     the copy moves N/2 bytes, counted as read + write), sm_clock_mhz (bench_clock.c), min_bytes.
- *   - Inputs: random values (never zeros) written once; `adaload verify` checks results. */
+ *   - Inputs: random values (never zeros) written once over the whole arena (every part of
+ *     every input set: fill_arena); `adaload verify` checks results. */
 #include "bench_gpu.h"
 
 #include <math.h>

@@ -131,24 +131,27 @@ ada_shape ada_shape_make_layout(int64_t D, int64_t S, lnmod_layout layout, int64
     return s;
 }
 
-ada_shape ada_shape_make_res(int64_t D, int64_t S, int64_t B, lnmod_dtype branch, lnmod_dtype out)
+ada_shape ada_shape_make_res(int64_t D, int64_t S, int64_t B, int site, lnmod_dtype branch, lnmod_dtype out)
 {
     ada_shape s;
     memset(&s, 0, sizeof s);
     s.res = 1;
+    s.site = site >= 1 && site <= 3 ? site : 0;
     s.rdesc = lnmod_res_desc_default();
     s.rdesc.rows = S * B;
     s.rdesc.D = D;
     s.rdesc.rows_per_sample = S;
     s.rdesc.frame_len = S;
     s.rdesc.layout = LNMOD_PER_SAMPLE;
-    s.rdesc.gate = LNMOD_RES_GATE;
-    s.rdesc.norm = LNMOD_RES_MODULATE;
+    /* Site 1: gate e[2], norm3's weight and bias; site 2: no gate, scale e[4], shift e[3];
+     * site 3: gate e[5], scale e'[1], shift e'[0] (the chunks: bench_gpu_res.h). */
+    s.rdesc.gate = s.site == 2 ? LNMOD_RES_GATE_NONE : s.site ? LNMOD_RES_GATE : LNMOD_RES_GATE_COUNT;
+    s.rdesc.norm = s.site == 1 ? LNMOD_RES_AFFINE : LNMOD_RES_MODULATE;
     s.rdesc.res_dtype = LNMOD_F32;
     s.rdesc.branch_dtype = branch;
     s.rdesc.mod_dtype = LNMOD_F32;
     s.rdesc.out_dtype = out;
-    /* gate, scale and shift are chunks 5, 1 and 0 of [B, 6, D] tables. */
+    /* Every table row of [B, 6, D] (the strides a site does not use are ignored). */
     s.rdesc.gate_stride = s.rdesc.scale_stride = s.rdesc.shift_stride = 6 * D;
     s.desc = lnmod_res_map_desc(&s.rdesc);
     s.min_bytes = lnmod_res_fwd_min_bytes(&s.rdesc, 1);
@@ -208,12 +211,16 @@ int64_t ada_shape_set(const char *set, ada_shape *out, int64_t cap)
                     bad |= push(out, cap, &n, ada_shape_make(wan_D[i], wan_rows[j], LNMOD_F32, LNMOD_F32, LNMOD_F32));
         }
         wan_layouts(out, cap, &n, &bad);
-        /* The fused gated residual op at issue 22's bar shapes (site 3, per sample). */
+        /* The fused gated residual op at issue 22's bar shapes (site 3, per sample), then the
+         * block's other two sites at one 480p 81-frame clip. */
         for (size_t i = 0; i < sizeof wan_D / sizeof *wan_D; i++) {
-            bad |= push(out, cap, &n, ada_shape_make_res(wan_D[i], CLIP480, 1, LNMOD_BF16, LNMOD_BF16));
-            bad |= push(out, cap, &n, ada_shape_make_res(wan_D[i], CLIP720, 1, LNMOD_BF16, LNMOD_BF16));
-            bad |= push(out, cap, &n, ada_shape_make_res(wan_D[i], CLIP480, 2, LNMOD_BF16, LNMOD_BF16));
+            bad |= push(out, cap, &n, ada_shape_make_res(wan_D[i], CLIP480, 1, 3, LNMOD_BF16, LNMOD_BF16));
+            bad |= push(out, cap, &n, ada_shape_make_res(wan_D[i], CLIP720, 1, 3, LNMOD_BF16, LNMOD_BF16));
+            bad |= push(out, cap, &n, ada_shape_make_res(wan_D[i], CLIP480, 2, 3, LNMOD_BF16, LNMOD_BF16));
         }
+        for (int site = 1; site <= 2; site++)
+            for (size_t i = 0; i < sizeof wan_D / sizeof *wan_D; i++)
+                bad |= push(out, cap, &n, ada_shape_make_res(wan_D[i], CLIP480, 1, site, LNMOD_BF16, LNMOD_BF16));
     } else if (!strcmp(set, "sweep")) {
         for (int64_t D = SWEEP_FIRST; D <= SWEEP_LAST; D += SWEEP_STEP)
             bad |= push(out, cap, &n, ada_shape_make(D, SWEEP_ROWS, LNMOD_BF16, LNMOD_F32, LNMOD_BF16));
@@ -250,8 +257,11 @@ static int suffix_k(const ada_shape *s, int64_t k, char *buf, size_t n)
                    : snprintf(buf, n, "%s-%s-%s/", lnmod_dtype_name(d->x_dtype), lnmod_dtype_name(d->mod_dtype),
                               lnmod_dtype_name(d->y_dtype));
     if (fits(w, n)) return -1;
-    int wl = snprintf(buf + w, n - (size_t)w, "%s/D%lld/rows%lld", lnmod_layout_name(d->layout), (long long)d->D,
-                      (long long)d->rows);
+    /* Sites 1 and 2 of the fused op say so after the layout; site 3 keeps the names it had. */
+    if (s->res && (s->site < 1 || s->site > 3)) return -1;
+    const char *site = !s->res || s->site == 3 ? "" : s->site == 1 ? "/site1" : "/site2";
+    int wl = snprintf(buf + w, n - (size_t)w, "%s%s/D%lld/rows%lld", lnmod_layout_name(d->layout), site,
+                      (long long)d->D, (long long)d->rows);
     if (fits(wl, n - (size_t)w)) return -1;
     w += wl;
     if (d->rows_per_sample > 0 && d->rows / d->rows_per_sample > 1) { /* several samples */
@@ -297,7 +307,7 @@ int ada_copy_bench_name(int64_t bytes, char *buf, size_t n)
 
 /* A res shape's fields beyond the map's (bench/peers/res_peers.py reads them); x_dtype and
  * y_dtype stay the map's (fp32), so readers of lnmod shapes must look at "op" first. */
-static void res_json(json_t *o, const lnmod_res_desc *r)
+static void res_json(json_t *o, const lnmod_res_desc *r, int site)
 {
     json_object_set_new(o, "op", json_string("lnmod_res"));
     json_object_set_new(o, "res_dtype", json_string(lnmod_dtype_name(r->res_dtype)));
@@ -307,6 +317,7 @@ static void res_json(json_t *o, const lnmod_res_desc *r)
     json_object_set_new(o, "gate", json_boolean(r->gate == LNMOD_RES_GATE));
     json_object_set_new(o, "norm", json_string(r->norm == LNMOD_RES_AFFINE ? "affine" : "modulate"));
     json_object_set_new(o, "gate_stride", json_integer(r->gate_stride));
+    json_object_set_new(o, "site", json_integer(site));
 }
 
 json_t *ada_shapes_json(const ada_shape *s, int64_t n)
@@ -343,7 +354,7 @@ json_t *ada_shapes_json(const ada_shape *s, int64_t n)
         json_object_set_new(o, "bwd_copy_name", json_string(bcopy));
         json_object_set_new(o, "bwd_min_bytes", json_integer(s[i].bwd_min_bytes));
         json_object_set_new(o, "bwd_graph_k", json_integer(s[i].bwd_graph_k));
-        if (s[i].res) res_json(o, &s[i].rdesc);
+        if (s[i].res) res_json(o, &s[i].rdesc, s[i].site);
         json_array_append_new(a, o);
     }
     return a;

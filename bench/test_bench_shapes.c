@@ -1,7 +1,8 @@
 /* test_bench_shapes.c -- the shape sets of `adaload bench` pinned: their sizes, unique
  * benchmark names, every hidden size each set promises (the sweep's multiples of 128, its
  * large and odd widths; the wan set's layouts and dtypes at the bar widths; every model of
- * the models set with its name and source), and that every shape is a valid descriptor. */
+ * the models set with its name and source; the fused residual op's three sites, their bytes
+ * and names read back by runfiles' parser), and that every shape is a valid descriptor. */
 #include <stdio.h>
 #include <string.h>
 
@@ -9,6 +10,7 @@
 
 #include "bench_peers.h"
 #include "bench_shapes.h"
+#include "run_name.h"
 
 static ada_shape sh[ADA_MAX_SHAPES];
 
@@ -55,7 +57,7 @@ static void check_common(const char *set, int64_t n)
 
 Test(shapes, sizes_of_the_sets)
 {
-    cr_assert_eq(ada_shape_set("wan", sh, ADA_MAX_SHAPES), 68);
+    cr_assert_eq(ada_shape_set("wan", sh, ADA_MAX_SHAPES), 74);
     cr_assert_eq(ada_shape_set("sweep", sh, ADA_MAX_SHAPES), 69);
     cr_assert_eq(ada_shape_set("models", sh, ADA_MAX_SHAPES), 17);
     cr_assert_eq(ada_shape_set("quick", sh, ADA_MAX_SHAPES), 3);
@@ -245,10 +247,21 @@ Test(shapes, peers_list_carries_our_ceilings)
     json_decref(j);
 }
 
-/* The fused gated residual op's shapes (issue 22): the wan set's last 9, site 3 at the Wan
- * widths, named lnmod_res_fwd/lnmod_res_bwd with four dtypes, and their minimal bytes written
- * out here from the op (kernels/experiments/2026-12-02-res/README.md, "The floors") rather
- * than from lnmod_res_*_min_bytes, so a wrong count in the owner or a shape fails. */
+/* Index of the fused op's shape at this site, D, rows and samples, or -1. */
+static int64_t find_res(int64_t n, int site, int64_t D, int64_t rows, int64_t B)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (sh[i].res && sh[i].site == site && sh[i].rdesc.D == D && sh[i].rdesc.rows == rows &&
+            sh[i].rdesc.rows == B * sh[i].rdesc.rows_per_sample)
+            return i;
+    return -1;
+}
+
+/* The fused gated residual op's shapes (issue 22): the wan set's last 15, first the 9 of site 3
+ * at the Wan widths, named lnmod_res_fwd/lnmod_res_bwd with four dtypes, and their minimal
+ * bytes written out here from the op (kernels/experiments/2026-12-02-res/README.md, "The
+ * floors") rather than from lnmod_res_*_min_bytes, so a wrong count in the owner or a shape
+ * fails. */
 Test(shapes, res_names_and_bytes)
 {
     int64_t n = load("wan"), nres = 0;
@@ -260,25 +273,29 @@ Test(shapes, res_names_and_bytes)
         }
         nres++;
         const lnmod_res_desc *r = &sh[i].rdesc;
-        cr_assert_eq(r->gate, LNMOD_RES_GATE);
-        cr_assert_eq(r->norm, LNMOD_RES_MODULATE);
+        cr_assert_eq(sh[i].site, nres <= 9 ? 3 : nres <= 12 ? 1 : 2, "site 3's 9 shapes first, then site 1, site 2");
         cr_assert_eq(r->res_dtype, LNMOD_F32);
         cr_assert_eq(r->branch_dtype, LNMOD_BF16);
         cr_assert_eq(r->out_dtype, LNMOD_BF16);
         cr_assert_eq(r->mod_dtype, LNMOD_F32);
+        cr_assert_eq(r->layout, LNMOD_PER_SAMPLE);
         cr_assert(r->rows >= 32760);
+        cr_assert_eq(sh[i].graph_k, 0);
+        cr_assert_eq(sh[i].bwd_graph_k, 0);
+        if (sh[i].site != 3) continue; /* res_sites_1_and_2 */
+        cr_assert_eq(r->gate, LNMOD_RES_GATE);
+        cr_assert_eq(r->norm, LNMOD_RES_MODULATE);
         int64_t D = r->D, rows = r->rows, B = rows / r->rows_per_sample;
         /* fwd: r 4 + y 2 read, h 4 + out 2 written an element; mean/rstd 8 a row; a gate,
          * scale and shift row (fp32) a sample. bwd: h 4 + d_out 2 + dh 4 + y 2 read, dr 4 + dy
          * 2 written; mean/rstd 8 a row; gate and scale read, dgate, dscale, dshift written. */
         cr_assert_eq(sh[i].min_bytes, 12 * rows * D + 8 * rows + 3 * 4 * D * B);
         cr_assert_eq(sh[i].bwd_min_bytes, 18 * rows * D + 8 * rows + 5 * 4 * D * B);
-        cr_assert_eq(sh[i].graph_k, 0);
-        cr_assert_eq(sh[i].bwd_graph_k, 0);
     }
-    cr_assert_eq(nres, 9);
+    cr_assert_eq(nres, 15);
     char name[ADA_NAME_MAX], copy[ADA_NAME_MAX];
-    int64_t k = n - 9; /* D1536, 32,760 rows: the experiment's 604.1 MB and 906.0 MB */
+    int64_t k = find_res(n, 3, 1536, 32760, 1); /* the experiment's 604.1 MB and 906.0 MB */
+    cr_assert_eq(k, n - 15);
     cr_assert_eq(sh[k].min_bytes, 604112832);
     cr_assert_eq(sh[k].bwd_min_bytes, 906041280);
     cr_assert_eq(ada_shape_bench_name(&sh[k], "dtile", name, sizeof name), 0);
@@ -287,14 +304,17 @@ Test(shapes, res_names_and_bytes)
     cr_assert_str_eq(name, "lnmod_res_bwd/naive/f32-bf16-f32-bf16/sample/D1536/rows32760");
     cr_assert_eq(ada_copy_bench_name(sh[k].bwd_min_bytes, copy, sizeof copy), 0);
     cr_assert_str_eq(copy, "copy/bytes906041280");
-    k = n - 1; /* D5120, two samples of 32,760 rows */
+    k = find_res(n, 3, 5120, 65520, 2); /* D5120, two samples of 32,760 rows */
+    cr_assert(k >= 0);
     cr_assert_eq(ada_shape_bwd_bench_name(&sh[k], "dtile", name, sizeof name), 0);
     cr_assert_str_eq(name, "lnmod_res_bwd/dtile/f32-bf16-f32-bf16/sample/D5120/rows65520/B2");
     cr_assert_eq(sh[k].bwd_min_bytes, 6039052160LL);
     /* D5120, 32,760 rows: 2013.1 MB and 3019.5 MB in the experiment's table. */
-    cr_assert_eq(sh[n - 3].min_bytes, 2013097920LL);
-    cr_assert_eq(sh[n - 3].bwd_min_bytes, 3019526080LL);
-    /* The JSON the peers read marks the op and carries its dtypes. */
+    int64_t k5 = find_res(n, 3, 5120, 32760, 1);
+    cr_assert(k5 >= 0);
+    cr_assert_eq(sh[k5].min_bytes, 2013097920LL);
+    cr_assert_eq(sh[k5].bwd_min_bytes, 3019526080LL);
+    /* The JSON the peers read marks the op and carries its dtypes and site. */
     json_t *a = ada_shapes_json(sh, n);
     cr_assert_not_null(a);
     json_t *o = json_array_get(a, (size_t)k);
@@ -302,9 +322,76 @@ Test(shapes, res_names_and_bytes)
     cr_assert_str_eq(json_string_value(json_object_get(o, "branch_dtype")), "bf16");
     cr_assert_str_eq(json_string_value(json_object_get(o, "res_dtype")), "f32");
     cr_assert(json_is_true(json_object_get(o, "gate")));
+    cr_assert_eq(json_integer_value(json_object_get(o, "site")), 3);
     cr_assert_eq(json_integer_value(json_object_get(o, "rows_per_sample")), 32760);
     cr_assert_eq(json_integer_value(json_object_get(o, "mod_stride")), 6 * 5120);
     cr_assert_eq(json_integer_value(json_object_get(o, "gate_stride")), 6 * 5120);
     cr_assert_null(json_object_get(json_array_get(a, 0), "op"), "lnmod shapes have no op");
+    cr_assert_null(json_object_get(json_array_get(a, 0), "site"), "lnmod shapes have no site");
     json_decref(a);
+}
+
+/* Sites 1 and 2 of Wan's block (kernels/lnmod_res_design.md) at one 480p 81-frame clip: their
+ * descriptors, their bytes written out from the op (site 1: one gate row, and weight and bias
+ * of D each; site 2: no gate -- y is not read backward, no gate row, no dgate), their names
+ * with the site after the layout, read back by the one parser with the same site, shape and a
+ * slice of their own, and the site in the JSON the peers read. */
+Test(shapes, res_sites_1_and_2)
+{
+    int64_t n = load("wan");
+    const int64_t wan[] = {1536, 3072, 5120};
+    const int64_t rows = 32760;
+    json_t *a = ada_shapes_json(sh, n);
+    cr_assert_not_null(a);
+    for (int site = 1; site <= 2; site++)
+        for (size_t i = 0; i < sizeof wan / sizeof *wan; i++) {
+            int64_t D = wan[i], k = find_res(n, site, D, rows, 1);
+            cr_assert(k >= 0, "site %d D %lld", site, (long long)D);
+            const lnmod_res_desc *r = &sh[k].rdesc;
+            cr_assert_eq(r->gate, site == 1 ? LNMOD_RES_GATE : LNMOD_RES_GATE_NONE);
+            cr_assert_eq(r->norm, site == 1 ? LNMOD_RES_AFFINE : LNMOD_RES_MODULATE);
+            cr_assert_eq(r->scale_stride, 6 * D);
+            cr_assert_eq(r->shift_stride, 6 * D);
+            if (site == 1) {
+                cr_assert_eq(sh[k].min_bytes, 12 * rows * D + 8 * rows + 3 * 4 * D);
+                cr_assert_eq(sh[k].bwd_min_bytes, 18 * rows * D + 8 * rows + 5 * 4 * D);
+            } else { /* bwd: h 4 + d_out 2 + dh 4 read, dr 4 + dy 2 written; scale, dscale, dshift */
+                cr_assert_eq(sh[k].min_bytes, 12 * rows * D + 8 * rows + 2 * 4 * D);
+                cr_assert_eq(sh[k].bwd_min_bytes, 16 * rows * D + 8 * rows + 3 * 4 * D);
+            }
+            char name[ADA_NAME_MAX], want[ADA_NAME_MAX];
+            ada_bench_name b;
+            cr_assert_eq(ada_shape_bench_name(&sh[k], "dtile", name, sizeof name), 0);
+            snprintf(want, sizeof want, "lnmod_res_fwd/dtile/f32-bf16-f32-bf16/sample/site%d/D%lld/rows32760", site,
+                     (long long)D);
+            cr_assert_str_eq(name, want);
+            cr_assert_eq(ada_bench_name_parse(name, &b), 0, "%s", name);
+            cr_assert_eq(b.site, site);
+            cr_assert_eq(b.D, D);
+            cr_assert_eq(ada_shape_bwd_bench_name(&sh[k], "torch_eager", name, sizeof name), 0);
+            cr_assert_eq(ada_bench_name_parse(name, &b), 0, "%s", name);
+            cr_assert_eq(b.site, site);
+            cr_assert_str_eq(b.dir, "bwd");
+            char slice[96];
+            snprintf(slice, sizeof slice, "f32-bf16-f32-bf16/sample/site%d/rows32760", site);
+            cr_assert_str_eq(b.slice, slice);
+            json_t *o = json_array_get(a, (size_t)k);
+            cr_assert_eq(json_integer_value(json_object_get(o, "site")), site);
+            cr_assert_eq(json_is_true(json_object_get(o, "gate")), site == 1);
+            cr_assert_str_eq(json_string_value(json_object_get(o, "norm")), site == 1 ? "affine" : "modulate");
+        }
+    json_decref(a);
+    /* The site 3 names read back as site 3 (no site part). */
+    char name[ADA_NAME_MAX];
+    ada_bench_name b;
+    cr_assert_eq(ada_shape_bench_name(&sh[find_res(n, 3, 3072, 75600, 1)], "dtile", name, sizeof name), 0);
+    cr_assert_eq(ada_bench_name_parse(name, &b), 0);
+    cr_assert_eq(b.site, 3);
+    /* No other site: a descriptor validation rejects and no name. */
+    ada_shape bad = ada_shape_make_res(1536, 64, 1, 4, LNMOD_BF16, LNMOD_BF16);
+    cr_assert_eq(bad.site, 0);
+    cr_assert_neq(lnmod_res_desc_validate(&bad.rdesc), LNMOD_OK);
+    cr_assert_eq(ada_shape_bench_name(&bad, "dtile", name, sizeof name), -1);
+    bad = ada_shape_make_res(1536, 64, 1, 0, LNMOD_BF16, LNMOD_BF16);
+    cr_assert_neq(lnmod_res_desc_validate(&bad.rdesc), LNMOD_OK);
 }

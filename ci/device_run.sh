@@ -27,11 +27,15 @@
 #               then `adaload report` of each run into $OUT/report-<n>.md
 #   MODE bench-res  issue 22's bar shapes of the fused gated residual op (site 3: fp32 residual,
 #               bf16 branch and out, per-sample fp32 gate and modulation, D 1536/3072/5120, rows
-#               32,760 and 75,600 and two 32,760-row samples in one call): lnmod_res_fwd and
+#               32,760 and 75,600 and two 32,760-row samples in one call) and the block's other
+#               two residual sites at the same widths and dtypes, one sample of 32,760 rows
+#               (.../sample/site1/... and .../sample/site2/...: 6 shapes): lnmod_res_fwd and
 #               lnmod_res_bwd of naive and dtile with their copy ceilings and the PyTorch peers
-#               (the eager chain and torch.compile of it, each checked against float64 first;
-#               bench/peers/res_peers.py) in one run folder; then `adaload report` of it into
-#               $OUT/report-res.md
+#               (Wan's chain at each site, eager and torch.compile, each checked against float64
+#               first; bench/peers/res_peers.py) in one run folder; then `adaload report` of it
+#               into $OUT/report-res.md. ~100-150 s for the 9 site-3 shapes (2026-12-04); sites 1
+#               and 2 add an estimated ~50-70 s (6 more shapes, each the size of the smallest of
+#               the 9; not yet run): ~150-220 s, one call
 #   MODE plugin  the example plug-in (kernels/plugin/example/rowblock.cu, built by
 #               ci/device_bundle.sh into .devbundle/plugins/): verify --grid quick of
 #               plugin:rowblock beside dtile (want exit 0, a record), the planted-bug build
@@ -104,8 +108,9 @@ peers='torch_eager|torch_compile|torch_eager_table|torch_compile_table|liger'
 bwd_sample="^lnmod_(fwd|bwd)/(naive|row_per_warp|dtile|$peers)/$(printf "$bar" sample)"
 # shellcheck disable=SC2059
 bwd_layouts="^lnmod_(fwd|bwd)/[a-z_]+/$(printf "$bar" '(token|frame)')"
-# MODE bench-res: the fused residual op's bar shapes, ours and the peers of its chain.
-res_bar='f32-bf16-f32-bf16/sample/D(1536|3072|5120)/rows(32760|75600|65520/B2)$'
+# MODE bench-res: the fused residual op's bar shapes (site 3) and sites 1 and 2 at one
+# 32,760-row sample, ours and the peers of its chain.
+res_bar='f32-bf16-f32-bf16/sample/(D(1536|3072|5120)/rows(32760|75600|65520/B2)|site[12]/D(1536|3072|5120)/rows32760)$'
 res_filter="^lnmod_res_(fwd|bwd)/(naive|dtile|torch_eager|torch_compile)/$res_bar"
 plugdir=${PLUGIN_DIR:-.devbundle/plugins}
 rowblock=$plugdir/libadaload_example_rowblock.so noeps=$plugdir/libadaload_example_rowblock_noeps.so
@@ -162,6 +167,7 @@ if [ "$dry" = 1 ]; then
       echo "adaload report <each new run folder> > \$OUT/report-<n>.md" ;;
     bench-res)
       step bench --set wan --with-peers --filter "$res_filter"
+      echo "(15 shapes: site 3's 9 of issue 22's bar, sites 1 and 2 at D 1536/3072/5120 x 32,760 rows; both directions)"
       echo "adaload report <the new run folder> > \$OUT/report-res.md" ;;
     plugin)
       step verify --grid quick --plugin "$rowblock" --variant plugin:rowblock --variant dtile

@@ -59,8 +59,9 @@ echo "device_run bench-bwd plan: ok"
 
 # MODE bench-res (issue 22): one bench step, with the peers, whose filter selects exactly the
 # fused residual op's 9 bar shapes (site 3, fp32 residual, bf16 branch and out, D 1536/3072/
-# 5120, rows 32,760, 75,600 and 2 x 32,760), both directions of naive and dtile, and one copy
-# ceiling per distinct byte count of them, nothing else.
+# 5120, rows 32,760, 75,600 and 2 x 32,760) and the 6 of sites 1 and 2 (the same D, 32,760
+# rows), both directions of naive and dtile, and one copy ceiling per distinct byte count of
+# them (site 1's bytes are site 3's at one sample: 24 ceilings), nothing else.
 plan=$("$root/ci/device_run.sh" --dry-run bench-res) || fail "--dry-run bench-res exited $?"
 echo "$plan"
 [ "$(grep -c '^adaload bench ' <<<"$plan")" = 1 ] || fail "bench-res: want 1 bench step"
@@ -73,8 +74,13 @@ rc=$?
 sel=$(sed -n 's/^skipped ([^)]*): //p' "$tmp/res.out")
 for dir in fwd bwd; do
   got=$(grep -cE "^lnmod_res_$dir/(naive|dtile)/f32-bf16-f32-bf16/sample/D(1536|3072|5120)/rows(32760|75600|65520/B2)\$" <<<"$sel")
-  [ "$got" = 18 ] || fail "bench-res: $got lnmod_res_$dir benchmarks, want 18 (9 shapes x naive, dtile)"
+  [ "$got" = 18 ] || fail "bench-res: $got site-3 lnmod_res_$dir benchmarks, want 18 (9 shapes x naive, dtile)"
+  for site in 1 2; do
+    got=$(grep -cE "^lnmod_res_$dir/(naive|dtile)/f32-bf16-f32-bf16/sample/site$site/D(1536|3072|5120)/rows32760\$" <<<"$sel")
+    [ "$got" = 6 ] || fail "bench-res: $got site-$site lnmod_res_$dir benchmarks, want 6 (3 shapes x naive, dtile)"
+  done
 done
+[ "$(grep -c '^lnmod_res_' <<<"$sel")" = 60 ] || fail "bench-res: $(grep -c '^lnmod_res_' <<<"$sel") benchmarks, want 60"
 other=$(grep -vE '^(lnmod_res_(fwd|bwd)/|copy/bytes[0-9]+$)' <<<"$sel" || true)
 [ -z "$other" ] || fail "bench-res selects more: $other"
 filt=""; prev=""
@@ -88,7 +94,7 @@ for s in json.load(sys.stdin):
     if pat.search("lnmod_res_bwd/dtile/" + s["bwd_suffix"]): names.add(s["bwd_copy_name"])
 print(len(names))' "$filt")
 copies=$(grep -c '^copy/' <<<"$sel")
-[ "$copies" = "$want" ] && [ "$want" = 18 ] || fail "bench-res: $copies copy ceilings, want $want (18)"
+[ "$copies" = "$want" ] && [ "$want" = 24 ] || fail "bench-res: $copies copy ceilings, want $want (24)"
 [ -e "$tmp/res" ] && fail "bench-res left a run folder"
 echo "device_run bench-res plan: ok"
 

@@ -4,9 +4,10 @@
  * lnmod_res_fwd_min_bytes with the statistics, lnmod_res_bwd_min_bytes with dh), forward +
  * backward, and × each PyTorch peer of the chain (eager, torch.compile) per direction and for
  * forward + backward; a peer checked wrong against float64 at the shape prints "wrong result",
- * one that raised "failed", never a ratio. Then issue 22's bar: each shape that misses it with
- * its reasons, the count, and how many shapes compile could not be compared at. Prints nothing
- * when the run has no such benchmarks. */
+ * one that raised "failed", never a ratio. Rows of every residual site of Wan's block (a shape
+ * key with /site1 or /site2 after the layout: run_name.h; none: site 3). Then issue 22's bar,
+ * of site 3's shapes alone: each shape that misses it with its reasons, the count, and how many
+ * shapes compile could not be compared at. Prints nothing when the run has no such benchmarks. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,9 +61,9 @@ static res_pair pair_of(const ada_bench_set *s, const char *variant, const char 
     return p;
 }
 
-/* One row; returns 1 when it is a bar shape (dtile, site 3 dtypes, per sample, Wan D, rows >=
- * 32,760), with *met, *compared (compile right at the shape) and, when missed, why[] (the
- * reasons, ", "-separated) filled. */
+/* One row; returns 1 when it is a bar shape (dtile, site 3 with its dtypes, per sample, Wan D,
+ * rows >= 32,760), with *met, *compared (compile right at the shape) and, when missed, why[]
+ * (the reasons, ", "-separated) filled. Sites 1 and 2 are rows, never bar shapes. */
 static int row(const ada_bench_set *s, const ada_bench_name *nb, const char *key, int *met, int *compared, char *why,
                size_t nwhy)
 {
@@ -83,7 +84,7 @@ static int row(const ada_bench_set *s, const ada_bench_name *nb, const char *key
     }
     printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", key, nb->variant, fu, fp, bu, bp, su,
            x[0][0], x[0][1], x[1][0], x[1][1], x[2][0], x[2][1]);
-    if (strcmp(nb->variant, "dtile") || strcmp(nb->layout, "sample") || strcmp(nb->x, "f32") ||
+    if (nb->site != 3 || strcmp(nb->variant, "dtile") || strcmp(nb->layout, "sample") || strcmp(nb->x, "f32") ||
         strcmp(nb->branch, "bf16") || strcmp(nb->mod, "f32") || strcmp(nb->y, "bf16") || nb->rows < 32760 ||
         (nb->D != 1536 && nb->D != 3072 && nb->D != 5120))
         return 0;
@@ -129,9 +130,11 @@ void report_res(const ada_bench_set *s, const cli_list *want)
         if (seen) continue;
         if (nrow++ == 0)
             printf("\nFused gated residual + LayerNorm-Modulate (issue 22: h = r + g·y, out = LN(h)·(1 + scale) + "
-                   "shift; forward with mean/rstd, backward with dh; %% of copy from each direction's minimal "
-                   "bytes). × = the PyTorch peer's time / ours (its chain, eager and torch.compile); \"wrong "
-                   "result\": its outputs or gradients failed the float64 check at that shape.\n\n"
+                   "shift -- Wan's site 3; a shape with site1: g = e[2], out = LN(h)·w + b (norm3), site2: h = r + "
+                   "y, scale e[4], shift e[3]; forward with mean/rstd, backward with dh; %% of copy from each "
+                   "direction's minimal bytes). × = the PyTorch peer's time / ours (its chain, eager and "
+                   "torch.compile); \"wrong result\": its outputs or gradients failed the float64 check at that "
+                   "shape.\n\n"
                    "| shape | variant | fwd µs | fwd %% of copy | bwd µs | bwd %% of copy | fwd+bwd µs | fwd × eager "
                    "| fwd × torch.compile | bwd × eager | bwd × torch.compile | fwd+bwd × eager | fwd+bwd × torch.compile |\n"
                    "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");

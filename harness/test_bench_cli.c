@@ -177,13 +177,21 @@ Test(bench_cli, list_shapes_wan)
     cr_assert_not_null(j, "%s", e.text);
     /* 3 hidden sizes x (8 bf16 token counts + two 81-frame clips in one call + 2 fp32 long
      * clips), then per token, per frame and fp16 at 5 bar widths (480p) and 3 Wan widths
-     * (720p), fp32 at 2048 and 4096; the fused residual op's 3 x 3 (op "lnmod_res"). */
-    cr_assert_eq(json_array_size(j), 33 + 3 * (5 + 3) + 2 + 9);
-    int found = 0;
+     * (720p), fp32 at 2048 and 4096; the fused residual op's 3 x 3 at site 3 and 3 each at
+     * sites 1 and 2 (op "lnmod_res"). */
+    cr_assert_eq(json_array_size(j), 33 + 3 * (5 + 3) + 2 + 9 + 6);
+    int found = 0, sites[4] = {0};
     size_t i;
     json_t *s;
     json_array_foreach(j, i, s) {
         const char *suffix = json_string_value(json_object_get(s, "suffix"));
+        json_int_t site = json_integer_value(json_object_get(s, "site"));
+        if (site >= 1 && site <= 3) sites[site]++;
+        if (!strcmp(suffix, "f32-bf16-f32-bf16/sample/site2/D3072/rows32760")) { /* no gate */
+            found |= 4;
+            cr_assert(json_is_false(json_object_get(s, "gate")));
+            cr_assert_eq(site, 2);
+        }
         found |= !strcmp(suffix, "bf16-f32-bf16/sample/D5120/rows32760");
         if (!strcmp(suffix, "bf16-f32-bf16/sample/D5120/rows65520/B2")) { /* two samples */
             found |= 2;
@@ -196,7 +204,10 @@ Test(bench_cli, list_shapes_wan)
         cr_assert_eq(json_integer_value(json_object_get(s, "mod_stride")),
                      6 * json_integer_value(json_object_get(s, "D")));
     }
-    cr_assert_eq(found, 3);
+    cr_assert_eq(found, 7);
+    cr_assert_eq(sites[1], 3);
+    cr_assert_eq(sites[2], 3);
+    cr_assert_eq(sites[3], 9);
     json_decref(j);
 }
 
@@ -333,7 +344,9 @@ Test(report_cli, backward_beside_forward)
 /* The fused gated residual op (issue 22): its own table -- each direction's time and % of
  * copy, fwd+bwd, × the chain's peers per direction and fwd+bwd, a wrong peer never a ratio --
  * none of its names in the lnmod tables, its bar (>= 85% of copy both ways, fwd+bwd >= 1.5×
- * torch.compile where compile is right), and --variant naming a variant it alone has. */
+ * torch.compile where compile is right) of site 3's shapes alone: rows of sites 1 and 2 (their
+ * keys with the site, apart from site 3's row of the same D and rows) never count toward it,
+ * and --variant naming a variant it alone has. */
 Test(report_cli, residual_op_table)
 {
     test_tmp_make("res");
@@ -344,6 +357,9 @@ Test(report_cli, residual_op_table)
     const char *U = "f32-bf16-f32-bf16/sample/D3072/rows32760", *V = "f32-bf16-f32-bf16/sample/D3072/rows75600";
     /* W: compile right, fwd+bwd 299 / 200 = 1.495x: just under the 1.5x (shown to 3 places). */
     const char *W = "f32-bf16-f32-bf16/sample/D5120/rows65520/B2";
+    /* X, Y: sites 1 and 2 at T's and S's D and rows; X far below the bar's 85%, so it would
+     * miss it, and Y would meet it: neither may count. */
+    const char *X = "f32-bf16-f32-bf16/sample/site1/D1536/rows32760", *Y = "f32-bf16-f32-bf16/sample/site2/D5120/rows32760";
     const char *raised = "\"real_time\": 0, \"time_unit\": \"us\", \"error_occurred\": true, "
                          "\"error_message\": \"error: RuntimeError: invalid gradient at index 3\"";
     snprintf(p, sizeof p, "%s/bench.json", test_tmpdir);
@@ -362,6 +378,10 @@ Test(report_cli, residual_op_table)
     gb_entry(f, NAME("lnmod_res_bwd", "dtile", V), 190, 4.0e12, 89, 0);
     gb_entry(f, NAME("lnmod_res_fwd", "dtile", W), 100, 4.0e12, 90, 0);
     gb_entry(f, NAME("lnmod_res_bwd", "dtile", W), 100, 4.0e12, 93, 0);
+    gb_entry(f, NAME("lnmod_res_fwd", "dtile", X), 70, 4.0e12, 80, 0);
+    gb_entry(f, NAME("lnmod_res_bwd", "dtile", X), 400, 1.0e12, 40, 0);
+    gb_entry(f, NAME("lnmod_res_fwd", "dtile", Y), 90, 4.0e12, 92, 0);
+    gb_entry(f, NAME("lnmod_res_bwd", "dtile", Y), 110, 4.0e12, 91, 0);
     fprintf(f, "]}\n");
     fclose(f);
     snprintf(p, sizeof p, "%s/peers.json", test_tmpdir);
@@ -379,6 +399,10 @@ Test(report_cli, residual_op_table)
     gb_entry(f, NAME("lnmod_res_bwd", "torch_compile", V), 250, 1e12, 50, 0);
     gb_entry(f, NAME("lnmod_res_fwd", "torch_compile", W), 100, 1e12, 90, 0);
     gb_entry(f, NAME("lnmod_res_bwd", "torch_compile", W), 199, 1e12, 50, 0);
+    gb_entry(f, NAME("lnmod_res_fwd", "torch_eager", X), 140, 1e12, 20, 0);
+    gb_entry(f, NAME("lnmod_res_bwd", "torch_eager", X), 800, 1e12, 20, 0);
+    gb_entry(f, NAME("lnmod_res_fwd", "torch_compile", Y), 180, 1e12, 40, 0);
+    gb_entry(f, NAME("lnmod_res_bwd", "torch_compile", Y), 220, 1e12, 50, 0);
 #undef NAME
     fprintf(f, "]}\n");
     fclose(f);
@@ -404,6 +428,12 @@ Test(report_cli, residual_op_table)
                                     "(needs 1.5×)\n"), "%s", text);
     cr_assert_null(strstr(text, "bar missed: f32-bf16-f32-bf16/sample/D5120/rows32760"), "%s", text);
     cr_assert_null(strstr(text, "bar missed: f32-bf16-f32-bf16/sample/D3072/rows32760"), "%s", text);
+    /* Sites 1 and 2: rows of their own (the key with the site), outside the bar. */
+    cr_assert_not_null(strstr(text, "| f32-bf16-f32-bf16/sample/site1/D1536/rows32760 | dtile | 70.0 | 80.0% | 400.0 | 40.0% "
+                                    "| 470.0 | 2.00× | — | 2.00× | — | 2.00× | — |"), "%s", text);
+    cr_assert_not_null(strstr(text, "| f32-bf16-f32-bf16/sample/site2/D5120/rows32760 | dtile | 90.0 | 92.0% | 110.0 | 91.0% "
+                                    "| 200.0 | — | 2.00× | — | 2.00× | — | 2.00× |"), "%s", text);
+    cr_assert_null(strstr(text, "bar missed: f32-bf16-f32-bf16/sample/site"), "%s", text);
     cr_assert_not_null(strstr(text, "2 of 5 shapes meet it.\nNot compared: torch.compile was wrong at 2 of these shapes"),
                        "%s", text);
     char *b[] = {"report", test_tmpdir, "--variant", "naive", NULL};

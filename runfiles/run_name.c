@@ -37,9 +37,17 @@ int ada_bench_name_parse(const char *name, ada_bench_name *o)
     snprintf(o->dir, sizeof o->dir, "%s", o->op + strlen(o->op) - 3);
     if (part(&p, o->variant, sizeof o->variant)) return -1;
     const char *shape = p;
-    if (part(&p, o->dtypes, sizeof o->dtypes) || part(&p, o->layout, sizeof o->layout) || part(&p, d, sizeof d) ||
-        part(&p, r, sizeof r))
-        return -1;
+    if (part(&p, o->dtypes, sizeof o->dtypes) || part(&p, o->layout, sizeof o->layout)) return -1;
+    /* The fused op's optional /site1 or /site2 after the layout (none: site 3). */
+    const char *site = "";
+    o->site = o->res ? 3 : 0;
+    if (!strncmp(p, "site", 4)) {
+        char st[16];
+        if (!o->res || part(&p, st, sizeof st) || (strcmp(st, "site1") && strcmp(st, "site2"))) return -1;
+        o->site = st[4] - '0';
+        site = o->site == 1 ? "/site1" : "/site2";
+    }
+    if (part(&p, d, sizeof d) || part(&p, r, sizeof r)) return -1;
     /* Optional parts after rows: /B<samples> (2 or more), then /graph<K>. */
     if (*p == 'B' && part(&p, bb, sizeof bb)) return -1;
     if (*p && part(&p, g, sizeof g)) return -1;
@@ -52,12 +60,11 @@ int ada_bench_name_parse(const char *name, ada_bench_name *o)
         return -1;
     if (strchr(o->y, '-')) return -1;
     if (snprintf(o->shape, sizeof o->shape, "%s", shape) >= (int)sizeof o->shape) return -1;
-    if (o->batch > 1)
-        snprintf(o->slice, sizeof o->slice, "%s/%s/rows%lld/B%lld", o->dtypes, o->layout, (long long)o->rows,
-                 (long long)o->batch);
-    else
-        snprintf(o->slice, sizeof o->slice, "%s/%s/rows%lld", o->dtypes, o->layout, (long long)o->rows);
-    return 0;
+    int w = o->batch > 1 ? snprintf(o->slice, sizeof o->slice, "%s/%s%s/rows%lld/B%lld", o->dtypes, o->layout, site,
+                                    (long long)o->rows, (long long)o->batch)
+                         : snprintf(o->slice, sizeof o->slice, "%s/%s%s/rows%lld", o->dtypes, o->layout, site,
+                                    (long long)o->rows);
+    return w >= 0 && (size_t)w < sizeof o->slice ? 0 : -1;
 }
 
 int ada_bench_name_is_peer(const char *variant)

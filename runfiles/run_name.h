@@ -2,9 +2,15 @@
  *
  *   lnmod_fwd/<variant>/<x>-<mod>-<y>/<layout>/D<D>/rows<R>[/B<B>][/graph<K>]
  *   lnmod_bwd/...                       (the backward kernels: same form, direction bwd)
- *   lnmod_res_fwd/<variant>/<res>-<branch>-<mod>-<out>/<layout>/D<D>/rows<R>[/B<B>][/graph<K>]
+ *   lnmod_res_fwd/<variant>/<res>-<branch>-<mod>-<out>/<layout>[/site<N>]/D<D>/rows<R>[/B<B>][/graph<K>]
  *   lnmod_res_bwd/...                   (the fused gated residual op, issue 22: four dtypes;
  *                                        res 1, x = res, branch, mod, y = out)
+ *
+ * /site<N> names Wan 2.1's residual site of a fused-op name (kernels/lnmod_res_design.md):
+ * site1 (x + y*e[2], then the affine norm3) or site2 (x + y, then norm2 modulated by e[4],
+ * e[3]); a name without it is site 3 (x + y*e[5], then the next block's modulated norm1), so
+ * the names of the runs before the sites stay what they were. site3, site0, site4, siteX and
+ * a site part in an lnmod_fwd/lnmod_bwd name are rejected (-1).
  *
  * R is the rows of the whole call; /B<B> says they are B samples of R/B rows each (B >= 2;
  * without it the call is one sample).
@@ -30,11 +36,13 @@ typedef struct {
     char x[8], mod[8], y[8]; /* the dtypes */
     char dtypes[24];  /* "<x>-<mod>-<y>" (res: "<res>-<branch>-<mod>-<out>") */
     char layout[16];  /* sample, token, frame */
+    int site;         /* res: Wan's residual site, 1 or 2 from /site<N>, else 3; 0 for lnmod names */
     int64_t D, rows;
     int64_t batch;    /* samples: B of /B<B> after rows (B >= 2, dividing rows), 1 when none */
     int64_t graph;    /* K of /graph<K>, 0 when the name has none */
     char shape[128];  /* everything after the variant */
-    char slice[96];   /* "<x>-<mod>-<y>/<layout>/rows<R>[/B<B>]": a sweep's slice (every D) */
+    char slice[96];   /* "<x>-<mod>-<y>/<layout>[/site<N>]/rows<R>[/B<B>]": a sweep's slice (every
+                       * D); the site part only where the name has it */
 } ada_bench_name;
 
 /* 0 when name has the form above (out filled), -1 otherwise (copy/..., cpu/..., bad parts). */

@@ -1,6 +1,6 @@
 /* test_run_files.c -- Criterion tests of the run-file readers (ada_run_files): the one
- * benchmark-name parser (forward and backward names, peers, graphs, what is not a kernel
- * name), meta.json under both hash names, the machine fingerprint's verdicts, and the
+ * benchmark-name parser (forward and backward names, peers, graphs, the fused op's sites,
+ * what is not a kernel name), meta.json under both hash names, the machine fingerprint's verdicts, and the
  * copy ceiling that every % of copy of a run (ours and the peers') is against. */
 #include <math.h>
 #include <stdio.h>
@@ -83,6 +83,48 @@ Test(names, residual_op)
     const char *bad[] = {"lnmod_res_fwd/dtile/bf16-f32-bf16/sample/D8/rows8", "lnmod_fwd/dtile/f32-bf16-f32-bf16/sample/D8/rows8",
                          "lnmod_res_fwd/dtile/f32-bf16-f32-bf16-f32/sample/D8/rows8", "lnmod_res/dtile/f32-bf16-f32-bf16/sample/D8/rows8",
                          "lnmod_res_side/dtile/f32-bf16-f32-bf16/sample/D8/rows8"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) cr_expect_eq(ada_bench_name_parse(bad[i], &b), -1, "%s", bad[i]);
+}
+
+/* Wan's residual sites in the fused op's names: /site1 or /site2 right after the layout, none
+ * for site 3 (the names of the runs before the sites); the site in the shape and the slice, so
+ * report keys and sweep slices of the sites stay apart; lnmod names have no site. */
+Test(names, residual_sites)
+{
+    ada_bench_name b;
+    cr_assert_eq(ada_bench_name_parse("lnmod_res_fwd/dtile/f32-bf16-f32-bf16/sample/site1/D1536/rows32760", &b), 0);
+    cr_expect_eq(b.site, 1);
+    cr_expect_eq(b.res, 1);
+    cr_expect_str_eq(b.layout, "sample");
+    cr_expect_eq(b.D, 1536);
+    cr_expect_eq(b.rows, 32760);
+    cr_expect_str_eq(b.shape, "f32-bf16-f32-bf16/sample/site1/D1536/rows32760");
+    cr_expect_str_eq(b.slice, "f32-bf16-f32-bf16/sample/site1/rows32760");
+    cr_assert_eq(ada_bench_name_parse("lnmod_res_bwd/torch_compile/f32-bf16-f32-bf16/sample/site2/D5120/rows65520/B2/graph3", &b),
+                 0);
+    cr_expect_eq(b.site, 2);
+    cr_expect_str_eq(b.dir, "bwd");
+    cr_expect_eq(b.D, 5120);
+    cr_expect_eq(b.batch, 2);
+    cr_expect_eq(b.graph, 3);
+    cr_expect_str_eq(b.slice, "f32-bf16-f32-bf16/sample/site2/rows65520/B2");
+    cr_assert_eq(ada_bench_name_parse("lnmod_res_fwd/dtile/f32-bf16-f32-bf16/sample/D1536/rows32760", &b), 0);
+    cr_expect_eq(b.site, 3, "a fused-op name without a site part is site 3");
+    cr_expect_str_eq(b.slice, "f32-bf16-f32-bf16/sample/rows32760");
+    cr_assert_eq(ada_bench_name_parse("lnmod_bwd/dtile/bf16-f32-bf16/sample/D1536/rows32760", &b), 0);
+    cr_expect_eq(b.site, 0, "lnmod names have no site");
+    const char *bad[] = {"lnmod_res_fwd/dtile/f32-bf16-f32-bf16/sample/site3/D8/rows8",
+                         "lnmod_res_fwd/dtile/f32-bf16-f32-bf16/sample/site0/D8/rows8",
+                         "lnmod_res_fwd/dtile/f32-bf16-f32-bf16/sample/site4/D8/rows8",
+                         "lnmod_res_fwd/dtile/f32-bf16-f32-bf16/sample/siteX/D8/rows8",
+                         "lnmod_res_fwd/dtile/f32-bf16-f32-bf16/sample/site12/D8/rows8",
+                         "lnmod_res_fwd/dtile/f32-bf16-f32-bf16/sample/site/D8/rows8",
+                         "lnmod_res_fwd/dtile/f32-bf16-f32-bf16/sample/site1/site2/D8/rows8",
+                         "lnmod_res_fwd/dtile/f32-bf16-f32-bf16/sample/site1/rows8",
+                         "lnmod_res_fwd/dtile/f32-bf16-f32-bf16/sample/D8/site1/rows8",
+                         "lnmod_res_fwd/dtile/f32-bf16-f32-bf16/sample/D8/rows8/site1",
+                         "lnmod_fwd/dtile/bf16-f32-bf16/sample/site1/D8/rows8",
+                         "lnmod_bwd/dtile/bf16-f32-bf16/sample/site2/D8/rows8"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) cr_expect_eq(ada_bench_name_parse(bad[i], &b), -1, "%s", bad[i]);
 }
 

@@ -2,13 +2,17 @@
 (shape list entries with "op": "lnmod_res", bench/bench_shapes.h): adaload's copies of both
 directions' minimal bytes timed as torch copies (labelled extras, as for every shape), then
 each peer of res_ops.py checked against float64 at the shape (outputs h and out; gradients
-dr, dy, dgate, dscale, dshift and the zero gradient of the tables' other chunks) and only
-then timed, with torch_peers.py's Timer and method:
+dr, dy, dgate -- none at site 2 --, dscale, dshift and the zero gradient of the tables' other
+chunks) and only then timed, with torch_peers.py's Timer and method:
 
-  lnmod_res_fwd/torch_eager/<shape>      h = r + y * g; LN(h) * (1 + scale) + shift -> out
+  lnmod_res_fwd/torch_eager/<shape>      Wan's chain at the shape's site (res_ops.py): site 3
+                                         h = r + y * g; LN(h) * (1 + scale) + shift -> out;
+                                         site 1 the affine LN(h) * w + b; site 2 h = r + y
   lnmod_res_fwd/torch_compile/<shape>    torch.compile of the same chain (static shapes)
   lnmod_res_bwd/<peer>/<bwd shape>       autograd of (h, out) for (dh, d_out) of a forward
                                          run once outside the graph
+
+(<shape> has /site1 or /site2 after the layout at those sites, bench/bench_shapes.h.)
 
 A peer wrong at the shape is written as "wrong result: <errors>" (no time; its backward not
 timed); one whose backward raises keeps its checked forward. tp is the torch_peers module
@@ -95,8 +99,7 @@ def one_shape(tp, run, timer, sh, dtypes):
                 if not (fok and bok):
                     run.wrong(bname, btext or ftext)
                 else:
-                    counters = {"check_rel_err_%s" % k: tp.err_of(btext, k)
-                                for k in ("dr", "dy", "dgate", "dscale", "dshift")}
+                    counters = {"check_rel_err_%s" % k: tp.err_of(btext, k) for k in res_ops.grad_keys(sh)}
                     saved = res_ops.saved_bytes(torch, p, check_set)
                     if saved is not None:
                         counters["saved_bytes"] = float(saved)
