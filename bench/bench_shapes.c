@@ -23,6 +23,11 @@ enum { CLIP480 = 32760, FRAME480 = 1560, CLIP720 = 75600, FRAME720 = 3600 };
  * ones (not a multiple of any vector width), bf16 per-sample at 32,760 rows. */
 static const int64_t sweep_big_D[] = {10240, 12288, 16384};
 static const int64_t sweep_odd_D[] = {1000, 1537, 5119};
+/* The fused op's widths in the sweep (site 3, one sample of SWEEP_ROWS): the public DiTs' hidden
+ * sizes around Wan's (Open-Sora 1152, CogVideoX 1920, 3840-wide models) and the multiples of
+ * 1024 to 10,240 -- the neighbours of the three widths issue 22's bar names. */
+static const int64_t sweep_res_D[] = {1024, 1152, 1536, 1920, 2048, 2304, 2560,
+                                      3072, 3840, 4096, 5120, 6144, 8192, 10240};
 enum { SWEEP_ROWS = 32760, SWEEP_STEP = 128, SWEEP_FIRST = 256, SWEEP_LAST = 8192 };
 
 /* The models set: hidden sizes of public image and video diffusion transformers, one sample
@@ -228,6 +233,8 @@ int64_t ada_shape_set(const char *set, ada_shape *out, int64_t cap)
             bad |= push(out, cap, &n, ada_shape_make(sweep_big_D[i], SWEEP_ROWS, LNMOD_BF16, LNMOD_F32, LNMOD_BF16));
         for (size_t i = 0; i < sizeof sweep_odd_D / sizeof *sweep_odd_D; i++)
             bad |= push(out, cap, &n, ada_shape_make(sweep_odd_D[i], SWEEP_ROWS, LNMOD_BF16, LNMOD_F32, LNMOD_BF16));
+        for (size_t i = 0; i < sizeof sweep_res_D / sizeof *sweep_res_D; i++)
+            bad |= push(out, cap, &n, ada_shape_make_res(sweep_res_D[i], SWEEP_ROWS, 1, 3, LNMOD_BF16, LNMOD_BF16));
     } else if (!strcmp(set, "models")) {
         for (size_t i = 0; i < sizeof models / sizeof *models; i++) {
             ada_shape m = ada_shape_make(models[i].D, models[i].tokens, LNMOD_BF16, LNMOD_F32, LNMOD_BF16);

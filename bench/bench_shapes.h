@@ -9,7 +9,7 @@
  *   // "lnmod_bwd/dtile/bf16-f32-bf16/sample/D1536/rows1560/graph30": the backward, whose
  *   // graph K follows its own (larger) minimal bytes
  *
- * Sets (74, 69, 17 and 3 shapes; every modulation row at Wan's 6*D stride, fp32 modulation):
+ * Sets (74, 83, 17 and 3 shapes; every modulation row at Wan's 6*D stride, fp32 modulation):
  *   "wan"    Wan 2.1 1.3B/14B hidden sizes 1536 and 5120 and Wan 2.2 5B's 3072: images and
  *            17-, 33-, 81-frame clips at 480p and 720p, one sample each, bf16 x/y per sample,
  *            plus fp32 x for rows >= 32,760, and two 480p 81-frame clips in one call
@@ -21,7 +21,9 @@
  *            9 of site 3 (32,760 and 75,600 rows and two 32,760-row samples, B2), then sites 1
  *            and 2 at one sample of 32,760 rows (6; ada_shape_make_res)
  *   "sweep"  bf16 per-sample, 32,760 rows: every multiple of 128 from 256 to 8192, then 10240,
- *            12288, 16384 and the odd widths 1000, 1537, 5119
+ *            12288, 16384 and the odd widths 1000, 1537, 5119; last, the fused gated residual
+ *            op at site 3 (as the wan set's, one sample of 32,760 rows) at 14 widths from 1024
+ *            to 10240 (1152, 1920, 2304, 2560, 3840 among them)
  *   "models" hidden sizes of public image/video diffusion transformers at their usual token
  *            count, one sample, bf16 per-sample; each shape names its model (ada_model_shapes)
  *   "quick"  CI smoke test, seconds

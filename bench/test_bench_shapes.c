@@ -58,12 +58,12 @@ static void check_common(const char *set, int64_t n)
 Test(shapes, sizes_of_the_sets)
 {
     cr_assert_eq(ada_shape_set("wan", sh, ADA_MAX_SHAPES), 74);
-    cr_assert_eq(ada_shape_set("sweep", sh, ADA_MAX_SHAPES), 69);
+    cr_assert_eq(ada_shape_set("sweep", sh, ADA_MAX_SHAPES), 83);
     cr_assert_eq(ada_shape_set("models", sh, ADA_MAX_SHAPES), 17);
     cr_assert_eq(ada_shape_set("quick", sh, ADA_MAX_SHAPES), 3);
     cr_assert_eq(ada_shape_set("nope", sh, ADA_MAX_SHAPES), -1);
     cr_assert_eq(ada_shape_set(NULL, sh, ADA_MAX_SHAPES), -1);
-    cr_assert_eq(ada_shape_set("sweep", sh, 68), -1, "too small an array is an error");
+    cr_assert_eq(ada_shape_set("sweep", sh, 82), -1, "too small an array is an error");
 }
 
 Test(shapes, sweep_has_every_width)
@@ -77,8 +77,22 @@ Test(shapes, sweep_has_every_width)
     for (size_t i = 0; i < sizeof more / sizeof *more; i++, want++)
         cr_assert(find(n, more[i], 32760, LNMOD_PER_SAMPLE, LNMOD_BF16) >= 0, "sweep lacks D %lld",
                   (long long)more[i]);
+    /* then the fused op (site 3, Wan's dtypes, one sample), named as the wan set names it */
+    const int64_t res[] = {1024, 1152, 1536, 1920, 2048, 2304, 2560, 3072, 3840, 4096, 5120, 6144, 8192, 10240};
+    for (size_t i = 0; i < sizeof res / sizeof *res; i++, want++) {
+        const ada_shape *r = &sh[n - (int64_t)(sizeof res / sizeof *res) + (int64_t)i];
+        cr_assert(r->res && r->rdesc.D == res[i] && r->rdesc.rows == 32760 && r->rdesc.rows_per_sample == 32760 &&
+                      r->rdesc.gate == LNMOD_RES_GATE && r->rdesc.norm == LNMOD_RES_MODULATE &&
+                      r->rdesc.res_dtype == LNMOD_F32 && r->rdesc.branch_dtype == LNMOD_BF16,
+                  "sweep's fused shape %zu is not site 3 at D %lld x 32,760 rows", i, (long long)res[i]);
+        char nm[ADA_NAME_MAX], w[ADA_NAME_MAX];
+        cr_assert_eq(ada_shape_bench_name(r, "dtile", nm, sizeof nm), 0);
+        snprintf(w, sizeof w, "lnmod_res_fwd/dtile/f32-bf16-f32-bf16/sample/D%lld/rows32760", (long long)res[i]);
+        cr_assert_str_eq(nm, w);
+    }
     cr_assert_eq(n, want, "the sweep has shapes beyond the promised widths");
     for (int64_t i = 0; i < n; i++) {
+        if (sh[i].res) continue; /* the fused op's dtypes are its own (checked above) */
         cr_assert_eq(sh[i].desc.mod_dtype, LNMOD_F32);
         cr_assert_eq(sh[i].desc.y_dtype, LNMOD_BF16);
         cr_assert_null(sh[i].model);

@@ -18,7 +18,8 @@
 #   MODE bench  the forward: bench --set wan (every shape), bench --set wan --with-peers on the shapes of
 #               the speed bar (rows >= 32,760), and the regression check: the slowed build's
 #               dtile against two runs of the normal build (adaload compare)
-#   MODE sweep  bench --set sweep (the widths of issue 21, forward and backward, with the copy)
+#   MODE sweep  bench --set sweep (the widths of issue 21, forward and backward, with the copy;
+#               then the fused op's 14 widths)
 #   MODE bench-bwd  the shapes of issue 18's bar (bf16, fp32 modulation, D 1536/3072/5120,
 #               rows 32,760 and 75,600, and two 32,760-row samples in one call, where
 #               torch.compile's gradients are right), forward and backward of every variant: per sample with
@@ -283,7 +284,8 @@ case "$mode" in
     ;;
   sweep)
     # bench --set sweep: dtile forward and backward over the widths of issue 21 (bf16, per
-    # sample, 32,760 rows) beside the copy; ~100 s on the H200.
+    # sample, 32,760 rows) beside the copy, then the fused op (site 3) at 14 widths 1024-10240;
+    # ~100 s on the H200 before the fused op's widths (estimated ~60 s more; not yet run).
     step bench --set sweep
     ;;
   bench-bwd)

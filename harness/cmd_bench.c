@@ -67,7 +67,7 @@ static int parse(int argc, char **argv, bopts *o)
     o->reps = -1;
     o->min_time = 0.01;
     const cli_opt opts[] = {
-        CLI_STR("--set", &o->set, "S", "shape set: wan (default; Wan 2.1/2.2 sizes, layouts, dtypes), sweep (D = 256..16384, every multiple of 128 to 8192), models (public DiTs), quick (CI)"),
+        CLI_STR("--set", &o->set, "S", "shape set: wan (default; Wan 2.1/2.2 sizes, layouts, dtypes), sweep (D = 256..16384, every multiple of 128 to 8192; the fused op at 14 widths), models (public DiTs), quick (CI)"),
         CLI_LIST("--variant", &o->variants, "V", "only these kernel variants (repeatable, or comma-separated)"),
         CLI_FLAG("--with-peers", &o->with_peers, "also time PyTorch (eager, torch.compile) on the same shapes: bench/peers/torch_peers.py"),
         CLI_I64("--repetitions", &o->reps, 1, 1000, "N", "repetitions per benchmark, median reported (default 9; quick: 3)"),
