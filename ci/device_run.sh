@@ -36,7 +36,9 @@
 #               first; bench/peers/res_peers.py) in one run folder; then `adaload report` of it
 #               into $OUT/report-res.md. ~100-150 s for the 9 site-3 shapes (2026-12-04); sites 1
 #               and 2 add an estimated ~50-70 s (6 more shapes, each the size of the smallest of
-#               the 9; not yet run): ~150-220 s, one call
+#               the 9; not yet run): ~150-220 s, one call. First the fused op's quick grid of
+#               dtile (verify --op lnmod_res, no record; $OUT/verify-res-quick.log): when it
+#               fails nothing is timed
 #   MODE plugin  the example plug-in (kernels/plugin/example/rowblock.cu, built by
 #               ci/device_bundle.sh into .devbundle/plugins/): verify --grid quick of
 #               plugin:rowblock beside dtile (want exit 0, a record), the planted-bug build
@@ -167,6 +169,8 @@ if [ "$dry" = 1 ]; then
       step bench --set wan --filter "$bwd_layouts"
       echo "adaload report <each new run folder> > \$OUT/report-<n>.md" ;;
     bench-res)
+      step verify --op lnmod_res --grid quick --variant dtile --no-record
+      echo "(the bench below only when that verify passes)"
       step bench --set wan --with-peers --filter "$res_filter"
       echo "(15 shapes: site 3's 9 of issue 22's bar, sites 1 and 2 at D 1536/3072/5120 x 32,760 rows; both directions)"
       echo "adaload report <the new run folder> > \$OUT/report-res.md" ;;
@@ -306,9 +310,19 @@ case "$mode" in
       done
     ;;
   bench-res)
-    step bench --set wan --with-peers --filter "$res_filter"
-    run=$(find results -path '*/bench/*' -name meta.json ! -path "*/.*" | sort | comm -13 "$before" - | tail -1)
-    [ -n "$run" ] && { $ada report "$(dirname "$run")" >"$out/report-res.md"; echo "report rc=$? -> report-res.md"; }
+    # The fused op's quick grid of dtile first (no record; ~30 s): a build whose kernels fail it
+    # is not timed (a kernel patch before its record: land_patch.sh prepare, then this).
+    log "verify --op lnmod_res --grid quick --variant dtile --no-record"
+    $ada verify --op lnmod_res --grid quick --variant dtile --no-record >"$out/verify-res-quick.log" 2>&1
+    vrc=$?; echo "verify res quick rc=$vrc"; tail -3 "$out/verify-res-quick.log"
+    if [ "$vrc" != 0 ]; then
+      grep ' FAIL' "$out/verify-res-quick.log" | head -20
+      echo "bench-res: the fused op's quick grid failed (rc=$vrc): nothing timed"
+    else
+      step bench --set wan --with-peers --filter "$res_filter"
+      run=$(find results -path '*/bench/*' -name meta.json ! -path "*/.*" | sort | comm -13 "$before" - | tail -1)
+      [ -n "$run" ] && { $ada report "$(dirname "$run")" >"$out/report-res.md"; echo "report rc=$? -> report-res.md"; }
+    fi
     ;;
   plugin)
     ls -l "$rowblock" "$noeps" || echo "plugin: the example plug-ins are not in $plugdir (ci/device_bundle.sh)"

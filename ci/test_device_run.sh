@@ -57,13 +57,18 @@ print(len(names))' "$filt")
 done < <(grep '^adaload bench ' <<<"$plan")
 echo "device_run bench-bwd plan: ok"
 
-# MODE bench-res (issue 22): one bench step, with the peers, whose filter selects exactly the
+# MODE bench-res (issue 22): the fused op's quick grid of dtile (no record), then one bench
+# step, with the peers, whose filter selects exactly the
 # fused residual op's 9 bar shapes (site 3, fp32 residual, bf16 branch and out, D 1536/3072/
 # 5120, rows 32,760, 75,600 and 2 x 32,760) and the 6 of sites 1 and 2 (the same D, 32,760
 # rows), both directions of naive and dtile, and one copy ceiling per distinct byte count of
 # them (site 1's bytes are site 3's at one sample: 24 ceilings), nothing else.
 plan=$("$root/ci/device_run.sh" --dry-run bench-res) || fail "--dry-run bench-res exited $?"
 echo "$plan"
+# First the fused op's quick grid of dtile, without a record (a failing kernel build is not timed).
+[ "$(grep -c '^adaload verify ' <<<"$plan")" = 1 ] || fail "bench-res: want 1 verify step before the bench"
+[ "$(grep -m1 '^adaload ' <<<"$plan")" = "adaload verify --op lnmod_res --grid quick --variant dtile --no-record" ] ||
+  fail "bench-res: the first step is not the fused op's quick grid of dtile without a record"
 [ "$(grep -c '^adaload bench ' <<<"$plan")" = 1 ] || fail "bench-res: want 1 bench step"
 line=$(grep '^adaload bench ' <<<"$plan")
 grep -q -- '--with-peers' <<<"$line" || fail "bench-res: no peers"
