@@ -19,10 +19,14 @@ static const int64_t wan_rows[] = {1560, 3600, 5460, 12600, 14040, 32400, 32760,
  * 720x1280 -> 45 x 80 = 3,600; both clips have 21 latent frames. */
 static const int64_t bar_D[] = {1536, 2048, 3072, 4096, 5120};
 enum { CLIP480 = 32760, FRAME480 = 1560, CLIP720 = 75600, FRAME720 = 3600 };
-/* The sweep: every multiple of 128 from 256 to 8192, three larger widths and three odd
- * ones (not a multiple of any vector width), bf16 per-sample at 32,760 rows. */
+/* The sweep: every multiple of 128 from 256 to 8192, three larger widths, and a width of each
+ * class of issue 21's bar that the multiples of 128 miss -- odd multiples of 64 from 1024 to
+ * 16384 (bar 90% of copy), multiples of 8 but not of 64 (85% from 1024; 80% below it), odd D
+ * (60%) -- bf16 per-sample at 32,760 rows. */
 static const int64_t sweep_big_D[] = {10240, 12288, 16384};
-static const int64_t sweep_odd_D[] = {1000, 1537, 5119};
+static const int64_t sweep_m64_D[] = {1088, 1216, 1344, 2112, 3136, 4160, 6208, 8256, 9280, 11328, 14400, 16320};
+static const int64_t sweep_m8_D[] = {264, 520, 776, 1000, 1032, 1160, 2056, 3080, 5128, 9000};
+static const int64_t sweep_odd_D[] = {255, 777, 1537, 3001, 5119, 16383};
 /* The fused op's widths in the sweep (site 3, one sample of SWEEP_ROWS): the public DiTs' hidden
  * sizes around Wan's (Open-Sora 1152, CogVideoX 1920, 3840-wide models) and the multiples of
  * 1024 to 10,240 -- the neighbours of the three widths issue 22's bar names. */
@@ -231,6 +235,10 @@ int64_t ada_shape_set(const char *set, ada_shape *out, int64_t cap)
             bad |= push(out, cap, &n, ada_shape_make(D, SWEEP_ROWS, LNMOD_BF16, LNMOD_F32, LNMOD_BF16));
         for (size_t i = 0; i < sizeof sweep_big_D / sizeof *sweep_big_D; i++)
             bad |= push(out, cap, &n, ada_shape_make(sweep_big_D[i], SWEEP_ROWS, LNMOD_BF16, LNMOD_F32, LNMOD_BF16));
+        for (size_t i = 0; i < sizeof sweep_m64_D / sizeof *sweep_m64_D; i++)
+            bad |= push(out, cap, &n, ada_shape_make(sweep_m64_D[i], SWEEP_ROWS, LNMOD_BF16, LNMOD_F32, LNMOD_BF16));
+        for (size_t i = 0; i < sizeof sweep_m8_D / sizeof *sweep_m8_D; i++)
+            bad |= push(out, cap, &n, ada_shape_make(sweep_m8_D[i], SWEEP_ROWS, LNMOD_BF16, LNMOD_F32, LNMOD_BF16));
         for (size_t i = 0; i < sizeof sweep_odd_D / sizeof *sweep_odd_D; i++)
             bad |= push(out, cap, &n, ada_shape_make(sweep_odd_D[i], SWEEP_ROWS, LNMOD_BF16, LNMOD_F32, LNMOD_BF16));
         for (size_t i = 0; i < sizeof sweep_res_D / sizeof *sweep_res_D; i++)

@@ -50,6 +50,7 @@ int report_sweep(const char *run, const cli_list *want, const char *shape, const
     printf("Run `%s`. Medians of pct_copy_bw over the repetitions (%% of a device-to-device "
            "copy of the same bytes timed in the same run).\n\n", run);
     ada_sweep_print(stdout, &w);
+    ada_sweep_bar_print(stdout, &w, "dtile"); /* issue 21's verdict, on the bar's slice only */
     if (out) {
         char *buf = NULL;
         size_t len = 0;

@@ -192,6 +192,60 @@ void ada_sweep_print(FILE *f, const ada_sweep *w)
 }
 
 /* XML text with &, <, > and " escaped. */
+double ada_sweep_width_need(int64_t D)
+{
+    if (D <= 0) return 0;
+    if (D % 2) return 60;
+    if (D >= 256 && D < 1024) return 80;
+    if (D >= 1024 && D <= 16384) return D % 64 == 0 ? 90 : D % 8 == 0 ? 85 : 0;
+    return 0;
+}
+
+int ada_sweep_bar_print(FILE *f, const ada_sweep *w, const char *variant)
+{
+    const char *pre = "bf16-f32-bf16/sample/rows";
+    char *end = NULL;
+    if (strncmp(w->shape, pre, strlen(pre))) return 1;
+    const long long rows = strtoll(w->shape + strlen(pre), &end, 10);
+    if (!end || *end || rows < 32760) return 1;
+    const ada_sweep_series *s = NULL;
+    for (int64_t i = 0; i < w->ns; i++)
+        if (!strcmp(w->s[i].variant, variant)) s = &w->s[i];
+    if (!s) return 1;
+    static const double needs[4] = {90, 85, 80, 60};
+    int64_t n[4] = {0}, met[4] = {0}, misses = 0;
+    for (int64_t k = 0; k < w->nD; k++) {
+        const double need = ada_sweep_width_need(w->D[k]);
+        int c = 0;
+        while (c < 4 && needs[c] != need) c++;
+        if (c == 4) continue; /* no bar at this width */
+        n[c]++;
+        if (s->has[k] && s->pct[k] >= need) {
+            met[c]++;
+            continue;
+        }
+        if (!misses++) fprintf(f, "\n");
+        if (s->has[k])
+            fprintf(f, "- width bar missed: D %lld: %.1f%% of copy (needs %.0f%%)\n", (long long)w->D[k], s->pct[k],
+                    need);
+        else
+            fprintf(f, "- width bar missed: D %lld: no point in this run (needs %.0f%%)\n", (long long)w->D[k], need);
+    }
+    const int64_t all = n[0] + n[1] + n[2] + n[3], ok = met[0] + met[1] + met[2] + met[3];
+    fprintf(f, "\nWidth bar (issue 21: %s, %s; >= 90%% of copy at the multiples of 64 from 1024 to 16384, "
+               ">= 85%% at the other multiples of 8 there, >= 80%% from 256 to 1023, >= 60%% at odd D): "
+               "%lld of %lld widths meet it",
+            variant, w->shape, (long long)ok, (long long)all);
+    const char *names[4] = {"multiples of 64", "other multiples of 8", "256-1023", "odd"};
+    for (int c = 0, first = 1; c < 4; c++)
+        if (n[c]) {
+            fprintf(f, "%s%s %lld/%lld", first ? " (" : ", ", names[c], (long long)met[c], (long long)n[c]);
+            first = 0;
+        }
+    fprintf(f, "%s.\n", all ? ")" : "");
+    return 0;
+}
+
 static void xml_text(FILE *f, const char *s)
 {
     for (; *s; s++) {

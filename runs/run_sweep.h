@@ -49,6 +49,19 @@ void ada_sweep_free(ada_sweep *w);
 /* The markdown table: a row per D, a column per series. */
 void ada_sweep_print(FILE *f, const ada_sweep *w);
 
+/* Issue 21's width bar for dtile's forward (bf16 x/y, fp32 per-sample modulation, >= 32,760
+ * rows): the % of the in-run copy width D needs -- 90 at the multiples of 64 from 1024 to
+ * 16384, 85 at the other multiples of 8 there, 80 at the even widths from 256 to 1023, 60 at
+ * odd D -- or 0 where the bar sets nothing (even widths below 256 or above 16384, and the even
+ * widths from 1024 that are not multiples of 8). */
+double ada_sweep_width_need(int64_t D);
+
+/* The width bar's verdict for series `variant` of w, into f: a line per width that misses its
+ * need or has no point, then how many widths meet it, per class and in all. Only for the bar's
+ * slice (bf16-f32-bf16/sample/rows<R>, R >= 32,760) and a series that is there: otherwise it
+ * prints nothing and returns 1; 0 when printed. */
+int ada_sweep_bar_print(FILE *f, const ada_sweep *w, const char *variant);
+
 /* The plot: D on a log2 axis, % of copy from 0, the 90% and 80% bar lines dashed, one
  * polyline with markers per series and a legend. 0, or -1 if writing failed. */
 int ada_sweep_svg(FILE *f, const ada_sweep *w, const char *title);

@@ -1,8 +1,8 @@
 /* test_run_sweep.c -- Criterion tests of the sweep view (run_sweep.c) on synthetic
  * Google Benchmark JSON: the table's values and order, missing points (errors, no counter)
  * shown as gaps and never as 0, the slice chosen by default, given or unknown, the variant
- * filter, the SVG's series, gaps, legend and escaping, and the error for a run without
- * lnmod_fwd benchmarks. */
+ * filter, the SVG's series, gaps, legend and escaping, the error for a run without
+ * lnmod_fwd benchmarks, and issue 21's width bar (its classes, its verdict, only on its slice). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,5 +212,62 @@ Test(sweep, nothing_to_sweep_is_an_error)
     char err[256] = "";
     cr_assert_eq(ada_sweep_build(&s, NULL, 0, NULL, &w, err, sizeof err), -1);
     cr_assert(strstr(err, "no lnmod_fwd benchmarks"), "%s", err);
+    ada_bench_set_free(&s);
+}
+
+Test(sweep, width_bar_classes)
+{
+    /* 90 at multiples of 64 from 1024 to 16384, 85 at the other multiples of 8 there, 80 at even
+     * widths from 256 to 1023, 60 at odd D, nothing elsewhere */
+    const int64_t D[] = {1024, 1088, 16384, 16320, 1032, 9000, 16376, 256, 264, 1000, 1022, 1002,
+                         255, 1, 16383, 16385, 254, 16392, 16448, 1026, 0};
+    const double need[] = {90, 90, 90, 90, 85, 85, 85, 80, 80, 80, 80, 80,
+                           60, 60, 60, 60, 0, 0, 0, 0, 0};
+    for (size_t i = 0; i < sizeof D / sizeof *D; i++)
+        cr_expect_eq(ada_sweep_width_need(D[i]), need[i], "D %lld", (long long)D[i]);
+}
+
+static void bar_run(FILE *f, int *first)
+{
+    bench(f, first, "lnmod_fwd/dtile/bf16-f32-bf16/sample/D1024/rows32760", 91, 0);  /* 90: met */
+    bench(f, first, "lnmod_fwd/dtile/bf16-f32-bf16/sample/D1088/rows32760", 89, 0);  /* 90: missed */
+    bench(f, first, "lnmod_fwd/dtile/bf16-f32-bf16/sample/D1032/rows32760", 86, 0);  /* 85: met */
+    bench(f, first, "lnmod_fwd/dtile/bf16-f32-bf16/sample/D520/rows32760/graph2", 79, 0); /* 80: missed */
+    bench(f, first, "lnmod_fwd/dtile/bf16-f32-bf16/sample/D255/rows32760/graph2", 61, 0); /* 60: met */
+    bench(f, first, "lnmod_fwd/dtile/bf16-f32-bf16/sample/D1026/rows32760", 10, 0);  /* no bar */
+    bench(f, first, "lnmod_fwd/dtile/bf16-f32-bf16/sample/D2048/rows32760", 99, 1);  /* 90: no point */
+    bench(f, first, "lnmod_fwd/row_per_warp/bf16-f32-bf16/sample/D1024/rows32760", 50, 0);
+    bench(f, first, "lnmod_fwd/dtile/bf16-f32-bf16/sample/D1024/rows1560/graph4", 95, 0);
+}
+
+Test(sweep, width_bar_verdict_on_its_slice_only)
+{
+    ada_bench_set s = {0};
+    load(&s, bar_run);
+    ada_sweep w;
+    char err[256];
+    cr_assert_eq(ada_sweep_build(&s, NULL, 0, "bf16-f32-bf16/sample/rows32760", &w, err, sizeof err), 0, "%s", err);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    cr_assert_eq(ada_sweep_bar_print(m, &w, "dtile"), 0);
+    fclose(m);
+    cr_expect(strstr(buf, "- width bar missed: D 1088: 89.0% of copy (needs 90%)"), "%s", buf);
+    cr_expect(strstr(buf, "- width bar missed: D 520: 79.0% of copy (needs 80%)"), "%s", buf);
+    cr_expect(strstr(buf, "- width bar missed: D 2048: no point in this run (needs 90%)"), "%s", buf);
+    cr_expect_eq(count(buf, "width bar missed"), 3, "%s", buf);
+    cr_expect(strstr(buf, "3 of 6 widths meet it (multiples of 64 1/3, other multiples of 8 1/1, 256-1023 0/1, "
+                          "odd 1/1)."), "%s", buf);
+    free(buf);
+    /* the bar's slice but a variant the run lacks, and a slice not the bar's: nothing */
+    m = open_memstream(&buf, &len);
+    cr_expect_eq(ada_sweep_bar_print(m, &w, "nope"), 1);
+    ada_sweep_free(&w);
+    cr_assert_eq(ada_sweep_build(&s, NULL, 0, "bf16-f32-bf16/sample/rows1560", &w, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(ada_sweep_bar_print(m, &w, "dtile"), 1);
+    fclose(m);
+    cr_expect_eq(len, 0, "printed: %s", buf);
+    free(buf);
+    ada_sweep_free(&w);
     ada_bench_set_free(&s);
 }
