@@ -539,6 +539,7 @@ static int report(const char *run, const cli_list *want)
     free(order);
     if (rows == 0) printf("| (no lnmod_fwd benchmarks in this run) | | | | | | |\n");
     print_bar(&s);
+    report_layout_bar(&s);
     report_user_peers(&s, want);
     if (print_backward(&s, want)) {
         ada_bench_set_free(&s);

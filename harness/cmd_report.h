@@ -28,6 +28,10 @@ int report_sweep(const char *run, const cli_list *want, const char *shape, const
  * dtile's of the same shape and direction; prints nothing when the run has none. */
 void report_user_peers(const ada_bench_set *s, const cli_list *want);
 
+/* Issue 21's layout and dtype bar (cmd_report_layouts.c): dtile's forward per token, per frame,
+ * with fp16 and fp32 x at the bar's widths, >= 85% of copy; nothing when the run has none. */
+void report_layout_bar(const ada_bench_set *s);
+
 /* The fused gated residual op's table (cmd_report_res.c: lnmod_res_fwd/lnmod_res_bwd of the
  * kernel variants beside the PyTorch chain's peers) and issue 22's bar; nothing when the run
  * has none. report_res_has_variant: 1 when the run has a res benchmark of that variant. */

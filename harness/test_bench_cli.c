@@ -8,6 +8,7 @@
  * *   - report on a synthetic run folder (ours + peers) prints the expected row;
  *   - report: failed peers ("failed", the bars' rules), wrong ones, the user's own --peer rows;
  *   - report: the fused residual op's table and bar (lnmod_res_fwd/lnmod_res_bwd);
+ *   - report: issue 21's layout and dtype bar (per token, per frame, fp16 and fp32 x);
  *   - report --sweep prints the sweep table, writes the SVG where --out says, refuses the rest.
  */
 #include <errno.h>
@@ -272,6 +273,40 @@ Test(report_cli, table_from_synthetic_run)
     text = slurp(log);
     cr_assert_null(strstr(text, "| dtile |"), "%s", text);
     cr_assert_not_null(strstr(text, "| naive |"), "%s", text);
+}
+
+/* Issue 21's layout and dtype bar: dtile's forward per token / per frame (bf16) and fp16 / fp32 x
+ * per sample at the bar's widths and >= 32,760 rows, 85% of copy each; other shapes not counted. */
+Test(report_cli, layout_bar)
+{
+    test_tmp_make("bench");
+    char p[256];
+    snprintf(p, sizeof p, "%s/bench.json", test_tmpdir);
+    FILE *f = fopen(p, "w");
+    fprintf(f, "{\"context\": {}, \"benchmarks\": [\n");
+    gb_entry(f, "copy/bytes1000", 40, 25e9, 100, 1);
+    gb_entry(f, "lnmod_fwd/dtile/bf16-f32-bf16/token/D1536/rows32760", 100, 3.5e12, 84.7, 0); /* missed */
+    gb_entry(f, "lnmod_fwd/dtile/bf16-f32-bf16/frame/D3072/rows32760", 100, 3.5e12, 90.0, 0);
+    gb_entry(f, "lnmod_fwd/dtile/f16-f32-f16/sample/D2048/rows32760", 100, 3.5e12, 88.0, 0);
+    gb_entry(f, "lnmod_fwd/dtile/f32-f32-f32/sample/D4096/rows32760", 100, 3.5e12, 86.0, 0);
+    /* not the bar's: per sample bf16, too few rows, another width, another variant */
+    gb_entry(f, "lnmod_fwd/dtile/bf16-f32-bf16/sample/D1536/rows32760", 100, 3.5e12, 50.0, 0);
+    gb_entry(f, "lnmod_fwd/dtile/bf16-f32-bf16/token/D1536/rows1560", 100, 3.5e12, 50.0, 0);
+    gb_entry(f, "lnmod_fwd/dtile/f16-f32-f16/sample/D1152/rows32760", 100, 3.5e12, 50.0, 0);
+    gb_entry(f, "lnmod_fwd/naive/bf16-f32-bf16/frame/D3072/rows32760", 100, 3.5e12, 20.0, 0);
+    fprintf(f, "]}\n");
+    fclose(f);
+    char log[128];
+    snprintf(log, sizeof log, "%s/report.md", test_tmpdir);
+    char *a[] = {"report", test_tmpdir, NULL};
+    cr_assert_eq(run_adaload(a, log), 0);
+    const char *text = slurp(log);
+    cr_assert_not_null(strstr(text, "- layout bar missed: bf16-f32-bf16/token/D1536/rows32760: 84.7% of copy (needs 85%)"),
+                       "%s", text);
+    cr_assert_not_null(strstr(text, "; >= 85% of copy): 3 of 4 shapes meet it."), "%s", text);
+    cr_assert_null(strstr(text, "layout bar missed: bf16-f32-bf16/sample"), "%s", text);
+    cr_assert_null(strstr(text, "layout bar missed: bf16-f32-bf16/token/D1536/rows1560"), "%s", text);
+    cr_assert_null(strstr(text, "layout bar missed: f16-f32-f16/sample/D1152"), "%s", text);
 }
 
 static void gb_raw(FILE *f, const char *name, const char *fields)
