@@ -228,27 +228,38 @@ static void gb_entry(FILE *f, const char *name, double us, double bps, double pc
             first ? "" : ",", name, name, us, bps, pct);
 }
 
+/* A Google Benchmark JSON file dir/file opened for gb_entry/gb_raw lines, and closed. */
+static FILE *gb_open(const char *dir, const char *file)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", dir, file);
+    FILE *f = fopen(p, "w");
+    cr_assert_not_null(f, "%s", p);
+    fprintf(f, "{\"context\": {}, \"benchmarks\": [\n");
+    return f;
+}
+
+static void gb_close(FILE *f)
+{
+    fprintf(f, "]}\n");
+    fclose(f);
+}
+
 Test(report_cli, table_from_synthetic_run)
 {
     test_tmp_make("bench");
     char p[256];
-    snprintf(p, sizeof p, "%s/bench.json", test_tmpdir);
-    FILE *f = fopen(p, "w");
-    fprintf(f, "{\"context\": {}, \"benchmarks\": [\n");
+    FILE *f = gb_open(test_tmpdir, "bench.json");
     gb_entry(f, "copy/bytes1000", 40, 25e9, 100, 1);
     gb_entry(f, "lnmod_fwd/dtile/bf16-f32-bf16/sample/D5120/rows32760", 100, 4.0e12, 93.5, 0);
     gb_entry(f, "lnmod_fwd/naive/bf16-f32-bf16/sample/D5120/rows32760", 400, 1.0e12, 23.4, 0);
     /* Below the bar (fp32 x needs 85%) and without peers. */
     gb_entry(f, "lnmod_fwd/dtile/f32-f32-f32/sample/D1536/rows75600", 300, 3.5e12, 80.0, 0);
-    fprintf(f, "]}\n");
-    fclose(f);
-    snprintf(p, sizeof p, "%s/peers.json", test_tmpdir);
-    f = fopen(p, "w");
-    fprintf(f, "{\"context\": {}, \"benchmarks\": [\n");
+    gb_close(f);
+    f = gb_open(test_tmpdir, "peers.json");
     gb_entry(f, "lnmod_fwd/torch_compile/bf16-f32-bf16/sample/D5120/rows32760", 250, 1.6e12, 37, 1);
     gb_entry(f, "lnmod_fwd/torch_eager/bf16-f32-bf16/sample/D5120/rows32760", 800, 0.5e12, 12, 0);
-    fprintf(f, "]}\n");
-    fclose(f);
+    gb_close(f);
     snprintf(p, sizeof p, "%s/meta.json", test_tmpdir);
     write_file(p, "{\"machine\": {\"cuda\": {\"devices\": [{\"name\": \"NVIDIA H200\"}]}}}\n");
 
@@ -280,10 +291,7 @@ Test(report_cli, table_from_synthetic_run)
 Test(report_cli, layout_bar)
 {
     test_tmp_make("bench");
-    char p[256];
-    snprintf(p, sizeof p, "%s/bench.json", test_tmpdir);
-    FILE *f = fopen(p, "w");
-    fprintf(f, "{\"context\": {}, \"benchmarks\": [\n");
+    FILE *f = gb_open(test_tmpdir, "bench.json");
     gb_entry(f, "copy/bytes1000", 40, 25e9, 100, 1);
     gb_entry(f, "lnmod_fwd/dtile/bf16-f32-bf16/token/D1536/rows32760", 100, 3.5e12, 84.7, 0); /* missed */
     gb_entry(f, "lnmod_fwd/dtile/bf16-f32-bf16/frame/D3072/rows32760", 100, 3.5e12, 90.0, 0);
@@ -294,8 +302,7 @@ Test(report_cli, layout_bar)
     gb_entry(f, "lnmod_fwd/dtile/bf16-f32-bf16/token/D1536/rows1560", 100, 3.5e12, 50.0, 0);
     gb_entry(f, "lnmod_fwd/dtile/f16-f32-f16/sample/D1152/rows32760", 100, 3.5e12, 50.0, 0);
     gb_entry(f, "lnmod_fwd/naive/bf16-f32-bf16/frame/D3072/rows32760", 100, 3.5e12, 20.0, 0);
-    fprintf(f, "]}\n");
-    fclose(f);
+    gb_close(f);
     char log[128];
     snprintf(log, sizeof log, "%s/report.md", test_tmpdir);
     char *a[] = {"report", test_tmpdir, NULL};
@@ -321,12 +328,10 @@ static void gb_raw(FILE *f, const char *name, const char *fields)
 Test(report_cli, backward_beside_forward)
 {
     test_tmp_make("bwd");
-    char p[256], log[256];
+    char log[256];
     const char *S = "bf16-f32-bf16/sample/D5120/rows32760", *T = "bf16-f32-bf16/token/D3072/rows32760";
     char n[256];
-    snprintf(p, sizeof p, "%s/bench.json", test_tmpdir);
-    FILE *f = fopen(p, "w");
-    fprintf(f, "{\"context\": {}, \"benchmarks\": [\n");
+    FILE *f = gb_open(test_tmpdir, "bench.json");
     gb_entry(f, "copy/bytes1000", 40, 25e9, 100, 1);
 #define NAME(op, v, sh) (snprintf(n, sizeof n, "%s/%s/%s", op, v, sh), n)
     gb_entry(f, NAME("lnmod_fwd", "dtile", S), 100, 4.0e12, 93.5, 0);
@@ -335,11 +340,8 @@ Test(report_cli, backward_beside_forward)
     gb_entry(f, NAME("lnmod_bwd", "naive", S), 500, 1.4e12, 35.2, 0);
     gb_entry(f, "lnmod_fwd/dtile/bf16-f32-bf16/token/D3072/rows32760/graph2", 50, 4.0e12, 90, 0);
     gb_entry(f, NAME("lnmod_bwd", "dtile", T), 90, 3.2e12, 79, 0);
-    fprintf(f, "]}\n");
-    fclose(f);
-    snprintf(p, sizeof p, "%s/peers.json", test_tmpdir);
-    f = fopen(p, "w");
-    fprintf(f, "{\"context\": {}, \"benchmarks\": [\n");
+    gb_close(f);
+    f = gb_open(test_tmpdir, "peers.json");
     gb_entry(f, NAME("lnmod_fwd", "torch_compile", S), 250, 1.6e12, 37, 1);
     gb_entry(f, NAME("lnmod_bwd", "torch_compile", S), 400, 1.6e12, 37, 0);
     gb_entry(f, NAME("lnmod_fwd", "torch_eager", S), 800, 0.5e12, 12, 0);
@@ -352,8 +354,7 @@ Test(report_cli, backward_beside_forward)
     gb_raw(f, "lnmod_fwd/torch_compile/bf16-f32-bf16/token/D3072/rows32760/graph2", "\"real_time\": 0, \"time_unit\": \"us\", \"error_occurred\": true, "
                                                      "\"error_message\": \"wrong result: rel err y 0.5\"");
 #undef NAME
-    fprintf(f, "]}\n");
-    fclose(f);
+    gb_close(f);
     snprintf(log, sizeof log, "%s/report.md", test_tmpdir);
     char *a[] = {"report", test_tmpdir, NULL};
     cr_assert_eq(run_adaload(a, log), 0);
@@ -385,7 +386,7 @@ Test(report_cli, backward_beside_forward)
 Test(report_cli, residual_op_table)
 {
     test_tmp_make("res");
-    char p[256], log[256], n[256];
+    char log[256], n[256];
     const char *S = "f32-bf16-f32-bf16/sample/D5120/rows32760", *T = "f32-bf16-f32-bf16/sample/D1536/rows32760";
     /* U: compile's backward raised (no gradients: not compared, the bar met on the copy alone);
      * V: compile's forward raised (the bar needs it: missed). */
@@ -397,9 +398,7 @@ Test(report_cli, residual_op_table)
     const char *X = "f32-bf16-f32-bf16/sample/site1/D1536/rows32760", *Y = "f32-bf16-f32-bf16/sample/site2/D5120/rows32760";
     const char *raised = "\"real_time\": 0, \"time_unit\": \"us\", \"error_occurred\": true, "
                          "\"error_message\": \"error: RuntimeError: invalid gradient at index 3\"";
-    snprintf(p, sizeof p, "%s/bench.json", test_tmpdir);
-    FILE *f = fopen(p, "w");
-    fprintf(f, "{\"context\": {}, \"benchmarks\": [\n");
+    FILE *f = gb_open(test_tmpdir, "bench.json");
     gb_entry(f, "copy/bytes1000", 40, 25e9, 100, 1);
 #define NAME(op, v, sh) (snprintf(n, sizeof n, "%s/%s/%s", op, v, sh), n)
     gb_entry(f, NAME("lnmod_res_fwd", "dtile", S), 100, 4.0e12, 90, 0);
@@ -417,11 +416,8 @@ Test(report_cli, residual_op_table)
     gb_entry(f, NAME("lnmod_res_bwd", "dtile", X), 400, 1.0e12, 40, 0);
     gb_entry(f, NAME("lnmod_res_fwd", "dtile", Y), 90, 4.0e12, 92, 0);
     gb_entry(f, NAME("lnmod_res_bwd", "dtile", Y), 110, 4.0e12, 91, 0);
-    fprintf(f, "]}\n");
-    fclose(f);
-    snprintf(p, sizeof p, "%s/peers.json", test_tmpdir);
-    f = fopen(p, "w");
-    fprintf(f, "{\"context\": {}, \"benchmarks\": [\n");
+    gb_close(f);
+    f = gb_open(test_tmpdir, "peers.json");
     gb_entry(f, NAME("lnmod_res_fwd", "torch_eager", S), 400, 1e12, 20, 1);
     gb_entry(f, NAME("lnmod_res_bwd", "torch_eager", S), 900, 1e12, 20, 0);
     gb_entry(f, NAME("lnmod_res_fwd", "torch_compile", S), 200, 1e12, 40, 0);
@@ -439,8 +435,7 @@ Test(report_cli, residual_op_table)
     gb_entry(f, NAME("lnmod_res_fwd", "torch_compile", Y), 180, 1e12, 40, 0);
     gb_entry(f, NAME("lnmod_res_bwd", "torch_compile", Y), 220, 1e12, 50, 0);
 #undef NAME
-    fprintf(f, "]}\n");
-    fclose(f);
+    gb_close(f);
     snprintf(log, sizeof log, "%s/report.md", test_tmpdir);
     char *a[] = {"report", test_tmpdir, NULL};
     cr_assert_eq(run_adaload(a, log), 0);
@@ -486,25 +481,20 @@ Test(report_cli, residual_op_table)
 Test(report_cli, failed_peers_and_user_peers)
 {
     test_tmp_make("peerfail");
-    char p[256], log[256], n[256];
+    char log[256], n[256];
     const char *A = "bf16-f32-bf16/sample/D5120/rows32760", *B = "bf16-f32-bf16/sample/D3072/rows32760";
     const char *err = "\"real_time\": 0, \"time_unit\": \"us\", \"error_occurred\": true, \"error_message\": ";
     char e1[256], e2[256];
     snprintf(e1, sizeof e1, "%s\"error: RuntimeError: invalid gradient\"", err);
     snprintf(e2, sizeof e2, "%s\"wrong result: rel err y 0.5\"", err);
-    snprintf(p, sizeof p, "%s/bench.json", test_tmpdir);
-    FILE *f = fopen(p, "w");
-    fprintf(f, "{\"context\": {}, \"benchmarks\": [\n");
+    FILE *f = gb_open(test_tmpdir, "bench.json");
     gb_entry(f, "copy/bytes1000", 40, 25e9, 100, 1);
 #define NAME(op, v, sh) (snprintf(n, sizeof n, "%s/%s/%s", op, v, sh), n)
     gb_entry(f, NAME("lnmod_fwd", "dtile", A), 100, 4.0e12, 93.5, 0);
     gb_entry(f, NAME("lnmod_fwd", "dtile", B), 60, 4.0e12, 92.0, 0);
     gb_entry(f, NAME("lnmod_bwd", "dtile", A), 200, 3.6e12, 86.0, 0);
-    fprintf(f, "]}\n");
-    fclose(f);
-    snprintf(p, sizeof p, "%s/peers.json", test_tmpdir);
-    f = fopen(p, "w");
-    fprintf(f, "{\"context\": {}, \"benchmarks\": [\n");
+    gb_close(f);
+    f = gb_open(test_tmpdir, "peers.json");
     gb_entry(f, NAME("lnmod_fwd", "torch_eager", A), 800, 0.5e12, 12, 1);
     gb_raw(f, NAME("lnmod_fwd", "torch_compile", A), e1);
     gb_entry(f, NAME("lnmod_fwd", "torch_eager", B), 480, 0.5e12, 12, 0);
@@ -514,8 +504,7 @@ Test(report_cli, failed_peers_and_user_peers)
     gb_entry(f, NAME("lnmod_fwd", "peer:mine", A), 300, 1e12, 31, 0);
     gb_raw(f, NAME("lnmod_bwd", "peer:bad", A), e2);
 #undef NAME
-    fprintf(f, "]}\n");
-    fclose(f);
+    gb_close(f);
     snprintf(log, sizeof log, "%s/report.md", test_tmpdir);
     char *a[] = {"report", test_tmpdir, NULL};
     cr_assert_eq(run_adaload(a, log), 0);
@@ -545,16 +534,13 @@ Test(report_cli, sweep_table_and_plot)
     char run[256], p[320], log[320], svg[320];
     snprintf(run, sizeof run, "%s/run", test_tmpdir);
     cr_assert_eq(mkdir(run, 0755), 0);
-    snprintf(p, sizeof p, "%s/bench.json", run);
-    FILE *f = fopen(p, "w");
-    fprintf(f, "{\"context\": {}, \"benchmarks\": [\n");
+    FILE *f = gb_open(run, "bench.json");
     gb_entry(f, "lnmod_fwd/dtile/bf16-f32-bf16/sample/D256/rows32760/graph4", 10, 1e12, 49.5, 1);
     gb_entry(f, "lnmod_fwd/dtile/bf16-f32-bf16/sample/D1024/rows32760", 30, 3e12, 61.0, 0);
     gb_entry(f, "lnmod_fwd/dtile/bf16-f32-bf16/sample/D8192/rows32760", 200, 3.8e12, 90.2, 0);
     gb_entry(f, "lnmod_fwd/naive/bf16-f32-bf16/sample/D1024/rows32760", 90, 1e12, 20.0, 0);
     gb_entry(f, "lnmod_fwd/dtile/f32-f32-f32/sample/D1536/rows32760", 100, 3.5e12, 93.0, 0);
-    fprintf(f, "]}\n");
-    fclose(f);
+    gb_close(f);
     snprintf(log, sizeof log, "%s/out.md", test_tmpdir);
     snprintf(svg, sizeof svg, "%s/plot.svg", test_tmpdir);
     char *a[] = {"report", "--sweep", run, "--out", svg, NULL};
