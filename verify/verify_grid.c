@@ -10,9 +10,9 @@
 #include "verify_res.h"
 #include "verify_registry_names.h"
 
-static const int64_t full_D[] = {1, 7, 33, 127, 264, 1000, 1536, 1537, 2048, 2304, 3072, 4096, 5119, 5120, 8192, 12288};
+static const int64_t full_D[] = {1, 7, 33, 127, 1000, 1536, 1537, 2048, 3072, 4096, 5119, 5120, 8192, 12288};
 static const int64_t full_rows[] = {1, 3, 1560, 32760};
-static const int64_t quick_D[] = {1, 264, 1000, 1536, 1537, 2048, 5120};
+static const int64_t quick_D[] = {1, 33, 1536, 1537, 2048, 5120};
 static const int64_t quick_rows[] = {1, 3, 1560};
 static const int64_t smoke_D[] = {1, 7, 33, 257};
 static const int64_t smoke_rows[] = {1, 3, 60};
