@@ -8,17 +8,10 @@
 
 #include "run_name.h"
 
-/* A forward kernel benchmark's variant, slice and D (run_name.h); 0 if it is one. */
-static int parse(const char *name, char *variant, size_t vn, char *shape, size_t sn, int64_t *D)
+/* A forward kernel benchmark's parts (run_name.h: variant, slice, D, ...); 0 if it is one. */
+static int fwd_name(const char *name, ada_bench_name *b)
 {
-    ada_bench_name b;
-    if (ada_bench_name_parse(name, &b) || strcmp(b.op, "lnmod_fwd") || strlen(b.variant) >= vn ||
-        strlen(b.slice) >= sn)
-        return -1;
-    snprintf(variant, vn, "%s", b.variant);
-    snprintf(shape, sn, "%s", b.slice);
-    *D = b.D;
-    return 0;
+    return ada_bench_name_parse(name, b) || strcmp(b->op, "lnmod_fwd") ? -1 : 0;
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -86,22 +79,19 @@ static int64_t slices(const ada_bench_set *set, const char *const *want, int nwa
         free(seenD);
         return -1;
     }
-    char variant[64], shape[96];
-    int64_t D;
+    ada_bench_name b;
     for (int64_t i = 0; i < set->n; i++) {
-        if (parse(set->r[i].name, variant, sizeof variant, shape, sizeof shape, &D) ||
-            !wanted(variant, want, nwant))
-            continue;
+        if (fwd_name(set->r[i].name, &b) || !wanted(b.variant, want, nwant)) continue;
         int64_t k = 0;
-        while (k < n && strcmp(v[k].key, shape)) k++;
-        if (k == n) snprintf(v[n++].key, sizeof v[0].key, "%s", shape);
+        while (k < n && strcmp(v[k].key, b.slice)) k++;
+        if (k == n) snprintf(v[n++].key, sizeof v[0].key, "%s", b.slice);
     }
     for (int64_t k = 0; k < n; k++) {
         int64_t m = 0;
         for (int64_t i = 0; i < set->n; i++)
-            if (!parse(set->r[i].name, variant, sizeof variant, shape, sizeof shape, &D) &&
-                wanted(variant, want, nwant) && !strcmp(shape, v[k].key) && index_of(seenD, m, D) < 0)
-                seenD[m++] = D;
+            if (!fwd_name(set->r[i].name, &b) && wanted(b.variant, want, nwant) && !strcmp(b.slice, v[k].key) &&
+                index_of(seenD, m, b.D) < 0)
+                seenD[m++] = b.D;
         v[k].nD = m;
     }
     free(seenD);
@@ -115,8 +105,7 @@ int ada_sweep_build(const ada_bench_set *set, const char *const *want, int nwant
     ada_sweep w;
     memset(&w, 0, sizeof w);
     memset(out, 0, sizeof *out);
-    char variant[64], shape[96];
-    int64_t D;
+    ada_bench_name b;
     slice *sl = NULL;
     int64_t nsl = slices(set, want, nwant, &sl);
     if (nsl < 0) goto nomem;
@@ -145,18 +134,21 @@ int ada_sweep_build(const ada_bench_set *set, const char *const *want, int nwant
     w.D = malloc((size_t)set->n * sizeof *w.D);
     if (!w.D) goto nomem;
     for (int64_t i = 0; i < set->n; i++)
-        if (!parse(set->r[i].name, variant, sizeof variant, shape, sizeof shape, &D) &&
-            wanted(variant, want, nwant) && !strcmp(shape, w.shape) && index_of(w.D, w.nD, D) < 0)
-            w.D[w.nD++] = D;
+        if (!fwd_name(set->r[i].name, &b) && wanted(b.variant, want, nwant) && !strcmp(b.slice, w.shape) &&
+            index_of(w.D, w.nD, b.D) < 0)
+            w.D[w.nD++] = b.D;
     qsort(w.D, (size_t)w.nD, sizeof *w.D, cmp_i64);
     for (int64_t i = 0; i < set->n; i++) {
         const ada_bench_rec *r = &set->r[i];
-        if (parse(r->name, variant, sizeof variant, shape, sizeof shape, &D) ||
-            !wanted(variant, want, nwant) || strcmp(shape, w.shape))
-            continue;
-        ada_sweep_series *s = series(&w, variant);
+        if (fwd_name(r->name, &b) || !wanted(b.variant, want, nwant) || strcmp(b.slice, w.shape)) continue;
+        /* the slice's parts, the same for each of its benchmarks */
+        snprintf(w.dtypes, sizeof w.dtypes, "%s", b.dtypes);
+        snprintf(w.layout, sizeof w.layout, "%s", b.layout);
+        w.rows = b.rows;
+        w.batch = b.batch;
+        ada_sweep_series *s = series(&w, b.variant);
         if (!s) goto nomem;
-        int64_t k = index_of(w.D, w.nD, D);
+        int64_t k = index_of(w.D, w.nD, b.D);
         double pct = (!r->error && r->n > 0 && r->has_pct) ? ada_median(r->pct_copy, r->n) : 0;
         if (pct > 0 && isfinite(pct)) {
             s->pct[k] = pct;
@@ -203,11 +195,8 @@ double ada_sweep_width_need(int64_t D)
 
 int ada_sweep_bar_print(FILE *f, const ada_sweep *w, const char *variant)
 {
-    const char *pre = "bf16-f32-bf16/sample/rows";
-    char *end = NULL;
-    if (strncmp(w->shape, pre, strlen(pre))) return 1;
-    const long long rows = strtoll(w->shape + strlen(pre), &end, 10);
-    if (!end || *end || rows < 32760) return 1;
+    if (strcmp(w->dtypes, "bf16-f32-bf16") || strcmp(w->layout, "sample") || w->rows < 32760 || w->batch != 1)
+        return 1;
     const ada_sweep_series *s = NULL;
     for (int64_t i = 0; i < w->ns; i++)
         if (!strcmp(w->s[i].variant, variant)) s = &w->s[i];

@@ -36,6 +36,8 @@ typedef struct {
     ada_sweep_series *s;
     int64_t ns;
     char shape[96];   /* the slice: "<x>-<mod>-<y>/<layout>/rows<R>" */
+    char dtypes[24], layout[16]; /* the slice's parts, as run_name.h parsed them */
+    int64_t rows, batch;
     int64_t nshapes;  /* slices in the run (of the wanted variants), this one included */
 } ada_sweep;
 

@@ -238,6 +238,7 @@ static void bar_run(FILE *f, int *first)
     bench(f, first, "lnmod_fwd/dtile/bf16-f32-bf16/sample/D2048/rows32760", 99, 1);  /* 90: no point */
     bench(f, first, "lnmod_fwd/row_per_warp/bf16-f32-bf16/sample/D1024/rows32760", 50, 0);
     bench(f, first, "lnmod_fwd/dtile/bf16-f32-bf16/sample/D1024/rows1560/graph4", 95, 0);
+    bench(f, first, "lnmod_fwd/dtile/bf16-f32-bf16/sample/D1024/rows65520/B2", 95, 0);
 }
 
 Test(sweep, width_bar_verdict_on_its_slice_only)
@@ -264,6 +265,9 @@ Test(sweep, width_bar_verdict_on_its_slice_only)
     cr_expect_eq(ada_sweep_bar_print(m, &w, "nope"), 1);
     ada_sweep_free(&w);
     cr_assert_eq(ada_sweep_build(&s, NULL, 0, "bf16-f32-bf16/sample/rows1560", &w, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(ada_sweep_bar_print(m, &w, "dtile"), 1);
+    ada_sweep_free(&w); /* two samples in one call: not the bar's slice either */
+    cr_assert_eq(ada_sweep_build(&s, NULL, 0, "bf16-f32-bf16/sample/rows65520/B2", &w, err, sizeof err), 0, "%s", err);
     cr_expect_eq(ada_sweep_bar_print(m, &w, "dtile"), 1);
     fclose(m);
     cr_expect_eq(len, 0, "printed: %s", buf);
