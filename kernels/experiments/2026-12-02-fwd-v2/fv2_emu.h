@@ -167,6 +167,28 @@ inline void cluster_wait()
     while (s.cl_phase == cur()->arrived_phase) yield();
     cur()->arrived_phase = -1;
 }
+// An mbarrier (CTA scope) in the 8 bytes of shared memory it names: arrivals still due (bits
+// 0-19), the count a phase (20-39), the phase (40-63). A waiter yields until the phase of its
+// parity has completed, as mbarrier.try_wait.parity.
+inline void mbar_init(uint64_t *bar, unsigned count)
+{
+    if (count == 0 || count >= (1u << 20)) die("mbarrier count out of range");
+    *bar = (uint64_t)count | (uint64_t)count << 20;
+    S().epoch++;
+}
+inline void mbar_arrive(uint64_t *bar)
+{
+    uint64_t v = *bar;
+    const uint64_t due = v & 0xfffffu, count = v >> 20 & 0xfffffu, phase = v >> 40;
+    if (count == 0) die("mbarrier arrive before its init");
+    *bar = due == 1 ? count | count << 20 | (phase + 1) << 40 : (v & ~(uint64_t)0xfffff) | (due - 1);
+    S().epoch++;
+}
+inline void mbar_wait(uint64_t *bar, unsigned parity)
+{
+    if ((*bar >> 20 & 0xfffffu) == 0) die("mbarrier wait before its init");
+    while (((*bar >> 40) & 1u) == (parity & 1u)) yield();
+}
 // The same shared-memory offset in CTA `rank` of the cluster.
 template <typename T> T *map_rank(T *local, unsigned rank)
 {

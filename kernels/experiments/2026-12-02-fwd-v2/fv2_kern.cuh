@@ -29,6 +29,9 @@ __device__ __forceinline__ unsigned cluster_rank() { return emu::cluster_rank();
 __device__ __forceinline__ void cluster_arrive() { emu::cluster_arrive(); }
 __device__ __forceinline__ void cluster_wait() { emu::cluster_wait(); }
 __device__ __forceinline__ void st_part_cluster(part4 *local, unsigned rank, part4 v) { *emu::map_rank(local, rank) = v; }
+__device__ __forceinline__ void mbar_init(uint64_t *bar, unsigned count) { emu::mbar_init(bar, count); }
+__device__ __forceinline__ void mbar_arrive(uint64_t *bar) { emu::mbar_arrive(bar); }
+__device__ __forceinline__ void mbar_wait(uint64_t *bar, unsigned parity) { emu::mbar_wait(bar, parity); }
 #else
 extern __shared__ uint4 fv2_smem[];
 
@@ -49,6 +52,34 @@ __device__ __forceinline__ void st_part_cluster(part4 *local, unsigned rank, par
     asm volatile("st.shared::cluster.v4.f32 [%0], {%1, %2, %3, %4};" ::"r"(ra), "f"(v.hi), "f"(v.lo), "f"(v.m2),
                  "f"(v.n)
                  : "memory");
+}
+
+// ---- a CTA-scope mbarrier (sm_80+): the lag path's split barrier when the row is one CTA's.
+// barrier.cluster.arrive.release orders every thread's earlier stores at cluster scope, which
+// for the y it has just written to global memory means waiting for them to reach L2, at every
+// row; mbarrier.arrive's release is the CTA's (the parts it orders are in shared memory).
+__device__ __forceinline__ void mbar_init(uint64_t *bar, unsigned count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"((unsigned)__cvta_generic_to_shared(bar)), "r"(count)
+                 : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint64_t *bar)
+{
+    asm volatile("{\n\t.reg .b64 st;\n\tmbarrier.arrive.shared::cta.b64 st, [%0];\n\t}" ::"r"(
+                     (unsigned)__cvta_generic_to_shared(bar))
+                 : "memory");
+}
+// Returns once the phase of parity `parity` has completed.
+__device__ __forceinline__ void mbar_wait(uint64_t *bar, unsigned parity)
+{
+    const unsigned a = (unsigned)__cvta_generic_to_shared(bar);
+    unsigned done;
+    do {
+        asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\tselp.u32 %0, 1, 0, p;\n\t}"
+                     : "=r"(done)
+                     : "r"(a), "r"(parity)
+                     : "memory");
+    } while (!done);
 }
 #endif
 
@@ -272,9 +303,15 @@ __global__ void __launch_bounds__(256, 1) tile_kernel(lnmod_kparams p, kcfg k)
     // The parts of three rows' statistics (lag path only) follow the ring, at the same offset
     // in every CTA of the cluster (mapa addresses them there).
     part4(*parts)[FV2_MAX_PARTS] = reinterpret_cast<part4(*)[FV2_MAX_PARTS]>(fv2_smem + (int64_t)k.NS * words);
+    // One CTA a row (C == 1): the parts meet behind a CTA-scope mbarrier (after the parts), a
+    // phase a row, one arrival a warp (its lane 0 wrote the warp's part). Clusters: the barrier.
+    uint64_t *bar = reinterpret_cast<uint64_t *>(parts + 3);
     if (k.C > 1) { // every CTA of the cluster runs before any writes into another's memory
         cluster_arrive();
         cluster_wait();
+    } else if (!solo) {
+        if (threadIdx.x == 0) mbar_init(bar, (unsigned)k.W);
+        __syncthreads();
     }
     const int64_t n = gid < p.rows ? (p.rows - gid + NG - 1) / NG : 0;
     if (n == 0) return; // uniform over the group (and the cluster)
@@ -301,10 +338,21 @@ __global__ void __launch_bounds__(256, 1) tile_kernel(lnmod_kparams p, kcfg k)
             merge_parts(&pt, 1, (float)p.D, p.eps, &hi, &lo, &rs);
             cx.output(si, r, hi, lo, rs, lane == 0);
         } else {
-            if (i > 0) cluster_wait(); // row i-1's parts are all in
-            if (lane == 0)
-                for (int cc = 0; cc < k.C; cc++) st_part_cluster(&parts[bi][c * k.W + warp], (unsigned)cc, pt);
-            cluster_arrive();
+            if (k.C > 1) {
+                if (i > 0) cluster_wait(); // row i-1's parts are all in
+                if (lane == 0)
+                    for (int cc = 0; cc < k.C; cc++) st_part_cluster(&parts[bi][c * k.W + warp], (unsigned)cc, pt);
+                cluster_arrive();
+            } else {
+                if (i > 0) mbar_wait(bar, (unsigned)((i - 1) & 1)); // row i-1's phase: its parts are all in
+                // Every lane past that wait before the warp arrives for row i: else a lane still
+                // to test row i-1's parity could see it again, flipped back by row i's phase.
+                __syncwarp();
+                if (lane == 0) {
+                    parts[bi][warp] = pt;
+                    mbar_arrive(bar);
+                }
+            }
             if (i > 0) {
                 float hi, lo, rs;
 #ifdef FV2_EMU_PLANT_LAG // the emulation test's planted bug: this row's parts, not row i-1's
@@ -322,7 +370,10 @@ __global__ void __launch_bounds__(256, 1) tile_kernel(lnmod_kparams p, kcfg k)
         bi = bi == 2 ? 0 : bi + 1;
     }
     if (!solo) { // the last row's output: its parts (buffer bp) after the last arrive
-        cluster_wait();
+        if (k.C > 1)
+            cluster_wait();
+        else
+            mbar_wait(bar, (unsigned)((n - 1) & 1));
         float hi, lo, rs;
         merge_parts(parts[bp], k.W * k.C, (float)p.D, p.eps, &hi, &lo, &rs);
         cx.output(sp, r - NG, hi, lo, rs, c == 0 && threadIdx.x == 0);

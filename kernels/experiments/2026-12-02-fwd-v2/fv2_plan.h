@@ -149,10 +149,11 @@ static inline int fv2_ctas_sm(const fv2_dev *d, int threads, int regs, int64_t s
 }
 
 /* Dynamic shared memory of a CTA with ns ring slots per group: the rings, and after them the
- * statistics' parts of three rows (16 bytes each) on the lag path. */
+ * statistics' parts of three rows (16 bytes each) and the mbarrier (8 bytes, 16 kept) on the
+ * lag path. */
 static inline int64_t fv2_smem_bytes(const fv2_plan *p, int ns)
 {
-    return (int64_t)p->groups * ns * p->slot_bytes + (p->lag ? 3 * FV2_MAX_PARTS * 16 : 0);
+    return (int64_t)p->groups * ns * p->slot_bytes + (p->lag ? 3 * FV2_MAX_PARTS * 16 + 16 : 0);
 }
 
 /* Ring depth and occupancy from a register count: the smallest NS whose bytes in flight per
