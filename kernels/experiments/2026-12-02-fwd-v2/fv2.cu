@@ -59,11 +59,13 @@ fv2_problem fv2_problem_of(const lnmod_desc *d, const void *x, const void *scale
     return q;
 }
 
+static int vpt_first(fv2_plan *p, const fv2_dev *dev, int max_w);
+
 // The harness's alternatives (fv2.h, FV2_ALT_SHAPE). Returns 1 when nothing changed.
 static int alt_shape(fv2_plan *p, const fv2_dev *dev)
 {
     if (p->cls == FV2_ODD) {
-        if (p->warps >= 16) return 1;
+        if (p->warps * 2 > 16) return 1; // 16 warps: the odd kernel's __launch_bounds__(512)
         p->warps *= 2;
         p->vpt = (int)fv2_ceil(p->nv, 32 * (int64_t)p->warps);
         p->threads = 32 * p->warps;
@@ -78,11 +80,22 @@ static int alt_shape(fv2_plan *p, const fv2_dev *dev)
         fv2_tile_set(p);
         return 0;
     }
-    if (p->vpt + 2 > 8) return 1; // fewer, fatter threads
-    p->vpt += 2;
-    const int64_t wt = fv2_ceil(p->nv, 32 * (int64_t)p->vpt);
+    return vpt_first(p, dev, FV2_MAX_WARPS);
+}
+
+// Round 2 (2026-12-05): the several-warp shapes at 40 elements a thread (VPT 5 for 16-bit x,
+// 8 for fp32 -- the VPT of the round's fastest lag shapes), W = the warps that takes, split
+// over a cluster of up to 4 CTAs while W exceeds max_w. Returns 1 when nothing changed.
+static int vpt_first(fv2_plan *p, const fv2_dev *dev, int max_w)
+{
+    if (p->cls != FV2_TILE || p->warps * p->cluster == 1 || p->mode != FV2_MOD_REG) return 1;
+    const int vpt = p->vec == 8 ? 5 : 8;
+    const int64_t wt = fv2_ceil(p->nv, 32 * (int64_t)vpt);
     int64_t c = 1;
-    while (fv2_ceil(wt, c) > FV2_MAX_WARPS && c < dev->cluster_max && c < FV2_MAX_CLUSTER) c *= 2;
+    while (fv2_ceil(wt, c) > max_w && c < dev->cluster_max && c < FV2_MAX_CLUSTER) c *= 2;
+    if (fv2_ceil(wt, c) > FV2_MAX_WARPS || wt < 2) return 1;
+    if (vpt == p->vpt && (int)c == p->cluster && fv2_ceil(wt, c) == p->warps) return 1;
+    p->vpt = vpt;
     p->cluster = (int)c;
     p->warps = (int)fv2_ceil(wt, c);
     fv2_tile_set(p);
@@ -122,6 +135,11 @@ lnmod_status fv2_forward(int alt, const lnmod_desc *d, const void *x, const void
     if (alt == FV2_ALT_SHAPE) info->same_as_rule = alt_shape(&p, &dev);
     const lnmod_detail::lnmod_kparams kp = lnmod_detail::lnmod_make_params(d, x, scale, shift, y, mean, rstd);
     int extra = alt == FV2_ALT_DEEP ? 2 : 0;
+    if (alt == FV2_ALT_DEEP && p.cls == FV2_TILE && p.warps * p.cluster > 1 && p.mode == FV2_MOD_REG) {
+        // several warps, per sample: VPT-first with at most 4 warps a CTA (round 2)
+        info->same_as_rule = vpt_first(&p, &dev, 4);
+        extra = 0;
+    }
     if (alt == FV2_ALT_DEEP && p.cls == FV2_TILE && d->layout != LNMOD_PER_SAMPLE) { // the other mode
         fv2_tile_plan(&p, &q, &dev, p.mode == FV2_MOD_RING ? FV2_MOD_REG : FV2_MOD_RING);
         extra = 0;

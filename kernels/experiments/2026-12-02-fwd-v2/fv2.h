@@ -13,10 +13,13 @@
 enum {
     FV2_ALT_RULE = 0, /* fv2_make_plan as is */
     FV2_ALT_SHAPE = 1, /* tile, a warp a row: half the VPT on two warps (the lag path);
-                          tile, several warps: VPT + 2 (fewer warps); odd: twice the warps */
-    FV2_ALT_DEEP = 2   /* per sample: the rule's shape with two more ring slots (where they
-                          fit); per token / per frame (tile): the other modulation mode
-                          (REG <-> RING) */
+                          tile, several warps, REG: 40 elements a thread (VPT 5 for 16-bit x,
+                          8 for fp32), up to 8 warps a CTA, then clusters (round 2; was VPT + 2);
+                          odd: twice the warps (up to 16) */
+    FV2_ALT_DEEP = 2   /* several warps, REG: as FV2_ALT_SHAPE with at most 4 warps a CTA
+                          (round 2); other per-sample plans: the rule's shape with two more
+                          ring slots (where they fit); per token / per frame (tile): the other
+                          modulation mode (REG <-> RING) */
 };
 
 typedef struct {
