@@ -18,8 +18,9 @@
 #   MODE bench  the forward: bench --set wan (every shape), bench --set wan --with-peers on the shapes of
 #               the speed bar (rows >= 32,760), and the regression check: the slowed build's
 #               dtile against two runs of the normal build (adaload compare)
-#   MODE sweep  bench --set sweep (the widths of issue 21, forward and backward, with the copy;
-#               then the fused op's 14 widths)
+#   MODE sweep  verify --grid quick of dtile's forward (no record; when it fails nothing is
+#               timed), then bench --set sweep (the widths of issue 21, forward and backward, with
+#               the copy; then the fused op's 14 widths)
 #   MODE bench-bwd  the shapes of issue 18's bar (bf16, fp32 modulation, D 1536/3072/5120,
 #               rows 32,760 and 75,600, and two 32,760-row samples in one call, where
 #               torch.compile's gradients are right), forward and backward of every variant: per sample with
@@ -287,10 +288,20 @@ case "$mode" in
     fi
     ;;
   sweep)
-    # bench --set sweep: dtile forward and backward over the widths of issue 21 (bf16, per
+    # First lnmod's quick grid of dtile's forward (no record; ~10-20 s): a build whose forward
+    # fails it is not timed (a kernel patch before its record: land_patch.sh prepare, then this).
+    # Then bench --set sweep: dtile forward and backward over the widths of issue 21 (bf16, per
     # sample, 32,760 rows) beside the copy, then the fused op (site 3) at 14 widths 1024-10240;
     # ~100 s on the H200 before the fused op's widths (estimated ~60 s more; not yet run).
-    step bench --set sweep
+    log "verify --op lnmod --grid quick --variant dtile --direction fwd --no-record"
+    $ada verify --op lnmod --grid quick --variant dtile --direction fwd --no-record >"$out/verify-fwd-quick.log" 2>&1
+    vrc=$?; echo "verify fwd quick rc=$vrc"; tail -3 "$out/verify-fwd-quick.log"
+    if [ "$vrc" != 0 ]; then
+      grep ' FAIL' "$out/verify-fwd-quick.log" | head -20
+      echo "sweep: dtile's forward failed the quick grid (rc=$vrc): nothing timed"
+    else
+      step bench --set sweep
+    fi
     ;;
   bench-bwd)
     whl=$(ls .whl/liger_kernel-*.whl 2>/dev/null | head -1)

@@ -1,5 +1,9 @@
 // lnmod_fwd_dtile.cu -- variant "dtile": the D-tile coalesced fused forward (the paper's
-// kernel), built to run at device-memory speed.
+// kernel), built to run at device-memory speed. Two versions: version 1 (this file) keeps its
+// six specialized widths (fv2_v1_keeps, lnmod_fwd_v2_plan.h); every other problem goes to
+// version 2's rule (lnmod_fwd_v2.h: one configuration from D, the dtypes, the alignment and
+// the device's facts for every width), and back to version 1's generic path only where no v2
+// plan runs.
 //
 // Specialized path (D in {1536, 2048, 3072, 4096, 5120, 8192}, every pointer 16-byte
 // aligned, modulation rows at 16-byte multiples):
@@ -23,7 +27,8 @@
 //     double buffer held only one row per CTA: 82% of copy bandwidth at D = 5120). Each
 //     thread copies and reads back only its own 16-byte slots: no barrier for the ring.
 //     y stores are plain 128-bit stores.
-// Generic path (any other D, misaligned pointers, odd strides): a persistent block per row
+// Generic path (what v2 declines: pointers not aligned to their element size, or no plan
+// fits; before v2, every other D and alignment): a persistent block per row
 // with runtime D, 128-bit accesses when alignment allows and scalar ones otherwise, x
 // re-read from L1/L2 for each of the three passes (rough mean with min/max, then c and
 // sum d^2 around it; a constant part pivots on its own value), and the same merge.
@@ -38,6 +43,7 @@
 // LNMOD_SLOW_VARIANT=1 (test build for the regression detector) launches the work twice:
 // same results, about twice the time.
 #include "lnmod_common.cuh"
+#include "lnmod_fwd_v2.h"
 #include "lnmod_variants.cuh"
 
 namespace {
@@ -391,15 +397,17 @@ lnmod_status dtile_run_generic(const lnmod_kparams &p, cudaStream_t stream)
     return LNMOD_OK;
 }
 
-// Is D one of the specialized sizes?
-static bool dtile_special_d(int64_t D)
-{
-    return D == 1536 || D == 2048 || D == 3072 || D == 4096 || D == 5120 || D == 8192;
-}
-
+// Version 1 at its specialized widths with vector-aligned data (fv2_v1_keeps), the forward v2
+// rule (lnmod_fwd_v2.h) everywhere else, and version 1's generic path where no v2 plan runs.
 template <typename TX, typename TM, typename TY>
-lnmod_status dtile_launch_t(const lnmod_kparams &p, cudaStream_t stream)
+lnmod_status dtile_launch_t(const lnmod_desc *d, const lnmod_kparams &p, cudaStream_t stream)
 {
+    const fv2_problem q = fv2::problem_of(d, p);
+    if (!fv2_v1_keeps(&q)) {
+        const lnmod_status st = fv2::forward(d, p, stream);
+        if (st != LNMOD_ERR_UNSUPPORTED) return st;
+        // no plan of v2 runs here: version 1's generic path
+    }
     if (!lnmod_vector_ok<TX, TM, TY>(p)) return dtile_run_generic<TX, TM, TY, 1>(p, stream);
     switch (p.D) {
     case 1536: return dtile_run<TX, TM, TY, 1536>(p, stream);
@@ -421,7 +429,7 @@ lnmod_status lnmod_fwd_dtile_launch(const lnmod_desc *d, const void *x, const vo
     const lnmod_kparams p = lnmod_make_params(d, x, scale, shift, y, mean, rstd);
     return lnmod_dispatch_dtypes(d, [&](auto tx, auto tm, auto ty) {
         return dtile_launch_t<typename decltype(tx)::type, typename decltype(tm)::type,
-                              typename decltype(ty)::type>(p, stream);
+                              typename decltype(ty)::type>(d, p, stream);
     });
 }
 
@@ -429,9 +437,9 @@ int lnmod_fwd_dtile_supports(const lnmod_desc *d) { return lnmod_desc_validate(d
 
 int64_t lnmod_fwd_dtile_bytes(const lnmod_desc *d, int want_stats)
 {
-    // Assumes aligned pointers (the usual case): the specialized sizes move the floor (the
-    // per-CTA modulation reloads depend on the device and are not counted); the generic
-    // path re-reads x and the modulation per row.
-    return dtile_special_d(d->D) ? lnmod_fwd_min_bytes(d, want_stats)
-                                 : lnmod_fwd_reread_bytes(d, want_stats);
+    // Assumes pointers aligned to their element size (the usual case): version 1's
+    // specialized sizes and every plan of v2 read x once and write y once (the per-CTA
+    // modulation reloads, and per frame v2's modulation streamed from L2, are not counted):
+    // the floor. Version 1's generic path (no v2 plan: pointers not element-aligned) re-reads.
+    return lnmod_fwd_min_bytes(d, want_stats);
 }

@@ -27,9 +27,9 @@ extern "C" const lnmod_variant lnmod_variants[] = {
      lnmod_bwd_row_per_warp_workspace, lnmod_bwd_row_per_warp_bytes, NULL, NULL, NULL, NULL,
      NULL},
     {"dtile",
-     "D-tile fused: exact-fit 128-bit tiles, rows staged 3 ahead through a cp.async ring, "
-     "one-pass pivot statistics from registers, at most one barrier per row, modulation "
-     "kept on chip, strided persistent grid",
+     "D-tile fused: 128-bit tiles configured per D, dtype, alignment and device (forward v2; "
+     "v1's exact-fit tiles at its six widths), rows staged ahead through a cp.async ring, "
+     "pivot statistics, split barriers, modulation kept on chip, strided persistent grid",
      lnmod_fwd_dtile_supports, lnmod_fwd_dtile_launch, lnmod_fwd_dtile_bytes,
      lnmod_bwd_dtile_launch, lnmod_bwd_dtile_workspace, lnmod_bwd_dtile_bytes,
      lnmod_res_fwd_dtile_launch, lnmod_res_bwd_dtile_launch, lnmod_res_bwd_workspace,

@@ -2,12 +2,16 @@
 // first by lnmod_res_bwd_dtile_launch), built like dtile backward's bulk path
 // (lnmod_bwd_bulk.cu, version 2; kernels/NOTES.md backward items 8-10). Measured (H200,
 // kernels/experiments/2026-12-02-res, as variant "dtile_bulk"): 85.9-90.7% of the in-run copy of
-// lnmod_res_bwd_min_bytes at the Wan shapes. Fused path: MODULATE, Wan's dtypes (res fp32, branch
-// bf16, mod fp32, out bf16), D a multiple of 8 in 16..6144, 16-byte aligned pointers, strides
-// multiples of 4, compute capability 9.0; else dtile's backward (D 1536/3072/5120) or naive's.
-//   * The chunks are the existing plan's (lnmod_bwd_plan via lnmod_make_bparams: the
-//     workspace layout and res_finalize are unchanged); G warp groups of T threads share a
-//     chunk (lnmod_res_bwd_bulk_plan.h: group q takes the chunk's rows q, q + G, ...).
+// lnmod_res_bwd_min_bytes at the Wan shapes. Fused path: Wan's dtypes (res fp32, branch bf16, mod
+// fp32, out bf16), D a multiple of 8 in 16..6144, 16-byte aligned pointers, strides multiples of
+// 4, compute capability 9.0, and either MODULATE or AFFINE with a gate per sample or per frame
+// whose chunks all hold rows (Wan's site 1: x + y e[2], then norm3); else dtile's backward
+// (MODULATE, D 1536/3072/5120) or naive's.
+//   * The chunks are res_bulk_walk's (lnmod_bwd_bulk_plan.h's rule, chunks per group rounded
+//     down, ~512 above 65,536 rows, over the modulation groups -- the gate's under AFFINE; the
+//     workspace is the larger of it and the common plan, res_finalize reads the plan it is
+//     given); G warp groups of T threads share a chunk (lnmod_res_bwd_bulk_plan.h: group q takes
+//     the chunk's rows q, q + G, ...).
 //   * Per group a ring of NS stages, each one row's h, d_out, dh and y (12 B an element; 10
 //     without a gate) and its mean/rstd; the group's thread 0 fills a stage with one mbarrier
 //     arrive.expect_tx, up to four 1-D bulk copies and two 4-byte cp.async (mean, rstd) +
@@ -15,16 +19,19 @@
 //     CTA's chunks; a stage is refilled after the group's barrier of the next row, behind
 //     fence.proxy.async (the production's order).
 //   * Thread t owns quads (4 columns) t, t + T, t + 2T, t + 3T: h and dh one 16-byte shared
-//     load a quad, d_out and y one 8-byte load (conflict-free); 1 + scale and the gate of the
-//     chunk's modulation row in registers (32 floats), dscale, dshift, dgate of the group's rows
-//     in registers (48 floats).
+//     load a quad, d_out and y one 8-byte load (conflict-free); 1 + scale (AFFINE: the weight)
+//     and the gate of the chunk's modulation row in registers (32 floats), dscale, dshift, dgate
+//     of the group's rows in registers (48 floats).
 //   * A row: pass 1 sums gm = d_out (1 + scale) and gm xhat (butterflies, one exchange of the
 //     warp sums behind the group's named barrier, parity-buffered) and adds d_out xhat, d_out to
 //     the column sums; pass 2 re-reads the stage: t = fmaf(rs, gm - ca - xhat cb, dh) (dtile's
 //     and naive's expression), dr = t, dy = g t (plain stores: dr may be dh, whose row is
 //     already in shared memory), dgate += t y.
 //   * Chunk end: the G groups' sums meet in shared memory, one sum at a time, in the order
-//     0 + 1 + .. + (G-1); group 0 writes final values (one chunk a group) or the partials.
+//     0 + 1 + .. + (G-1); group 0 writes final values (one chunk a group; under AFFINE the norm's
+//     only when the walk is one chunk) or the partials; under AFFINE res_finalize adds the norm's
+//     partials of every chunk (res_bulk_norm_fin), so every chunk must hold a row
+//     (lnmod_res_bulk_chunks_full, checked by res_bwd_bulk_shape).
 // The PTX helpers (bk_sa, bk_mbar_init, bk_mbar_wait, bk_fence_proxy_async, bk_group_sync) are
 // lnmod_bulk_ptx.cuh's, the statements of dtile backward's bulk path (lnmod_bwd_bulk.cu).
 #include "lnmod_res_bwd_bulk_plan.h"
@@ -52,6 +59,7 @@ struct rk_kp {
     res_fin_out on, og;
     lnmod_res_bulk_stage sg;
     int32_t D, nq;
+    int norm_final; // the norm's sums are final values at a chunk's end (see rk_flush)
 };
 
 // The issuing thread's walk over its group's rows: chunks blockIdx.x, + gridDim.x, ... whose
@@ -249,7 +257,9 @@ __device__ __forceinline__ void rk_st4(float *p, const float *v)
     *reinterpret_cast<float4 *>(p) = make_float4(v[0], v[1], v[2], v[3]);
 }
 
-// Group 0's sums of chunk c (modulation row m): final values (cpg == 1) or the partials.
+// Group 0's sums of chunk c (modulation row m): final values (the gate's when cpg == 1; the
+// norm's when its row has one chunk: cpg == 1 under MODULATE, a walk of one chunk under AFFINE,
+// row 0) or the partials.
 __device__ __forceinline__ void rk_flush(const rk_kp &k, int64_t c, int64_t m, int T, int tid, const rk_q &ds,
                                          const rk_q &dsh, const rk_q &dg)
 {
@@ -259,19 +269,23 @@ __device__ __forceinline__ void rk_flush(const rk_kp &k, int64_t c, int64_t m, i
         const int qd = tid + u * T;
         if (qd >= k.nq) continue;
         const int64_t col = 4 * (int64_t)qd;
-        if (k.q.cpg == 1) {
-            rk_st4(static_cast<float *>(k.on.out[0]) + m * k.on.stride[0] + col, ds[u]);
-            rk_st4(static_cast<float *>(k.on.out[1]) + m * k.on.stride[1] + col, dsh[u]);
-            if (k.p.has_gate) rk_st4(static_cast<float *>(k.og.out[0]) + m * k.og.stride[0] + col, dg[u]);
+        if (k.norm_final) {
+            const int64_t mn = k.p.affine ? 0 : m;
+            rk_st4(static_cast<float *>(k.on.out[0]) + mn * k.on.stride[0] + col, ds[u]);
+            rk_st4(static_cast<float *>(k.on.out[1]) + mn * k.on.stride[1] + col, dsh[u]);
         } else {
             rk_st4(k.wn + c * 2 * D + col, ds[u]);
             rk_st4(k.wn + c * 2 * D + D + col, dsh[u]);
-            if (k.p.has_gate) rk_st4(k.wg + c * D + col, dg[u]);
+        }
+        if (k.p.has_gate) {
+            if (k.q.cpg == 1) rk_st4(static_cast<float *>(k.og.out[0]) + m * k.og.stride[0] + col, dg[u]);
+            else rk_st4(k.wg + c * D + col, dg[u]);
         }
     }
 }
 
-// 1 + scale and the gate (1 without one) of modulation row m, this thread's quads.
+// 1 + scale (AFFINE: the weight, whose stride is 0) and the gate (1 without one) of modulation
+// row m, this thread's quads.
 __device__ __forceinline__ void rk_mod(const rk_kp &k, int64_t m, int T, int tid, rk_q &a, rk_q &g)
 {
 #pragma unroll
@@ -283,7 +297,8 @@ __device__ __forceinline__ void rk_mod(const rk_kp &k, int64_t m, int T, int tid
             if (k.p.has_gate)
                 h = reinterpret_cast<const float4 *>(static_cast<const float *>(k.p.gate) + m * k.p.gate_stride)[qd];
         }
-        a[u][0] = 1.0f + s.x, a[u][1] = 1.0f + s.y, a[u][2] = 1.0f + s.z, a[u][3] = 1.0f + s.w;
+        const float one = k.p.affine ? 0.0f : 1.0f;
+        a[u][0] = one + s.x, a[u][1] = one + s.y, a[u][2] = one + s.z, a[u][3] = one + s.w;
         g[u][0] = h.x, g[u][1] = h.y, g[u][2] = h.z, g[u][3] = h.w;
     }
 }
@@ -410,10 +425,14 @@ using namespace lnmod_res_bulk_detail;
 int res_bwd_bulk_shape(const lnmod_res_desc *d)
 {
     int T = 0, G = 0;
-    if (d->norm != LNMOD_RES_MODULATE || d->res_dtype != LNMOD_F32 || d->branch_dtype != LNMOD_BF16 ||
-        d->mod_dtype != LNMOD_F32 || d->out_dtype != LNMOD_BF16 || !lnmod_res_bulk_shape(d->D, &T, &G))
+    if (d->res_dtype != LNMOD_F32 || d->branch_dtype != LNMOD_BF16 || d->mod_dtype != LNMOD_F32 ||
+        d->out_dtype != LNMOD_BF16 || !lnmod_res_bulk_shape(d->D, &T, &G))
         return 0;
     if (d->gate == LNMOD_RES_GATE && d->gate_stride % 4 != 0) return 0;
+    if (d->norm == LNMOD_RES_AFFINE) { // weight and bias contiguous; the walk is the gate's
+        if (d->gate != LNMOD_RES_GATE || d->layout == LNMOD_PER_TOKEN) return 0;
+        return lnmod_res_bulk_chunks_full(d->rows_per_sample, d->frame_len, (int)d->layout, res_bulk_walk(d).cpg);
+    }
     return d->scale_stride % 4 == 0 && d->shift_stride % 4 == 0;
 }
 
@@ -451,9 +470,11 @@ lnmod_status res_bwd_bulk(const lnmod_res_desc *d, const lnmod_res_bwd_in *in, c
     k.p.dy = out->dy;
     const res_ws_layout w = res_ws_of(d);
     char *ws = static_cast<char *>(workspace);
-    // One plan for all three sums: under MODULATE the gate's geometry is the norm's.
-    const lnmod_desc nd = res_norm_plan_desc(d);
-    k.q = lnmod_make_bparams(&nd, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
+    // One walk for all three sums: under MODULATE the gate's geometry is the norm's; under AFFINE
+    // the walk is the gate's and the norm's finalize adds every chunk.
+    k.q = res_bulk_walk(d);
+    const lnmod_bparams qn = res_bulk_norm_fin(d, k.q);
+    k.norm_final = qn.cpg == 1;
     k.on = {{out->dscale, out->dshift, nullptr}, {d->scale_stride, d->shift_stride, 0}};
     k.og = {{out->dgate, nullptr, nullptr}, {d->gate_stride, 0, 0}};
     k.wn = reinterpret_cast<float *>(ws + w.norm);
@@ -467,7 +488,7 @@ lnmod_status res_bwd_bulk(const lnmod_res_desc *d, const lnmod_res_bwd_in *in, c
                                : rk_stages<1>(k, T, stream, &went);
     if (st != LNMOD_OK || !went) return st;
     *ran = 1;
-    if ((st = res_finalize(k.q, 2, k.wn, k.on, LNMOD_F32, stream)) != LNMOD_OK) return st;
+    if ((st = res_finalize(qn, 2, k.wn, k.on, LNMOD_F32, stream)) != LNMOD_OK) return st;
     if (k.p.has_gate) return res_finalize(k.q, 1, k.wg, k.og, LNMOD_F32, stream);
     return LNMOD_OK;
 }

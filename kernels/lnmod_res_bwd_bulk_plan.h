@@ -6,7 +6,8 @@
  *     16-byte shared load a quad, d_out/y one 8-byte load, conflict-free); T = ceil(nq/4)
  *     rounded up to whole warps, 32 <= T <= 384; G groups a CTA: 4 when T <= 96, 2 when
  *     T <= 192, else 1 (G x T <= 384: ~168 registers a thread at one CTA an SM);
- *   * the chunks are the existing plan's (lnmod_bwd_plan: rows r0, r0 + cpg, ..., n of them):
+ *   * the chunks are lnmod's bulk plan's (lnmod_bwd_bulk_plan.h, via res_bulk_walk: rows r0,
+ *     r0 + cpg, ..., n of them):
  *     group q takes the chunk's rows number q, q + G, ... (first r0 + q cpg, step G cpg);
  *   * a ring stage holds the row's h (4 B an element), d_out (2), dh (4, when given) and y (2,
  *     with a gate), in that order, each a 16-byte multiple; the row's mean/rstd beside it.
@@ -15,6 +16,8 @@
 #define ADALOAD_LNMOD_RES_BULK_PLAN_H
 
 #include <stdint.h>
+
+#include "lnmod_bwd_bulk_plan.h"
 
 #ifdef __CUDACC__
 #define LNMOD_RES_BULK_HD __host__ __device__ __forceinline__
@@ -38,6 +41,44 @@ LNMOD_RES_BULK_HD int lnmod_res_bulk_shape(int64_t D, int *threads, int *groups)
 #endif
     *threads = (int)t;
     return 1;
+}
+
+/* Chunks per modulation group of the bulk backward for a plan's rows, rows per sample S, frame
+ * length L and layout (lnmod_desc's values): lnmod's bulk rule (lnmod_bulk_make_plan: rounded
+ * down, ~512 chunks in all above 65,536 rows), so one sample of 75,600 rows makes 510 chunks --
+ * 4 waves of 132 one-CTA-an-SM CTAs, 97% full -- where the common plan's 296 made 3 waves, the
+ * last 24% full (the fused op's backward at 80.6-83.1% of copy there, 2026-12-04). */
+LNMOD_RES_BULK_HD int64_t lnmod_res_bulk_cpg(int64_t rows, int64_t S, int64_t L, int layout)
+{
+#ifdef LNMOD_RES_BULK_PLANT_PLAN
+    /* planted bug: the common plan (lnmod_bwd_plan: 256-chunk target, rounded up) */
+    const int64_t g = layout == LNMOD_BULK_TOKEN ? 1 : layout == LNMOD_BULK_FRAME ? L : S;
+    int64_t R = (rows + 255) / 256;
+    R = R < 32 ? 32 : R > 256 ? 256 : R;
+    return (g + R - 1) / R;
+#else
+    return lnmod_bulk_make_plan(rows, S, L, layout).cpg;
+#endif
+}
+
+/* 1 when every chunk of the bulk plan of (S, L, layout) with cpg chunks a group holds at
+ * least one row: every group is at least cpg rows long (per frame the short last frame of a
+ * sample is the one to check). The affine norm's column sums (LNMOD_RES_AFFINE: dweight, dbias
+ * over all rows) are added over every chunk of the walk, so the bulk backward takes an affine
+ * descriptor only where this holds (a chunk without rows would leave its partials unwritten). */
+LNMOD_RES_BULK_HD int lnmod_res_bulk_chunks_full(int64_t S, int64_t L, int layout, int64_t cpg)
+{
+    if (cpg <= 1) return 1;
+    if (layout == LNMOD_BULK_TOKEN) return 0;
+    S = S > 0 ? S : 1;
+    if (layout != LNMOD_BULK_FRAME) return S >= cpg;
+    L = L > 0 ? L : 1;
+#ifdef LNMOD_RES_BULK_PLANT_FULL
+    const int64_t last = L; /* planted bug: the short last frame forgotten */
+#else
+    const int64_t last = S % L == 0 ? L : S % L;
+#endif
+    return (L < last ? L : last) >= cpg;
 }
 
 /* Group q of G in a chunk of n rows from r0, cpg apart: first row, step, count (0 when n <= q). */

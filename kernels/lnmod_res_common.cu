@@ -1,4 +1,5 @@
 // lnmod_res_common.cu -- host half of lnmod_res_common.cuh: parameters, plans, workspace, finalize.
+#include "lnmod_res_bwd_bulk_plan.h"
 #include "lnmod_res_common.cuh"
 #include "lnmod_res_variants.cuh"
 
@@ -61,17 +62,51 @@ lnmod_desc res_gate_plan_desc(const lnmod_res_desc *d)
 
 static int64_t al16(int64_t b) { return (b + 15) / 16 * 16; }
 
+static lnmod_bparams plan_of(const lnmod_desc *n)
+{
+    return lnmod_make_bparams(n, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
+}
+
+lnmod_bparams res_bulk_walk(const lnmod_res_desc *d)
+{
+    const lnmod_desc n = d->norm == LNMOD_RES_AFFINE ? res_gate_plan_desc(d) : res_norm_plan_desc(d);
+    lnmod_bparams q = plan_of(&n);
+    q.cpg = lnmod_res_bulk_cpg(n.rows, n.rows_per_sample, n.frame_len, (int)n.layout);
+    q.nchunks = q.ngroups * q.cpg;
+    return q;
+}
+
+lnmod_bparams res_bulk_norm_fin(const lnmod_res_desc *d, const lnmod_bparams &walk)
+{
+    if (d->norm != LNMOD_RES_AFFINE) return walk;
+    const lnmod_desc n = res_norm_plan_desc(d); // one group of all rows
+    lnmod_bparams q = plan_of(&n);
+    q.cpg = q.nchunks = walk.nchunks;
+    return q;
+}
+
 res_ws_layout res_ws_of(const lnmod_res_desc *d)
 {
     res_ws_layout w = {0, 0, 0, 0};
     int64_t glen, cpg, ng;
     const lnmod_desc n = res_norm_plan_desc(d);
-    const int64_t nb = lnmod_bwd_plan(&n, &glen, &cpg, &ng); // nchunks * 2 * D * 4, or 0
+    int64_t nb = lnmod_bwd_plan(&n, &glen, &cpg, &ng); // nchunks * 2 * D * 4, or 0
     int64_t gb = 0;
     if (d->gate == LNMOD_RES_GATE) {
         const lnmod_desc g = res_gate_plan_desc(d);
         gb = lnmod_bwd_plan(&g, &glen, &cpg, &ng);
         if (gb > 0) gb /= 2; // one partial row a chunk
+    }
+    // The bulk backward's partials where it may run (res_bulk_walk): the larger of the layouts.
+    // Norm partials a chunk whenever its finalize adds several (res_bulk_norm_fin), gate partials
+    // when a gate row has several chunks.
+    if (nb >= 0 && gb >= 0 && res_bwd_bulk_shape(d)) {
+        const lnmod_bparams q = res_bulk_walk(d);
+        if (q.nchunks > INT64_MAX / 8 / d->D) nb = -1;
+        else {
+            if (res_bulk_norm_fin(d, q).cpg > 1 && nb < q.nchunks * 8 * d->D) nb = q.nchunks * 8 * d->D;
+            if (d->gate == LNMOD_RES_GATE && q.cpg > 1 && gb < q.nchunks * 4 * d->D) gb = q.nchunks * 4 * d->D;
+        }
     }
     if (nb < 0 || gb < 0 || d->rows > INT64_MAX / 64) {
         w.total = -1;
@@ -223,8 +258,8 @@ int64_t lnmod_res_bwd_naive_bytes(const lnmod_res_desc *d, int has_dh)
 }
 
 // dtile backward on its fused paths (the bulk ring, version 1): h, d_out, dh (given), y (with a
-// gate) read and dr, dy written once, mean/rstd once, the scale and gate rows once (each chunk
-// re-reads its row from L2), the partials and the column sums; elsewhere naive's.
+// gate) read and dr, dy written once, mean/rstd once, the scale (weight) and gate rows once (each
+// chunk re-reads its row from L2), the partials and the column sums; elsewhere naive's.
 int64_t lnmod_res_bwd_dtile_bytes(const lnmod_res_desc *d, int has_dh)
 {
     if (!lnmod_res_detail::res_bwd_bulk_shape(d) && !lnmod_res_detail::res_bwd_dtile_shape(d))
@@ -232,6 +267,7 @@ int64_t lnmod_res_bwd_dtile_bytes(const lnmod_res_desc *d, int has_dh)
     const res_sizes z = sizes_of(d);
     const int64_t el = z.rs + z.os + (has_dh ? z.rs : 0) + z.gate * z.bs + z.rs + z.bs;
     int64_t b = sat_add(sat_mul(z.n, el), sat_mul(8, z.rows));
-    b = sat_add(b, sat_mul(sat_mul(lnmod_res_mod_rows(d), z.D), (1 + z.gate) * z.ms));
+    const int64_t mrows = sat_add(lnmod_res_norm_rows(d), z.gate ? lnmod_res_mod_rows(d) : 0); // scale (weight), gate
+    b = sat_add(b, sat_mul(sat_mul(mrows, z.D), z.ms));
     return sat_add(sat_add(b, partial_bytes(d)), colsum_out_bytes(d, z));
 }

@@ -60,6 +60,17 @@ __device__ __forceinline__ float roundf_to(int t, float v)
 lnmod_desc res_norm_plan_desc(const lnmod_res_desc *d);
 lnmod_desc res_gate_plan_desc(const lnmod_res_desc *d);
 
+// The bulk backward's walk: the chunks its CTAs take, each a run of one modulation group's rows
+// (the norm's groups under MODULATE; the gate's under AFFINE, whose norm sums run over all rows),
+// with lnmod_bwd_bulk_plan.h's chunks per group, as lnmod's bulk path -- rounded down, about 512
+// chunks in all above 65,536 rows (the common plan's 296 chunks at 75,600 rows are 3 waves of
+// 132 one-CTA-an-SM CTAs, the last 24% full; 510 are 4 waves, 97% full). The plan the norm's
+// finalize reads: the walk itself under MODULATE; under AFFINE one group of all the walk's chunks
+// (dweight, dbias: the sum of every chunk's partials, in res_finalize's fixed order). Functions
+// of the descriptor alone.
+lnmod_bparams res_bulk_walk(const lnmod_res_desc *d);
+lnmod_bparams res_bulk_norm_fin(const lnmod_res_desc *d, const lnmod_bparams &walk);
+
 // Workspace layout of the backward (byte offsets, each 16-byte aligned): the row sums
 // [rows][2] fp32, the norm partials [nchunks][2][D], the gate partials [nchunks][1][D].
 struct res_ws_layout {

@@ -3,9 +3,11 @@
 // lnmod_res_bwd_dtile.cu). Measured (H200, kernels/experiments/2026-12-02-res): 90.4-91.4% of
 // the in-run copy of lnmod_res_fwd_min_bytes at the Wan shapes (32,760 rows, D 1536-5120).
 //
-// Fused path: Wan's dtypes (residual fp32, branch bf16, modulation fp32, out bf16), D in
-// {1536, 3072, 5120}, every pointer 16-byte aligned and every used stride a multiple of 4
-// elements; anything else runs naive's forward (lnmod_res_fwd_dtile_launch).
+// Fused path: Wan's dtypes (residual fp32, branch bf16, modulation fp32, out bf16), every
+// pointer 16-byte aligned and every used stride a multiple of 4 elements, and D in {1536, 3072,
+// 5120} (rd_fwd_kernel, below) or any other multiple of 8 up to 10,240 (rg_fwd_kernel: the same
+// row in registers with masked units, lnmod_res_fwd_plan.h); anything else runs naive's forward
+// (lnmod_res_fwd_dtile_launch).
 //   * A row is split into units of 8 elements (one 16-byte bf16 vector of y, two of r and h,
 //     one of out). T threads own a row, VPT units each (T*VPT*8 == D exactly; thread t owns
 //     units t, t + T, ...: each warp access covers contiguous 512 / 1024 bytes): D 1536 ->
@@ -27,6 +29,7 @@
 // Bytes: r, y read and h, out written once (~lnmod_res_fwd_min_bytes) plus the modulation
 // rows from L2 per CTA and run.
 #include "lnmod_res_common.cuh"
+#include "lnmod_res_fwd_gen.cuh"
 #include "lnmod_res_variants.cuh"
 
 namespace lnmod_res_detail {
@@ -39,13 +42,6 @@ template <int D> struct rd_cfg {
     static constexpr int PER_WARP = 32 * VPT * 8;
     static_assert(T * VPT * 8 == D && T % 32 == 0, "exact fit, whole warps");
 };
-
-__device__ __forceinline__ void ld_plain8(const float *p, float *o) // two plain 16-byte loads
-{
-    const uint4 a = reinterpret_cast<const uint4 *>(p)[0], b = reinterpret_cast<const uint4 *>(p)[1];
-    dt<float>::unpack(a, o);
-    dt<float>::unpack(b, o + 4);
-}
 
 template <int D>
 __global__ void __launch_bounds__(rd_cfg<D>::T) rd_fwd_kernel(res_params p)
@@ -153,6 +149,19 @@ __global__ void __launch_bounds__(rd_cfg<D>::T) rd_fwd_kernel(res_params p)
     }
 }
 
+template <int VPT> lnmod_status rg_launch(const res_params &p, int T, int U, cudaStream_t stream)
+{
+    int dev = 0, sms = 0, per_sm = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, rg_fwd_kernel<VPT>, T, 0) != cudaSuccess)
+        return LNMOD_ERR_CUDA;
+    const int64_t full = (int64_t)sms * (per_sm > 0 ? per_sm : 1);
+    const int64_t grid = p.rows < full ? p.rows : full;
+    rg_fwd_kernel<VPT><<<(unsigned)grid, (unsigned)T, 0, stream>>>(p, U);
+    return lnmod_launch_status();
+}
+
 bool al16(const void *q) { return ((uintptr_t)q & 15u) == 0; }
 
 template <int D> lnmod_status launch(const res_params &p, cudaStream_t stream)
@@ -175,7 +184,8 @@ int res_fwd_dtile_shape(const lnmod_res_desc *d)
     if (d->res_dtype != LNMOD_F32 || d->branch_dtype != LNMOD_BF16 || d->mod_dtype != LNMOD_F32 ||
         d->out_dtype != LNMOD_BF16)
         return 0;
-    if (d->D != 1536 && d->D != 3072 && d->D != 5120) return 0;
+    int T = 0, V = 0;
+    if (d->D != 1536 && d->D != 3072 && d->D != 5120 && !lnmod_res_fwd_gen_shape(d->D, &T, &V)) return 0;
     if (d->gate == LNMOD_RES_GATE && d->gate_stride % 4 != 0) return 0;
     if (d->norm == LNMOD_RES_MODULATE && (d->scale_stride % 4 != 0 || d->shift_stride % 4 != 0)) return 0;
     return 1;
@@ -204,7 +214,17 @@ lnmod_status res_fwd_dtile(const lnmod_res_desc *d, const lnmod_res_fwd_in *in, 
     p.rstd = out->rstd;
     if (d->D == 1536) return launch<1536>(p, stream);
     if (d->D == 3072) return launch<3072>(p, stream);
-    return launch<5120>(p, stream);
+    if (d->D == 5120) return launch<5120>(p, stream);
+    int T = 0, V = 0;
+    (void)lnmod_res_fwd_gen_shape(d->D, &T, &V); // res_fwd_dtile_shape took d
+    const int U = (int)(d->D / 8);
+    switch (V) {
+    case 1: return rg_launch<1>(p, T, U, stream);
+    case 2: return rg_launch<2>(p, T, U, stream);
+    case 3: return rg_launch<3>(p, T, U, stream);
+    case 4: return rg_launch<4>(p, T, U, stream);
+    default: return rg_launch<5>(p, T, U, stream);
+    }
 }
 
 } // namespace lnmod_res_detail

@@ -53,7 +53,8 @@ lnmod_status res_bwd_dtile(const lnmod_res_desc *d, const lnmod_res_bwd_in *in, 
                            void *workspace, cudaStream_t stream);
 
 // dtile backward on the bulk ring (lnmod_res_bwd_bulk.cu): 1 when it takes d with these pointers
-// (MODULATE, Wan's dtypes, D a multiple of 8 in 16..6144, aligned); res_bwd_bulk sets *ran = 0
+// (Wan's dtypes, D a multiple of 8 in 16..6144, aligned; MODULATE, or AFFINE with a gate per
+// sample or per frame whose bulk chunks all hold rows); res_bwd_bulk sets *ran = 0
 // (and launches nothing) where the device lacks the bulk copy engine (below compute capability
 // 9.0) or its ring does not fit the shared memory.
 int res_bwd_bulk_shape(const lnmod_res_desc *d);

@@ -79,6 +79,85 @@ static void test_share(void)
             }
 }
 
+/* The chunk plan: with lnmod_res_bulk_cpg's chunks (lnmod_bulk_chunk_rows) split by the
+ * groups' shares, every row of every modulation group is walked exactly once, at G 1, 2, 4;
+ * and the wave fill at the Wan shapes (132 CTAs, one an SM): >= 95% at one sample of 75,600
+ * rows (510 chunks; the common plan's 296 fill 75%), 32,760 rows and two samples of 32,760. */
+static void test_plan(void)
+{
+    static unsigned char seen[75600];
+    const struct { int64_t rows, S, L; int layout; int64_t want; } c[] = {
+        {75600, 75600, 1, LNMOD_BULK_SAMPLE, 510}, {32760, 32760, 1, LNMOD_BULK_SAMPLE, 255},
+        {65520, 32760, 1, LNMOD_BULK_SAMPLE, 254}, {32760, 32760, 1560, LNMOD_BULK_FRAME, 252},
+        {160, 80, 32, LNMOD_BULK_FRAME, -1},       {1560, 780, 312, LNMOD_BULK_SAMPLE, -1},
+        {70000, 35000, 1, LNMOD_BULK_SAMPLE, -1},  {7, 7, 1, LNMOD_BULK_TOKEN, 7}};
+    const int gs[3] = {1, 2, 4};
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        lnmod_bulk_plan p = lnmod_bulk_make_plan(c[i].rows, c[i].S, c[i].L, c[i].layout);
+        p.cpg = lnmod_res_bulk_cpg(c[i].rows, c[i].S, c[i].L, c[i].layout);
+        p.nchunks = p.ngroups * p.cpg;
+        if (c[i].want >= 0) EXPECT(p.nchunks == c[i].want, "rows %lld: %lld chunks", (long long)c[i].rows, (long long)p.nchunks);
+        if (c[i].rows >= 32760) {
+            const int64_t waves = (p.nchunks + 131) / 132;
+            EXPECT(p.nchunks * 100 >= waves * 132 * 95, "rows %lld: %lld chunks fill %lld waves of 132 under 95%%",
+                   (long long)c[i].rows, (long long)p.nchunks, (long long)waves);
+        }
+        for (int gi = 0; gi < 3; gi++) {
+            memset(seen, 0, sizeof seen);
+            for (int64_t k = 0; k < p.nchunks; k++) {
+                int64_t g, r0, n;
+                lnmod_bulk_chunk_rows(&p, k, &g, &r0, &n);
+                for (int q = 0; q < gs[gi]; q++) {
+                    int64_t f, st, cnt;
+                    lnmod_res_bulk_share(r0, n, p.cpg, q, gs[gi], &f, &st, &cnt);
+                    for (int64_t j = 0; j < cnt; j++) {
+                        const int64_t r = f + j * st;
+                        EXPECT(r >= 0 && r < c[i].rows && !seen[r], "rows %lld G %d: row %lld", (long long)c[i].rows, gs[gi],
+                               (long long)r);
+                        if (r >= 0 && r < c[i].rows) seen[r]++;
+                    }
+                }
+            }
+            int64_t miss = 0;
+            for (int64_t r = 0; r < c[i].rows; r++) miss += !seen[r];
+            EXPECT(miss == 0, "rows %lld G %d: %lld rows never walked", (long long)c[i].rows, gs[gi], (long long)miss);
+        }
+    }
+}
+
+/* lnmod_res_bulk_chunks_full against a scan of every chunk of the plan (a chunk of no rows
+ * exists exactly when it says 0), over samples and frames of many lengths, including a short
+ * last frame of 5 rows (Wan's 1,560-row frames) that leaves chunks empty; per token with
+ * several chunks a group cannot happen (one row a group), one chunk a group is always full. */
+static void test_full(void)
+{
+    const struct { int64_t S, L; int layout; int64_t B; } c[] = {
+        {32765, 1560, LNMOD_BULK_FRAME, 1}, {32760, 1560, LNMOD_BULK_FRAME, 1}, {32765, 1560, LNMOD_BULK_FRAME, 2},
+        {80, 32, LNMOD_BULK_FRAME, 2},      {780, 312, LNMOD_BULK_FRAME, 2},    {75600, 1, LNMOD_BULK_SAMPLE, 1},
+        {65601, 1, LNMOD_BULK_SAMPLE, 1},   {3, 1, LNMOD_BULK_SAMPLE, 1},       {160, 1, LNMOD_BULK_TOKEN, 1},
+        {9000, 8999, LNMOD_BULK_FRAME, 4},  {9000, 4500, LNMOD_BULK_FRAME, 4},  {1000, 7, LNMOD_BULK_FRAME, 70}};
+    int saw_empty = 0, saw_full = 0;
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        const int64_t rows = c[i].S * c[i].B;
+        lnmod_bulk_plan p = lnmod_bulk_make_plan(rows, c[i].S, c[i].L, c[i].layout);
+        p.cpg = lnmod_res_bulk_cpg(rows, c[i].S, c[i].L, c[i].layout);
+        p.nchunks = p.ngroups * p.cpg;
+        int empty = 0;
+        for (int64_t k = 0; k < p.nchunks && !empty; k++) {
+            int64_t g, r0, n;
+            lnmod_bulk_chunk_rows(&p, k, &g, &r0, &n);
+            empty = n == 0;
+        }
+        const int full = lnmod_res_bulk_chunks_full(c[i].S, c[i].L, c[i].layout, p.cpg);
+        EXPECT(full == !empty, "S %lld L %lld layout %d B %lld (cpg %lld): says %d, a chunk is %s", (long long)c[i].S,
+               (long long)c[i].L, c[i].layout, (long long)c[i].B, (long long)p.cpg, full, empty ? "empty" : "never empty");
+        saw_empty += empty;
+        saw_full += !empty;
+    }
+    EXPECT(saw_empty > 0 && saw_full > 0, "the cases hold %d plans with an empty chunk and %d without", saw_empty, saw_full);
+    EXPECT(!lnmod_res_bulk_chunks_full(1, 1, LNMOD_BULK_TOKEN, 2), "per token with 2 chunks a group taken");
+}
+
 /* Stages: the four rows disjoint, in order, 16-byte aligned, within the stage; the ring fits
  * the H200's 227 KB at the Wan widths (3 stages at D5120, 2 at 3072, 3 at 1536 with a gate and dh). */
 static void test_stage(void)
@@ -111,11 +190,13 @@ int main(void)
 {
     test_shape();
     test_share();
+    test_plan();
+    test_full();
     test_stage();
     if (fails) {
         printf("test_lnmod_res_bwd_bulk_plan: %d FAILED\n", fails);
         return 1;
     }
-    printf("test_lnmod_res_bwd_bulk_plan: shapes, shares, stages: all held\n");
+    printf("test_lnmod_res_bwd_bulk_plan: shapes, shares, the chunk plan, full chunks, stages: all held\n");
     return 0;
 }

@@ -211,9 +211,13 @@ Test(lnmod_res_registry, dtile_moves_fewer_bytes_at_the_wan_shapes)
     d.gate_stride = d.scale_stride = d.shift_stride = 6 * 1004;
     cr_assert_eq(t->res_bytes_moved(&d, 1), n->res_bytes_moved(&d, 1));
     cr_assert_eq(t->res_bwd_bytes_moved(&d, 1), n->res_bwd_bytes_moved(&d, 1));
-    /* D 1000 (a multiple of 8): the bulk ring takes it, the forward does not. */
+    /* D 1000 (a multiple of 8): the bulk ring and the general forward take it. */
     d.D = 1000;
     d.gate_stride = d.scale_stride = d.shift_stride = 6000;
-    cr_assert_eq(t->res_bytes_moved(&d, 1), n->res_bytes_moved(&d, 1));
+    cr_assert_eq(t->res_bytes_moved(&d, 0), d.rows * d.D * (12 + 3 * 4));
     cr_assert_lt(t->res_bwd_bytes_moved(&d, 1), n->res_bwd_bytes_moved(&d, 1));
+    /* D 10,248 (a multiple of 8 beyond the general forward's 10,240): naive's forward. */
+    d.D = 10248;
+    d.gate_stride = d.scale_stride = d.shift_stride = 6 * 10248;
+    cr_assert_eq(t->res_bytes_moved(&d, 1), n->res_bytes_moved(&d, 1));
 }

@@ -278,16 +278,17 @@ Test(inputs, modulation_gaps_are_nan)
 Test(inputs, geometry_validates_and_covers)
 {
     /* Every layout x shape of the full grid (and the large case's shape) with every pattern
-     * of the geometry bits (the low 15 bits of the case hash) gives a valid descriptor; and
+     * of the geometry bits (the low 16 bits of the case hash) gives a valid descriptor; and
      * both frame_len kinds, all three strides, misaligned offsets, eps 1e-5 and the no-stats
      * path all occur. */
-    const int64_t Ds[] = {1, 7, 33, 127, 1000, 1536, 1537, 2048, 3072, 4096, 5119, 5120, 8192, 12288};
+    const int64_t Ds[] = {1, 7, 33, 127, 264, 1000, 1536, 1537, 2048, 2304, 3072, 4096, 5119, 5120, 8192, 12288};
     const int64_t Rs[] = {1, 3, 60, 1560, 32760, 524800};
     int64_t frame_div = 0, frame_nodiv = 0, wide = 0, narrow = 0, odd = 0, off = 0, eps5 = 0, nostats = 0;
+    int64_t off_all = 0, off_xsh = 0, off_ysc = 0, aligned = 0, n = 0;
     for (int l = 0; l < 3; l++)
-        for (int a = 0; a < 14; a++)
+        for (int a = 0; a < (int)(sizeof Ds / sizeof Ds[0]); a++)
             for (int b = 0; b < 6; b++)
-                for (uint64_t bits = 0; bits < (1u << 15); bits += (b == 5 ? 97 : 1)) {
+                for (uint64_t bits = 0; bits < (1u << 16); bits += (b == 5 ? 97 : 1)) {
                     lnmod_desc d = lnmod_desc_default();
                     d.layout = (lnmod_layout)l;
                     verify_geom g;
@@ -303,12 +304,21 @@ Test(inputs, geometry_validates_and_covers)
                     if (d.scale_stride == d.D) narrow++;
                     if (d.scale_stride == 2 * d.D + 3) odd++;
                     if (g.off.x || g.off.y) off++;
+                    n++;
+                    if (g.off.x && g.off.y && g.off.scale && g.off.shift) off_all++;
+                    else if (g.off.x && g.off.shift && !g.off.y && !g.off.scale) off_xsh++;
+                    else if (g.off.y && g.off.scale && !g.off.x && !g.off.shift) off_ysc++;
+                    else if (!g.off.x && !g.off.y && !g.off.scale && !g.off.shift) aligned++;
+                    else cr_assert_fail("offsets of no kind: layout %d D %ld bits %lx", l, (long)Ds[a], (unsigned long)bits);
                     if (d.eps == 1e-5) eps5++;
                     if (!g.want_stats) nostats++;
                 }
     cr_expect(frame_div > 0 && frame_nodiv > 0);
     cr_expect(wide > 0 && narrow > 0 && odd > 0);
     cr_expect(off > 0 && eps5 > 0 && nostats > 0);
+    /* each kind of misalignment occurs; three quarters of the sets are aligned */
+    cr_expect(off_all > 0 && off_xsh > 0 && off_ysc > 0);
+    cr_expect(aligned * 8 > n * 5 && aligned * 8 < n * 7, "aligned %ld of %ld", (long)aligned, (long)n);
 }
 
 /* The verifier's inline conversions agree with the reference's, value by value: all 65536
@@ -451,10 +461,11 @@ Test(verify_grid, keys_of_the_full_grid)
     int nrs;
     cr_assert_eq(verify_res_grid_sets("full", &rs, &nrs), VERIFY_OK);
     free(rs);
-    cr_assert_eq(nrs, 3 * 3 * 6 * 5 * 3 + 3);
+    cr_assert_eq(nrs, 3 * 3 * 6 * 5 * 3 + 3 + 2 + 4); /* + in place / no dh, the two 65,601-row sets, D 2056 x 4 */
     cr_assert(verify_registry_has_res("naive") && verify_registry_has_res("dtile") &&
               !verify_registry_has_res("row_per_warp"));
-    cr_assert_eq(n, dirs * 2 * (14 * 4 * 3 * 9 + 1) + 2 * 2 * nrs);
+    /* 16 D x 4 rows x 3 layouts x 9 dtype triples, verify_grid.c's 6 long samples, the huge set */
+    cr_assert_eq(n, dirs * 2 * (16 * 4 * 3 * 9 + 6 + 1) + 2 * 2 * nrs);
     int64_t nres = 0;
     for (int64_t i = 0; i < n; i++) nres += !strncmp(keys[i], "lnmod_res ", 10);
     cr_assert_eq(nres, 2 * 2 * nrs);

@@ -10,9 +10,9 @@
 #include "verify_res.h"
 #include "verify_registry_names.h"
 
-static const int64_t full_D[] = {1, 7, 33, 127, 1000, 1536, 1537, 2048, 3072, 4096, 5119, 5120, 8192, 12288};
+static const int64_t full_D[] = {1, 7, 33, 127, 264, 1000, 1536, 1537, 2048, 2304, 3072, 4096, 5119, 5120, 8192, 12288};
 static const int64_t full_rows[] = {1, 3, 1560, 32760};
-static const int64_t quick_D[] = {1, 33, 1536, 1537, 2048, 5120};
+static const int64_t quick_D[] = {1, 264, 1000, 1536, 1537, 2048, 5120};
 static const int64_t quick_rows[] = {1, 3, 1560};
 static const int64_t smoke_D[] = {1, 7, 33, 257};
 static const int64_t smoke_rows[] = {1, 3, 60};
@@ -30,7 +30,26 @@ static const combo combos[] = {
 };
 #define NCOMBOS ((int)(sizeof combos / sizeof combos[0]))
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+#define COMBO_F32 0
+#define COMBO_F16_F16_F16 3
 #define COMBO_BF16_F32_BF16 5
+
+/* Sets beside the product: dtile's forward v2 runs a warp a row only with the modulation in
+ * registers, which its rule picks when a modulation row is shared by at least 4 x the grid's
+ * row groups (kernels/lnmod_fwd_v2_plan.h) -- many rows a sample, more than the product has
+ * at any width that takes a warp a row (quick: none; full: 5 sets). These reach it: long
+ * samples at warp-a-row widths of each vector size and VPT 2-8, their row counts picked so
+ * that the geometry (verify_pick_geometry: a hash of the set) is one sample with aligned
+ * pointers and strides -- verify/test_verify_cover.c fails if any of them stops taking it. */
+static const verify_set full_extra[] = {
+    {LNMOD_PER_SAMPLE, COMBO_BF16_F32_BF16, 640, 32762, 0}, {LNMOD_PER_SAMPLE, COMBO_BF16_F32_BF16, 1152, 32766, 0},
+    {LNMOD_PER_SAMPLE, COMBO_BF16_F32_BF16, 1920, 32761, 0}, {LNMOD_PER_SAMPLE, COMBO_F16_F16_F16, 1152, 32763, 0},
+    {LNMOD_PER_SAMPLE, COMBO_F32, 640, 32762, 0},           {LNMOD_PER_FRAME, COMBO_BF16_F32_BF16, 1000, 32764, 0},
+};
+static const verify_set quick_extra[] = {
+    {LNMOD_PER_SAMPLE, COMBO_BF16_F32_BF16, 1000, 12005, 0},
+    {LNMOD_PER_SAMPLE, COMBO_F32, 264, 12000, 0},
+};
 
 int verify_ncombos(void) { return NCOMBOS; }
 
@@ -45,20 +64,23 @@ void verify_combo(int k, lnmod_dtype *x, lnmod_dtype *mod, lnmod_dtype *y)
 verify_status verify_grid_sets(const char *grid, verify_set **sets, int *nsets)
 {
     const int64_t *Ds, *Rs;
-    int nD, nR, full = 0;
+    const verify_set *extra = NULL;
+    int nD, nR, full = 0, nx = 0;
     *sets = NULL;
     *nsets = 0;
     if (!grid) return VERIFY_ERR_ARG;
     if (!strcmp(grid, "full")) {
         Ds = full_D, nD = COUNT(full_D), Rs = full_rows, nR = COUNT(full_rows), full = 1;
+        extra = full_extra, nx = COUNT(full_extra);
     } else if (!strcmp(grid, "quick")) {
         Ds = quick_D, nD = COUNT(quick_D), Rs = quick_rows, nR = COUNT(quick_rows);
+        extra = quick_extra, nx = COUNT(quick_extra);
     } else if (!strcmp(grid, "smoke")) {
         Ds = smoke_D, nD = COUNT(smoke_D), Rs = smoke_rows, nR = COUNT(smoke_rows);
     } else {
         return VERIFY_ERR_ARG;
     }
-    int n = nD * nR * LNMOD_LAYOUT_COUNT * NCOMBOS + full;
+    int n = nD * nR * LNMOD_LAYOUT_COUNT * NCOMBOS + nx + full;
     verify_set *s = calloc((size_t)n, sizeof *s);
     if (!s) return VERIFY_ERR_NOMEM;
     int k = 0;
@@ -66,6 +88,7 @@ verify_status verify_grid_sets(const char *grid, verify_set **sets, int *nsets)
         for (int b = 0; b < nR; b++)
             for (int l = 0; l < LNMOD_LAYOUT_COUNT; l++)
                 for (int c = 0; c < NCOMBOS; c++) s[k++] = (verify_set){l, c, Ds[a], Rs[b], 0};
+    for (int i = 0; i < nx; i++) s[k++] = extra[i];
     if (full) s[k++] = (verify_set){LNMOD_PER_SAMPLE, COMBO_BF16_F32_BF16, VERIFY_HUGE_D, VERIFY_HUGE_ROWS, 1};
     *sets = s;
     *nsets = n;

@@ -99,6 +99,10 @@ void verify_bwd_pool_free(verify_session *s);
 void verify_line_of(char *line, size_t n, const char *variant, int dir, const verify_setw *w, const char *tail);
 
 /* The case's identity as JSON (variant, dtypes, layout, shape, strides, offsets, eps). */
+/* The descriptor and geometry a set runs with (its dtypes, layout, samples and frames,
+ * strides, pointer offsets, statistics, eps; the huge case's fixed ones); returns the
+ * geometry hash. A function of the set alone (verify_session.c). */
+uint64_t verify_set_desc(const verify_set *sp, lnmod_desc *d, verify_geom *g);
 json_t *verify_case_json(const char *variant, int dir, const lnmod_desc *d, const verify_geom *g);
 
 /* The forward's float64 reference over the set's rows, on the session's threads, fused with

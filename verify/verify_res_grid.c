@@ -38,11 +38,12 @@ typedef struct {
 /* The sanitizer grid (verify_res_sanitizer_grid): small, since four instrumented runs of every
  * case cost the device ~0.11 s a case (lnmod's quick grid: 2,916 cases, racecheck 326 s) and every res
  * case launches twice. Per site and layout: every dtype combination once at D 33 (odd: the
- * scalar tails, naive's paths) x 3 rows; Wan's dtypes at D 264 (dtile's bulk-ring backward) and
- * 1536 (dtile's own forward and backward) x 160 rows (two samples, partial last frames). With
- * the in-place and no-dh sets: 75 sets, 300 cases for naive + dtile (~45-90 s). */
-static const shape sanitizer_shapes[] = {{0, 33, 3}, {1, 33, 3}, {2, 33, 3}, {3, 33, 3},    {4, 33, 3},
-                                         {5, 33, 3}, {0, 264, 160}, {0, 1536, 160}};
+ * scalar tails, naive's paths) x 3 rows; Wan's dtypes at D 264 (dtile's bulk-ring backward and
+ * one-warp general forward), 1536 (dtile's own forward and backward) and 2056 (the general
+ * forward's unequal warps) x 160 rows (two samples, partial last frames). With the in-place and
+ * no-dh sets: 84 sets, 336 cases for naive + dtile (~50-100 s). */
+static const shape sanitizer_shapes[] = {{0, 33, 3}, {1, 33, 3},    {2, 33, 3},     {3, 33, 3},     {4, 33, 3},
+                                         {5, 33, 3}, {0, 264, 160}, {0, 1536, 160}, {0, 2056, 160}};
 
 verify_status verify_res_grid_sets(const char *grid, verify_res_set **sets, int *nsets)
 {
@@ -60,7 +61,7 @@ verify_status verify_res_grid_sets(const char *grid, verify_res_set **sets, int 
     else if (!strcmp(grid, "full")) Ds = full_D, nD = 5, Rs = full_R, nR = 3, Cs = all_C, nC = NCOMBOS;
     else if (!strcmp(grid, "sanitizer")) Ds = quick_D, nD = 1, Rs = quick_R, nR = 1, Cs = all_C, nC = NSAN, san = 1;
     else return VERIFY_ERR_ARG;
-    const int n = VERIFY_RES_NSITES * LNMOD_LAYOUT_COUNT * nC * (san ? 1 : nD * nR) + 3;
+    const int n = VERIFY_RES_NSITES * LNMOD_LAYOUT_COUNT * nC * (san ? 1 : nD * nR) + 9;
     verify_res_set *s = calloc((size_t)n, sizeof *s);
     if (!s) return VERIFY_ERR_NOMEM;
     int k = 0;
@@ -79,6 +80,18 @@ verify_status verify_res_grid_sets(const char *grid, verify_res_set **sets, int 
                                      {VERIFY_RES_SITE_CROSS, LNMOD_PER_SAMPLE, 1, D, R, 1, 0},
                                      {VERIFY_RES_SITE_ATTN, LNMOD_PER_TOKEN, 0, D, R, 0, 1}};
     for (int i = 0; i < 3; i++) s[k++] = extra[i];
+    /* The full grid: one sample of more than 65,536 rows at Wan's dtypes, where the bulk
+     * backward's chunk plan aims at 512 chunks (lnmod_res_bulk_cpg; odd rows: one sample), at a
+     * modulate site and at the affine one (whose dweight/dbias add all ~510 chunks' partials). */
+    if (!strcmp(grid, "full")) {
+        s[k++] = (verify_res_set){VERIFY_RES_SITE_FFN, LNMOD_PER_SAMPLE, 0, 264, 65601, 0, 0};
+        s[k++] = (verify_res_set){VERIFY_RES_SITE_ATTN, LNMOD_PER_SAMPLE, 0, 264, 65601, 0, 0};
+        /* dtile's general forward with several warps of unequal element counts (D 2056: 96
+         * threads x 3 units, the last warp's third slot on one lane) at each site, and per token. */
+        for (int site = 0; site < VERIFY_RES_NSITES; site++)
+            s[k++] = (verify_res_set){site, LNMOD_PER_SAMPLE, 0, 2056, 1560, 0, 0};
+        s[k++] = (verify_res_set){VERIFY_RES_SITE_FFN, LNMOD_PER_TOKEN, 0, 2056, 160, 0, 0};
+    }
     *sets = s;
     *nsets = k;
     return VERIFY_OK;

@@ -206,30 +206,40 @@ int64_t verify_host_mem_available(void)
     return kb < 0 ? -1 : kb * 1024;
 }
 
-/* Descriptor, geometry and sizes of the set. Geometry depends on the case's identity
- * only, not on the seed or the grid, so the same case looks the same in every run. */
-static void set_begin(verify_session *s, const verify_set *sp, verify_setw *w)
+/* The set's descriptor and geometry; returns the geometry hash. Geometry depends on the
+ * case's identity only, not on the seed or the grid, so the same case looks the same in
+ * every run. */
+uint64_t verify_set_desc(const verify_set *sp, lnmod_desc *d, verify_geom *g)
 {
-    memset(w, 0, sizeof *w);
-    lnmod_desc *d = &w->d;
     *d = lnmod_desc_default();
     verify_combo(sp->combo, &d->x_dtype, &d->mod_dtype, &d->y_dtype);
     d->layout = (lnmod_layout)sp->layout;
-    w->gh = verify_hash(verify_hash(verify_hash(verify_hash(verify_hash(0xada10ad, (uint64_t)sp->layout),
-                                                            (uint64_t)sp->combo), (uint64_t)sp->D),
-                                    (uint64_t)sp->rows), (uint64_t)sp->huge);
-    verify_pick_geometry(d, sp->rows, sp->D, w->gh, &w->g);
+    const uint64_t gh = verify_hash(
+        verify_hash(verify_hash(verify_hash(verify_hash(0xada10ad, (uint64_t)sp->layout), (uint64_t)sp->combo),
+                                (uint64_t)sp->D),
+                    (uint64_t)sp->rows),
+        (uint64_t)sp->huge);
+    verify_pick_geometry(d, sp->rows, sp->D, gh, g);
     if (sp->huge) {
-        /* Start from empty pools: the biggest grid buffers (~13 GB host, ~10 GB device)
-         * would otherwise sit beside this case's ~30 GB. */
-        free_buffers(s);
         d->rows_per_sample = VERIFY_HUGE_S;
         d->frame_len = VERIFY_HUGE_S;
         d->scale_stride = d->shift_stride = 6 * sp->D;
         d->eps = 1e-6;
-        w->g.off = (verify_offsets){0, 0, 0, 0};
-        w->g.want_stats = 1;
+        g->off = (verify_offsets){0, 0, 0, 0};
+        g->want_stats = 1;
     }
+    return gh;
+}
+
+/* Descriptor, geometry and sizes of the set (verify_set_desc). */
+static void set_begin(verify_session *s, const verify_set *sp, verify_setw *w)
+{
+    memset(w, 0, sizeof *w);
+    lnmod_desc *d = &w->d;
+    w->gh = verify_set_desc(sp, d, &w->g);
+    /* Start the huge case from empty pools: the biggest grid buffers (~13 GB host, ~10 GB
+     * device) would otherwise sit beside this case's ~30 GB. */
+    if (sp->huge) free_buffers(s);
     snprintf(w->dts, sizeof w->dts, "%s-%s-%s", lnmod_dtype_name(d->x_dtype), lnmod_dtype_name(d->mod_dtype),
              lnmod_dtype_name(d->y_dtype));
     w->n = d->rows * d->D;

@@ -1,0 +1,90 @@
+// lnmod_fwd_v2.cu -- the host side of dtile's forward v2 (lnmod_fwd_v2.h): the device's facts,
+// the problem, the plan (lnmod_fwd_v2_plan.h), the dispatch to one x dtype's kernels, and the
+// fallbacks: a plan v2 does not run (fv2_runs: the several-warp paths and the streamed
+// modulation) or a problem no class takes goes back to the caller (LNMOD_ERR_UNSUPPORTED:
+// version 1 runs it); a tile plan whose kernel cannot be resident goes to the odd class.
+#include "lnmod_fwd_v2.h"
+
+#include <atomic>
+
+namespace fv2 {
+
+// The memory clock, the one device fact whose query is slow: cudaDeviceGetAttribute(
+// cudaDevAttrMemoryClockRate) took 356 us a call on the H200 (the other nine 0.05 us each;
+// 2026-12-05), and read at every launch it held dtile's forward at 4-28% of copy in direct
+// launches. It is read once a device and process and kept here: a constant of the hardware,
+// the only value this library keeps between calls (threads may race to fill it with the same
+// value; relaxed atomics make that benign).
+static int mem_clock_khz(int dev)
+{
+    static std::atomic<int> cache[64]; // 0: not read yet
+    int v = 0;
+    if (dev >= 0 && dev < 64 && (v = cache[dev].load(std::memory_order_relaxed)) > 0) return v;
+    if (cudaDeviceGetAttribute(&v, cudaDevAttrMemoryClockRate, dev) != cudaSuccess) return -1;
+    if (dev >= 0 && dev < 64 && v > 0) cache[dev].store(v, std::memory_order_relaxed);
+    return v;
+}
+
+int read_dev(fv2_dev *d)
+{
+    int dev = 0, v[10];
+    if (cudaGetDevice(&dev) != cudaSuccess) return -1;
+    const cudaDeviceAttr at[9] = {cudaDevAttrMultiProcessorCount, cudaDevAttrMaxThreadsPerMultiProcessor,
+                                  cudaDevAttrMaxThreadsPerBlock, cudaDevAttrMaxSharedMemoryPerMultiprocessor,
+                                  cudaDevAttrMaxSharedMemoryPerBlockOptin, cudaDevAttrMaxRegistersPerMultiprocessor,
+                                  cudaDevAttrMaxBlocksPerMultiprocessor, cudaDevAttrClusterLaunch,
+                                  cudaDevAttrGlobalMemoryBusWidth};
+    for (int i = 0; i < 9; i++)
+        if (cudaDeviceGetAttribute(&v[i < 8 ? i : 9], at[i], dev) != cudaSuccess) return -1;
+    if ((v[8] = mem_clock_khz(dev)) < 0) return -1;
+    d->sms = v[0] > 0 ? v[0] : 1;
+    d->threads_sm = v[1];
+    d->threads_block = v[2];
+    d->smem_sm = v[3];
+    d->smem_block = v[4];
+    d->regs_sm = v[5];
+    d->blocks_sm = v[6];
+    d->cluster_max = v[7] ? 8 : 1; // 8: the portable cluster size
+    d->mem_bw = 2.0 * (double)v[8] * 1e3 * (double)v[9] / 8.0; // kHz, bits; double data rate
+    return 0;
+}
+
+static bool al16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
+
+fv2_problem problem_of(const lnmod_desc *d, const lnmod_detail::lnmod_kparams &p)
+{
+    return fv2_problem_of(d, al16(p.x) && al16(p.y) && al16(p.scale) && al16(p.shift));
+}
+
+static lnmod_status run_plan(const lnmod_desc *d, fv2_plan *p, const fv2_dev *dev,
+                             const lnmod_detail::lnmod_kparams &kp, cudaStream_t st)
+{
+    // The lag path meets at a cluster barrier (C > 1) or a CTA-scope mbarrier (C = 1), built
+    // for sm_90 only (the helpers trap below it): none without clusters (before sm_90).
+    if (p->cls == FV2_TILE && p->warps * p->cluster > 1 && dev->cluster_max < 2) return LNMOD_ERR_UNSUPPORTED;
+    switch (d->x_dtype) {
+    case LNMOD_BF16: return launch_x_bf16(d, p, dev, kp, st);
+    case LNMOD_F16: return launch_x_f16(d, p, dev, kp, st);
+    default: return launch_x_f32(d, p, dev, kp, st);
+    }
+}
+
+lnmod_status forward(const lnmod_desc *d, const lnmod_detail::lnmod_kparams &kp, cudaStream_t stream)
+{
+    const fv2_problem q = problem_of(d, kp);
+    const bool elem_ok = (uintptr_t)kp.x % q.sx == 0 && (uintptr_t)kp.y % q.sy == 0 &&
+                         (uintptr_t)kp.scale % q.sm == 0 && (uintptr_t)kp.shift % q.sm == 0;
+    if (!elem_ok) return LNMOD_ERR_UNSUPPORTED;
+    fv2_dev dev;
+    if (read_dev(&dev) != 0) return LNMOD_ERR_CUDA;
+    fv2_plan p;
+    if (fv2_make_plan(&q, &dev, &p) != 0 || !fv2_runs(&p)) return LNMOD_ERR_UNSUPPORTED;
+    lnmod_status st = run_plan(d, &p, &dev, kp, stream);
+    if (st == LNMOD_ERR_UNSUPPORTED && p.cls == FV2_TILE) { // not resident, or no clusters: the odd class
+        fv2_odd_shape(&p, &q); // its ring depth: the launcher's fv2_finish, with real registers
+        st = run_plan(d, &p, &dev, kp, stream);
+    }
+    return st;
+}
+
+} // namespace fv2

@@ -1,0 +1,152 @@
+// lnmod_fwd_v2_inst.cuh -- the forward v2 kernels of ONE x dtype and their launch: included by
+// lnmod_fwd_v2_bf16.cu (FV2_XT 2), _f16.cu (1) and _f32.cu (0), so the three compile in
+// parallel. Every modulation/y dtype of that x, the tile kernel at VPT 1..8 with the modulation
+// in registers or streamed, and the odd kernel; the ring depth from the chosen kernel's real
+// registers, the grid from the occupancy API (cudaOccupancyMaxActiveClusters for clusters).
+#include "lnmod_fwd_v2.h"
+#include "lnmod_fwd_v2_kern.cuh"
+
+#ifndef FV2_XT
+#error "define FV2_XT: 0 (fp32 x), 1 (fp16 x) or 2 (bf16 x)"
+#endif
+
+// LNMOD_SLOW_VARIANT=1 (the regression detector's test build): the work twice, as version 1.
+#if defined(LNMOD_SLOW_VARIANT) && LNMOD_SLOW_VARIANT
+#define FV2_REPEAT 2
+#else
+#define FV2_REPEAT 1
+#endif
+
+namespace fv2 {
+namespace {
+
+using namespace lnmod_detail;
+
+struct go_args {
+    fv2_plan *p;
+    const fv2_dev *dev;
+    const lnmod_kparams &kp;
+    cudaStream_t st;
+};
+
+// Ring depth from the kernel's real registers and the shared-memory limit, then the grid:
+// resident CTAs (or clusters) x SMs, at most what the rows need.
+template <typename K> lnmod_status launch(K kern, const go_args &a)
+{
+    fv2_plan *p = a.p;
+    cudaFuncAttributes fa;
+    if (cudaFuncGetAttributes(&fa, kern) != cudaSuccess) return LNMOD_ERR_CUDA;
+    fv2_dev dev = *a.dev; // the opt-in limit counts the kernel's static shared memory too
+    dev.smem_block -= (int)fa.sharedSizeBytes;
+    if (fv2_finish(p, &dev, fa.numRegs) != 0) return LNMOD_ERR_UNSUPPORTED;
+    // The kernel's dynamic shared-memory limit: the device's whole opt-in, not this plan's
+    // size, so that a launch on another host thread with a larger plan of the same kernel
+    // cannot lower it between this call and this launch.
+    if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, dev.smem_block) != cudaSuccess)
+        return LNMOD_ERR_CUDA;
+    const bool clustered = p->cls == FV2_TILE && p->warps * p->cluster > 1;
+    cudaLaunchAttribute at;
+    at.id = cudaLaunchAttributeClusterDimension;
+    at.val.clusterDim.x = (unsigned)p->cluster;
+    at.val.clusterDim.y = at.val.clusterDim.z = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.blockDim = dim3((unsigned)p->threads);
+    cfg.dynamicSmemBytes = (size_t)p->smem_bytes;
+    cfg.stream = a.st;
+    cfg.attrs = clustered ? &at : nullptr;
+    cfg.numAttrs = clustered ? 1 : 0;
+    int64_t grid;
+    if (clustered) {
+        cfg.gridDim = dim3((unsigned)p->cluster);
+        int nc = 0;
+        if (cudaOccupancyMaxActiveClusters(&nc, kern, &cfg) != cudaSuccess) return LNMOD_ERR_CUDA;
+        if (nc < 1) return LNMOD_ERR_UNSUPPORTED;
+        grid = (nc < a.kp.rows ? nc : a.kp.rows) * p->cluster;
+    } else {
+        int per_sm = 0;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, (int)cfg.blockDim.x, cfg.dynamicSmemBytes) !=
+            cudaSuccess)
+            return LNMOD_ERR_CUDA;
+        if (per_sm < 1) return LNMOD_ERR_UNSUPPORTED;
+        const int64_t need = (a.kp.rows + p->groups - 1) / p->groups;
+        grid = (int64_t)per_sm * a.dev->sms;
+        if (grid > need) grid = need;
+    }
+    cfg.gridDim = dim3((unsigned)grid);
+    kcfg k;
+    k.nv = p->nv;
+    k.nvc = p->nvc;
+    k.W = p->warps;
+    k.C = p->cluster;
+    k.G = p->groups;
+    k.NS = p->nstage;
+    k.vpt = p->vpt;
+    for (int i = 0; i < FV2_REPEAT; i++) {
+        if (cudaLaunchKernelEx(&cfg, kern, a.kp, k) != cudaSuccess) return LNMOD_ERR_CUDA;
+        const lnmod_status st = lnmod_launch_status();
+        if (st != LNMOD_OK) return st;
+    }
+    return LNMOD_OK;
+}
+
+template <typename TX, typename TM, typename TY, bool R> lnmod_status tile_vpt(const go_args &a)
+{
+    switch (a.p->vpt) {
+    case 1: return launch(tile_kernel<TX, TM, TY, 1, R>, a);
+    case 2: return launch(tile_kernel<TX, TM, TY, 2, R>, a);
+    case 3: return launch(tile_kernel<TX, TM, TY, 3, R>, a);
+    case 4: return launch(tile_kernel<TX, TM, TY, 4, R>, a);
+    case 5: return launch(tile_kernel<TX, TM, TY, 5, R>, a);
+    case 6: return launch(tile_kernel<TX, TM, TY, 6, R>, a);
+    case 7: return launch(tile_kernel<TX, TM, TY, 7, R>, a);
+    case 8: return launch(tile_kernel<TX, TM, TY, 8, R>, a);
+    default: return LNMOD_ERR_UNSUPPORTED;
+    }
+}
+
+template <typename TX, typename TM, typename TY> lnmod_status go(const go_args &a)
+{
+    if (a.p->cls == FV2_TILE)
+        return a.p->mode == FV2_MOD_RING ? tile_vpt<TX, TM, TY, true>(a) : tile_vpt<TX, TM, TY, false>(a);
+    return launch(odd_kernel<TX, TM, TY>, a);
+}
+
+#if FV2_XT == 0
+using XT = float;
+#elif FV2_XT == 1
+using XT = __half;
+#else
+using XT = __nv_bfloat16;
+#endif
+
+lnmod_status go_x(const lnmod_desc *d, const go_args &a)
+{
+#if FV2_XT == 0
+    (void)d;
+    return go<float, float, float>(a);
+#else
+    const bool mf = d->mod_dtype == LNMOD_F32, yf = d->y_dtype == LNMOD_F32;
+    if (mf && yf) return go<XT, float, float>(a);
+    if (mf) return go<XT, float, XT>(a);
+    if (yf) return go<XT, XT, float>(a);
+    return go<XT, XT, XT>(a);
+#endif
+}
+
+} // namespace
+
+#if FV2_XT == 0
+#define FV2_ENTRY launch_x_f32
+#elif FV2_XT == 1
+#define FV2_ENTRY launch_x_f16
+#else
+#define FV2_ENTRY launch_x_bf16
+#endif
+
+lnmod_status FV2_ENTRY(const lnmod_desc *d, fv2_plan *p, const fv2_dev *dev, const lnmod_kparams &kp, cudaStream_t st)
+{
+    const go_args a = {p, dev, kp, st};
+    return go_x(d, a);
+}
+
+} // namespace fv2
