@@ -42,22 +42,6 @@ int fv2_read_dev(fv2_dev *d)
 
 static bool al16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 
-fv2_problem fv2_problem_of(const lnmod_desc *d, const void *x, const void *scale, const void *shift,
-                           const void *y)
-{
-    fv2_problem q;
-    q.D = d->D;
-    q.rows = d->rows;
-    const int64_t S = d->rows_per_sample > 0 ? d->rows_per_sample : 1;
-    q.run = d->layout == LNMOD_PER_TOKEN ? 1 : d->layout == LNMOD_PER_FRAME ? (d->frame_len < S ? d->frame_len : S) : S;
-    q.layout = (int)d->layout;
-    q.sx = (int)lnmod_dtype_size(d->x_dtype);
-    q.sm = (int)lnmod_dtype_size(d->mod_dtype);
-    q.sy = (int)lnmod_dtype_size(d->y_dtype);
-    q.aligned = al16(x) && al16(y) && al16(scale) && al16(shift) && (d->scale_stride * q.sm) % 16 == 0 &&
-                (d->shift_stride * q.sm) % 16 == 0;
-    return q;
-}
 
 static int vpt_first(fv2_plan *p, const fv2_dev *dev, int max_w);
 
@@ -122,7 +106,7 @@ lnmod_status fv2_forward(int alt, const lnmod_desc *d, const void *x, const void
     fv2_info local;
     if (!info) info = &local;
     memset(info, 0, sizeof *info);
-    const fv2_problem q = fv2_problem_of(d, x, scale, shift, y);
+    const fv2_problem q = fv2_problem_of(d, al16(x) && al16(y) && al16(scale) && al16(shift));
     const bool elem_ok = (uintptr_t)x % q.sx == 0 && (uintptr_t)y % q.sy == 0 && (uintptr_t)scale % q.sm == 0 &&
                          (uintptr_t)shift % q.sm == 0;
     fv2_dev dev;

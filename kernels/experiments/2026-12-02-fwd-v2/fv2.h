@@ -1,12 +1,13 @@
-/* fv2.h -- the forward v2 (experiment): y = LN(x)*(1 + scale) + shift with the same
- * semantics and descriptor as lnmod_forward (kernels/lnmod.h), configured by fv2_plan.h.
- * Host API; the kernels are in fv2_kern.cuh / fv2_odd.cuh, instantiated by fv2_inst.cu. */
+/* fv2.h -- the forward v2 harness's host API: y = LN(x)*(1 + scale) + shift with the same
+ * semantics and descriptor as lnmod_forward (kernels/lnmod.h), planned by the built rule
+ * (kernels/lnmod_fwd_v2_plan.h) and run on the built kernels (kernels/lnmod_fwd_v2_kern.cuh,
+ * _odd.cuh), instantiated here by fv2_inst.cu with the harness's caches and alternatives. */
 #ifndef ADALOAD_FV2_H
 #define ADALOAD_FV2_H
 
 #include <cuda_runtime_api.h>
 
-#include "fv2_plan.h"
+#include "lnmod_fwd_v2_plan.h"
 #include "lnmod.h"
 
 /* The configurations the harness times: the rule's, and two changes of it. */
@@ -33,10 +34,6 @@ typedef struct {
 
 /* The current device's facts (cudaDeviceGetAttribute). 0, or -1 on a CUDA error. */
 int fv2_read_dev(fv2_dev *d);
-
-/* The problem of a descriptor and its pointers. */
-fv2_problem fv2_problem_of(const lnmod_desc *d, const void *x, const void *scale, const void *shift,
-                           const void *y);
 
 /* Validates like lnmod_forward, plans (alt: FV2_ALT_*), launches on stream; info may be NULL. */
 lnmod_status fv2_forward(int alt, const lnmod_desc *d, const void *x, const void *scale,

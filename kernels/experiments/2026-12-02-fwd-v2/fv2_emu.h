@@ -1,5 +1,5 @@
 // fv2_emu.h -- a host emulation of the few CUDA features the v2 kernels use, so that the very
-// kernel source (fv2_kern.cuh, fv2_odd.cuh) runs on a CPU without a GPU (test only; compiled
+// kernel source (kernels/lnmod_fwd_v2_kern.cuh, _odd.cuh) runs on a CPU without a GPU (test only; compiled
 // with g++ -DFV2_EMU by build.sh, against a copy of kernels/lnmod_common.cuh whose four asm
 // helpers -- cp.async, its commit and wait, ld.shared -- call the functions below).
 //

@@ -9,7 +9,7 @@
 // parts of the row it has just computed, not of the row it outputs), -DFV2_EMU_PLANT_WAIT
 // (cp.async.wait_group leaves the row about to be read in flight).
 #include "fv2_emu.h"
-#include "fv2_kern.cuh"
+#include "lnmod_fwd_v2_kern.cuh"
 
 #include <string>
 

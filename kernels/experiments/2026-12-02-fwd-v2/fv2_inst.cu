@@ -3,7 +3,7 @@
 // that x, the tile kernel at VPT 1..8 with the modulation in registers or streamed, and the
 // odd kernel; the grid from the occupancy API (cudaOccupancyMaxActiveClusters for clusters).
 #include "fv2_int.h"
-#include "fv2_kern.cuh"
+#include "lnmod_fwd_v2_kern.cuh"
 
 #ifndef FV2_XT
 #error "compile with -DFV2_XT=0 (fp32 x), 1 (fp16 x) or 2 (bf16 x)"
