@@ -42,8 +42,24 @@ int fv2_read_dev(fv2_dev *d)
 
 static bool al16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 
-
-static int vpt_first(fv2_plan *p, const fv2_dev *dev, int max_w);
+// Round 2 (2026-12-05): the several-warp shapes at 40 elements a thread (VPT 5 for 16-bit x,
+// 8 for fp32 -- the VPT of the round's fastest lag shapes), W = the warps that takes, split
+// over a cluster of up to 4 CTAs while W exceeds max_w. Returns 1 when nothing changed.
+static int vpt_first(fv2_plan *p, const fv2_dev *dev, int max_w)
+{
+    if (p->cls != FV2_TILE || p->warps * p->cluster == 1 || p->mode != FV2_MOD_REG) return 1;
+    const int vpt = p->vec == 8 ? 5 : 8;
+    const int64_t wt = fv2_ceil(p->nv, 32 * (int64_t)vpt);
+    int64_t c = 1;
+    while (fv2_ceil(wt, c) > max_w && c < dev->cluster_max && c < FV2_MAX_CLUSTER) c *= 2;
+    if (fv2_ceil(wt, c) > FV2_MAX_WARPS || wt < 2) return 1;
+    if (vpt == p->vpt && (int)c == p->cluster && fv2_ceil(wt, c) == p->warps) return 1;
+    p->vpt = vpt;
+    p->cluster = (int)c;
+    p->warps = (int)fv2_ceil(wt, c);
+    fv2_tile_set(p);
+    return 0;
+}
 
 // The harness's alternatives (fv2.h, FV2_ALT_SHAPE). Returns 1 when nothing changed.
 static int alt_shape(fv2_plan *p, const fv2_dev *dev)
@@ -67,24 +83,6 @@ static int alt_shape(fv2_plan *p, const fv2_dev *dev)
     return vpt_first(p, dev, FV2_MAX_WARPS);
 }
 
-// Round 2 (2026-12-05): the several-warp shapes at 40 elements a thread (VPT 5 for 16-bit x,
-// 8 for fp32 -- the VPT of the round's fastest lag shapes), W = the warps that takes, split
-// over a cluster of up to 4 CTAs while W exceeds max_w. Returns 1 when nothing changed.
-static int vpt_first(fv2_plan *p, const fv2_dev *dev, int max_w)
-{
-    if (p->cls != FV2_TILE || p->warps * p->cluster == 1 || p->mode != FV2_MOD_REG) return 1;
-    const int vpt = p->vec == 8 ? 5 : 8;
-    const int64_t wt = fv2_ceil(p->nv, 32 * (int64_t)vpt);
-    int64_t c = 1;
-    while (fv2_ceil(wt, c) > max_w && c < dev->cluster_max && c < FV2_MAX_CLUSTER) c *= 2;
-    if (fv2_ceil(wt, c) > FV2_MAX_WARPS || wt < 2) return 1;
-    if (vpt == p->vpt && (int)c == p->cluster && fv2_ceil(wt, c) == p->warps) return 1;
-    p->vpt = vpt;
-    p->cluster = (int)c;
-    p->warps = (int)fv2_ceil(wt, c);
-    fv2_tile_set(p);
-    return 0;
-}
 
 static lnmod_status run_plan(const lnmod_desc *d, fv2_plan *p, const fv2_dev *dev, int extra_ns,
                              const lnmod_detail::lnmod_kparams &kp, cudaStream_t st, fv2_info *info)
