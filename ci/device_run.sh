@@ -255,9 +255,10 @@ case "$mode" in
     # cmd := the verify command of step K
     # (--reuse-buffers: no cudaMalloc per input set -- 42 s of shard 1's 385 s on 2026-12-04 --
     # outside compute-sanitizer; the sanitizer children keep exact sizes whatever the parent says.
-    # san: each child may take 500 s, not verify's default 420 -- racecheck's took 346-368 s alone
-    # on 2026-12-04 -- and the step still ends inside VERIFY_BUDGET_S.)
-    shard_cmd() { if [ "$1" = san ]; then cmd=(verify --grid quick --sanitizers --sanitizer-timeout 500); else cmd=(verify --grid full --shard "$1/$n" --reuse-buffers); fi; }
+    # san: each child may take 540 s, not verify's default 420 -- racecheck's took 346-368 s alone
+    # on 2026-12-04, 415 s on 2026-12-05 with the long-sample sets -- and the step still ends
+    # inside VERIFY_BUDGET_S.)
+    shard_cmd() { if [ "$1" = san ]; then cmd=(verify --grid quick --sanitizers --sanitizer-timeout 540); else cmd=(verify --grid full --shard "$1/$n" --reuse-buffers); fi; }
     if [ "${VERIFY_PARALLEL:-0}" = 1 ]; then
       # The steps at once, the host's CPUs split among them (two shards together took 220 s
       # on 2026-12-04 where one alone took ~200 s: three at once oversubscribe 16 cores).

@@ -44,8 +44,9 @@ static bool al16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 
 // Round 2 (2026-12-05): the several-warp shapes at 40 elements a thread (VPT 5 for 16-bit x,
 // 8 for fp32 -- the VPT of the round's fastest lag shapes), W = the warps that takes, split
-// over a cluster of up to 4 CTAs while W exceeds max_w. Returns 1 when nothing changed.
-static int vpt_first(fv2_plan *p, const fv2_dev *dev, int max_w)
+// over a cluster of up to 4 CTAs while W exceeds max_w; with trim, the VPT then lowered to the
+// fewest that cover the slice on those warps. Returns 1 when nothing changed.
+static int vpt_first(fv2_plan *p, const fv2_dev *dev, int max_w, int trim)
 {
     if (p->cls != FV2_TILE || p->warps * p->cluster == 1 || p->mode != FV2_MOD_REG) return 1;
     const int vpt = p->vec == 8 ? 5 : 8;
@@ -53,10 +54,13 @@ static int vpt_first(fv2_plan *p, const fv2_dev *dev, int max_w)
     int64_t c = 1;
     while (fv2_ceil(wt, c) > max_w && c < dev->cluster_max && c < FV2_MAX_CLUSTER) c *= 2;
     if (fv2_ceil(wt, c) > FV2_MAX_WARPS || wt < 2) return 1;
-    if (vpt == p->vpt && (int)c == p->cluster && fv2_ceil(wt, c) == p->warps) return 1;
-    p->vpt = vpt;
+    const int64_t w = fv2_ceil(wt, c);
+    // trim: the smallest VPT that still covers the slice on those W warps (less padding)
+    const int v = trim ? (int)fv2_ceil(fv2_ceil(p->nv, c), 32 * w) : vpt;
+    if (v == p->vpt && (int)c == p->cluster && w == p->warps) return 1;
+    p->vpt = v;
     p->cluster = (int)c;
-    p->warps = (int)fv2_ceil(wt, c);
+    p->warps = (int)w;
     fv2_tile_set(p);
     return 0;
 }
@@ -80,7 +84,7 @@ static int alt_shape(fv2_plan *p, const fv2_dev *dev)
         fv2_tile_set(p);
         return 0;
     }
-    return vpt_first(p, dev, FV2_MAX_WARPS);
+    return vpt_first(p, dev, FV2_MAX_WARPS, 0);
 }
 
 
@@ -118,8 +122,8 @@ lnmod_status fv2_forward(int alt, const lnmod_desc *d, const void *x, const void
     const lnmod_detail::lnmod_kparams kp = lnmod_detail::lnmod_make_params(d, x, scale, shift, y, mean, rstd);
     int extra = alt == FV2_ALT_DEEP ? 2 : 0;
     if (alt == FV2_ALT_DEEP && p.cls == FV2_TILE && p.warps * p.cluster > 1 && p.mode == FV2_MOD_REG) {
-        // several warps, per sample: VPT-first with at most 4 warps a CTA (round 2)
-        info->same_as_rule = vpt_first(&p, &dev, 4);
+        // several warps, per sample: VPT-first, then the VPT trimmed to the warps (round 2)
+        info->same_as_rule = vpt_first(&p, &dev, FV2_MAX_WARPS, 1);
         extra = 0;
     }
     if (alt == FV2_ALT_DEEP && p.cls == FV2_TILE && d->layout != LNMOD_PER_SAMPLE) { // the other mode
