@@ -7,7 +7,8 @@
 #      guards, two launches bit-identical;
 #   2. each timed group in its own process (a crash or hang costs that group only, and
 #      `timeout` ends it), in the order of ORDER below, while the time used stays under
-#      FV2_BUDGET_S (default 240 s: the whole call stays under ~300 s with the start);
+#      FV2_BUDGET_S (default 240 s: the whole call stays under ~300 s with the start); FV2_ORDER
+#      names other groups or another order;
 #   3. the table of every shape into $OUT/table.md, the whole log into $OUT/fwdv2.log.
 # Exit: 0 every check passed, 1 a check failed or a group did not run or finish, 2 no binary,
 # 77 no CUDA device.
@@ -24,6 +25,8 @@ reps=${FV2_REPS:-11}
 per_group=${FV2_GROUP_TIMEOUT_S:-90}
 out=${OUT:-/tmp/fwdv2-out}
 ORDER=(sweep0 sweep1 sweep2 sweep3 sweep4 sweep5 dtype token frame mult64 image odd mult8)
+# FV2_ORDER: the timed groups and their order, when a round needs only some (space-separated)
+if [ -n "${FV2_ORDER:-}" ]; then read -r -a ORDER <<<"$FV2_ORDER"; fi
 if [ ! -f "$xzbin" ]; then
   echo "device.sh: no $xzbin: run kernels/experiments/2026-12-02-fwd-v2/build.sh here first and carry build-fwdv2/fv2bench.xz" >&2
   exit 2
