@@ -4,35 +4,22 @@
 // class takes (pointers not aligned to their element size) to v1's dtile.
 #include "fv2.h"
 #include "fv2_int.h"
+#include "lnmod_fwd_v2.h" // fv2::read_dev
 
-// The facts of up to 16 devices, read once each (per process; see fv2_inst.cu's caches).
+// The facts of up to 16 devices, read once each (per process; see fv2_inst.cu's caches) by the
+// library's own reader (lnmod_fwd_v2.cu, which the harness links beside its own kernels).
 static fv2_dev g_dev[16];
 static bool g_dev_ok[16];
 
 int fv2_read_dev(fv2_dev *d)
 {
-    int dev = 0, v[10];
+    int dev = 0;
     if (cudaGetDevice(&dev) != cudaSuccess) return -1;
     if (dev >= 0 && dev < 16 && g_dev_ok[dev]) {
         *d = g_dev[dev];
         return 0;
     }
-    const cudaDeviceAttr at[10] = {cudaDevAttrMultiProcessorCount, cudaDevAttrMaxThreadsPerMultiProcessor,
-                                   cudaDevAttrMaxThreadsPerBlock, cudaDevAttrMaxSharedMemoryPerMultiprocessor,
-                                   cudaDevAttrMaxSharedMemoryPerBlockOptin, cudaDevAttrMaxRegistersPerMultiprocessor,
-                                   cudaDevAttrMaxBlocksPerMultiprocessor, cudaDevAttrClusterLaunch,
-                                   cudaDevAttrMemoryClockRate, cudaDevAttrGlobalMemoryBusWidth};
-    for (int i = 0; i < 10; i++)
-        if (cudaDeviceGetAttribute(&v[i], at[i], dev) != cudaSuccess) return -1;
-    d->sms = v[0] > 0 ? v[0] : 1;
-    d->threads_sm = v[1];
-    d->threads_block = v[2];
-    d->smem_sm = v[3];
-    d->smem_block = v[4];
-    d->regs_sm = v[5];
-    d->blocks_sm = v[6];
-    d->cluster_max = v[7] ? 8 : 1; // 8: the portable cluster size
-    d->mem_bw = 2.0 * (double)v[8] * 1e3 * (double)v[9] / 8.0; // kHz, bits; double data rate
+    if (fv2::read_dev(d) != 0) return -1;
     if (dev >= 0 && dev < 16) {
         g_dev[dev] = *d;
         g_dev_ok[dev] = true;
