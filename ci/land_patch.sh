@@ -3,7 +3,9 @@
 # steps around the device calls (kernel sources change only with a passing record):
 #   prepare PATCH HASH   on a clean tree: git apply --index PATCH, check that kernels/ then
 #                        hashes to HASH (kernels/source_hash.cmake; undone when it does not),
-#                        commit, ci/device_bundle.sh --no-slow, ci/device_tree.sh lean; prints
+#                        commit, ci/device_bundle.sh --no-slow, ci/kernel_barriers.sh (stops on
+#                        a kernel reserving barriers it does not allow; without cuobjdump it
+#                        says so and goes on), ci/device_tree.sh lean; prints
 #                        the device calls of a full record
 #   collect DIR...       after the calls: ci/device_tree.sh restore, each DIR/results.tgz
 #                        unpacked (without verify.json and results/index.jsonl), `adaload
@@ -42,6 +44,15 @@ case "${1:-}" in
     git commit -q -m "$(basename "$patch") applied (kernel sources ${want:0:8}; its record follows)"
     echo "committed $(git rev-parse --short HEAD); kernel sources $got"
     ci/device_bundle.sh --no-slow >/tmp/land-bundle.log 2>&1 || die "ci/device_bundle.sh failed: /tmp/land-bundle.log"
+    # The barriers each kernel reserves (a named barrier in a shared kernel cost the warp-a-row
+    # plans up to 2.5x, 2026-12-05): a kernel the allow file does not name stops the landing.
+    if ci/kernel_barriers.sh build-device >/tmp/land-barriers.log 2>&1; then
+      tail -1 /tmp/land-barriers.log
+    else
+      rc=$?
+      grep -v '(allowed)' /tmp/land-barriers.log | head -20 || true
+      [ "$rc" = 77 ] || die "ci/kernel_barriers.sh: a kernel reserves barriers ci/kernel_barriers.allow does not name"
+    fi
     ci/device_tree.sh lean
     cat <<EOF
 Device calls of a full record (then: $0 collect <files_at of each call>):

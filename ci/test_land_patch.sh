@@ -4,7 +4,8 @@
 # call): usage, a malformed HASH, a dirty tree and a patch that does not apply are refused
 # (exit 2) with HEAD and the tree untouched; --dry-run changes nothing; a patch whose kernel
 # sources hash to another HASH is undone (exit 1, HEAD and `git status` as before); the right
-# HASH commits the patch and runs the bundle, then lean. Prints PASS, or FAIL and what differed.
+# HASH commits the patch and runs the bundle, the barrier check (its failure stops before lean,
+# exit 1; its 77, no cuobjdump, does not), then lean. Prints PASS, or FAIL and what differed.
 # shellcheck disable=SC2015
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,6 +19,10 @@ git init -q -b main . || fail "git init"
 cp "$src/ci/land_patch.sh" ci/ && cp "$src/kernels/source_hash.cmake" kernels/ || fail "copy"
 printf '#!/usr/bin/env bash\necho bundle >>"%s/calls"\n' "$work" >ci/device_bundle.sh
 printf '#!/usr/bin/env bash\necho "tree $*" >>"%s/calls"\n' "$work" >ci/device_tree.sh
+# the barrier check's stand-in: logs its call, exits with the code in $work/barriers_rc
+# shellcheck disable=SC2016 # the stand-in's own $(...), expanded when it runs
+printf '#!/usr/bin/env bash\necho barriers >>"%s/calls"\nexit "$(cat "%s/barriers_rc")"\n' "$work" "$work" >ci/kernel_barriers.sh
+echo 0 >"$work/barriers_rc"
 chmod +x ci/*.sh
 printf '__global__ void k() {}\n' >kernels/a.cu
 git add . && git commit -qm init || fail "commit"
@@ -50,9 +55,17 @@ same || fail "a dirty tree was changed"
 expect 1 "wrong hash" -- prepare "$work/good.patch" "$other"
 grep -q "not $other" "$work/out" || fail "the wrong hash's message does not name it: $(cat "$work/out")"
 same || fail "a wrong hash left the patch applied or committed"
+# a kernel reserving barriers the allow file does not name: stopped before lean (exit 1)
+echo 1 >"$work/barriers_rc"
+expect 1 "barrier check failing" -- prepare "$work/good.patch" "$want"
+grep -q 'kernel_barriers.sh' "$work/out" || fail "the barrier failure's message does not name the check: $(cat "$work/out")"
+[ "$(tr '\n' ' ' <"$work/calls")" = "bundle barriers " ] || fail "calls after a failing barrier check: $(cat "$work/calls")"
+git reset -q --hard "$head0" && rm -f "$work/calls"
+# no cuobjdump (77): said, and the landing goes on
+echo 77 >"$work/barriers_rc"
 expect 0 "right hash" -- prepare "$work/good.patch" "$want"
 [ "$(git rev-parse HEAD~1)" = "$head0" ] || fail "the patch was not committed on HEAD"
 git log -1 --format=%s | grep -q "good.patch applied (kernel sources ${want:0:8}" || fail "commit message: $(git log -1 --format=%s)"
 grep -q 'v2' kernels/a.cu || fail "the patch's change is not in the tree"
-[ "$(tr '\n' ' ' <"$work/calls")" = "bundle tree lean " ] || fail "calls after the commit: $(cat "$work/calls")"
+[ "$(tr '\n' ' ' <"$work/calls")" = "bundle barriers tree lean " ] || fail "calls after the commit: $(cat "$work/calls")"
 echo PASS

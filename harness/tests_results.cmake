@@ -7,6 +7,8 @@
 #                      (ci/test_device_tree.sh; git only, no build)
 #   land_patch         ci/land_patch.sh prepare's refusals and its commit in a throw-away
 #                      repository (ci/test_land_patch.sh; git and cmake only)
+#   kernel_barriers    ci/kernel_barriers.sh's verdicts over a stand-in cuobjdump
+#                      (ci/test_kernel_barriers.sh; no CUDA toolkit)
 add_test(NAME results_index COMMAND adaload results check)
 add_test(NAME results_cli
          COMMAND ${CMAKE_COMMAND} -DADALOAD=$<TARGET_FILE:adaload>
@@ -30,3 +32,6 @@ add_test(NAME device_tree
 # ci/land_patch.sh: a kernel patch committed only when its sources hash as named (ci/test_land_patch.sh).
 add_test(NAME land_patch
          COMMAND bash ${PROJECT_SOURCE_DIR}/ci/test_land_patch.sh ${CMAKE_CURRENT_BINARY_DIR}/land_patch)
+# ci/kernel_barriers.sh: a kernel reserving barriers the allow file does not name is caught.
+add_test(NAME kernel_barriers
+         COMMAND bash ${PROJECT_SOURCE_DIR}/ci/test_kernel_barriers.sh ${CMAKE_CURRENT_BINARY_DIR}/kernel_barriers)
