@@ -19,7 +19,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 bdir=${1:-$root/build-device}
 allow=$root/ci/kernel_barriers.allow
 co=${CUOBJDUMP:-$(command -v cuobjdump || true)}
-[ -n "$co" ] || [ ! -x /usr/local/cuda/bin/cuobjdump ] || co=/usr/local/cuda/bin/cuobjdump
+if [ -z "$co" ] && [ -x /usr/local/cuda/bin/cuobjdump ]; then co=/usr/local/cuda/bin/cuobjdump; fi
 if [ -z "$co" ] || [ ! -x "$co" ]; then
   echo "kernel_barriers.sh: no cuobjdump (PATH, /usr/local/cuda/bin, \$CUOBJDUMP): barriers not checked" >&2
   exit 77
@@ -27,25 +27,27 @@ fi
 shopt -s nullglob
 objs=("$bdir"/kernels/CMakeFiles/*.dir/*.cu.o)
 [ ${#objs[@]} -gt 0 ] || { echo "kernel_barriers.sh: no CUDA objects under $bdir/kernels" >&2; exit 2; }
-# "barriers mangled-name" for each kernel reserving more than one.
+pats=()
+while read -r pat _; do
+  case $pat in ''|'#'*) ;; *) pats+=("$pat") ;; esac
+done <"$allow"
+# "barriers mangled-name" for each kernel reserving more than one (the value is hex).
 many=$(for o in "${objs[@]}"; do "$co" -elf "$o" 2>/dev/null; done | awk '
   /^\.nv\.info\./ { fn = substr($1, 10) }
   /EIATTR_NUM_BARRIERS/ { want = 2; next }
-  want && /Value:/ { print $2, fn; want = 0; next }
-  want { want-- }' | sort -u | while read -r v fn; do [ $((v)) -gt 1 ] && echo "$((v)) $fn"; done || true)
-bad=0
-while read -r n fn; do
+  want && /Value:/ { if ($2 != "0x0" && $2 != "0x1") print $2, fn; want = 0; next }
+  want { want-- }' | sort -u)
+bad=0 count=0
+while read -r v fn; do
   [ -n "$fn" ] || continue
+  count=$((count + 1))
   ok=0
-  while read -r pat _; do
-    case $pat in ''|'#'*) continue ;; esac
-    [[ "$fn" == *$pat* ]] && ok=1
-  done <"$allow"
-  echo "$n $(echo "$fn" | c++filt)$([ $ok = 1 ] && echo "  (allowed)")"
+  for pat in "${pats[@]}"; do [[ "$fn" == *"$pat"* ]] && ok=1; done
+  echo "$((v)) $(c++filt "$fn")$([ $ok = 1 ] && echo "  (allowed)")"
   [ $ok = 1 ] || bad=1
 done <<<"$many"
 if [ $bad = 1 ]; then
   echo "kernel_barriers.sh: a kernel above reserves more than one barrier and ci/kernel_barriers.allow does not name it" >&2
   exit 1
 fi
-echo "kernel_barriers.sh: $(grep -c . <<<"$many" || true) kernel(s) with more than one barrier, all allowed (${#objs[@]} objects)"
+echo "kernel_barriers.sh: $count kernel(s) with more than one barrier, all allowed (${#objs[@]} objects)"
