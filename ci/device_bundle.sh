@@ -8,6 +8,10 @@
 #                  fit the device tool's 64 MiB carry limit; device_run.sh unpacks them into
 #                  lib/ (found through RPATH $ORIGIN/lib, so python3 keeps its own)
 #   adaload-<tag>  extra experiment builds: EXTRA_BUILDS="tag:cmake-args;..." (optional)
+#   adaload-base   with BASE_REV=<rev> (optional): adaload built from that revision (a worktree
+#                  in build-base/src, built in build-base/build), the same-lease baseline of
+#                  ci/device_run.sh sweep; base.env says its commit and kernel sources
+#                  (ci/land_patch.sh prepare sets BASE_REV to the commit before the patch)
 #   plugins/       the example plug-in and its planted-bug build (kernels/plugin/), for MODE plugin
 #   libadaload.so  the Python package's library (kernels + planner), for MODE e2e's adaload kernel
 #   git.env        ADALOAD_GIT_SHA / ADALOAD_GIT_DIRTY: the device copy of the tree has no .git
@@ -53,6 +57,21 @@ for variant in "${builds[@]}"; do
     esac
   done
 done
+if [ -n "${BASE_REV:-}" ]; then
+  rev=$(git -C "$root" rev-parse --verify -q "$BASE_REV^{commit}") || { echo "device_bundle.sh: BASE_REV $BASE_REV is no commit" >&2; exit 2; }
+  src=$root/build-base/src bdir=$root/build-base/build
+  if [ -e "$src/.git" ]; then git -C "$src" checkout -q --detach "$rev"
+  else rm -rf "$src"; mkdir -p "$root/build-base"; git -C "$root" worktree add -q --detach "$src" "$rev"; fi
+  # shellcheck disable=SC2016 # $ORIGIN is the loader's, not the shell's
+  cmake -S "$src" -B "$bdir" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$archs" \
+    '-DCMAKE_BUILD_RPATH=$ORIGIN/lib' >"$root/build-base.configure.log" 2>&1 \
+    || { cat "$root/build-base.configure.log"; exit 1; }
+  cmake --build "$bdir" --target adaload -j "$(nproc)"
+  strip -o "$bundle/adaload-base" "$bdir/adaload"
+  { echo "ADALOAD_BASE_SHA=$rev"
+    echo "ADALOAD_BASE_KERNELS=$(cmake -DDIR="$src/kernels" -P "$src/kernels/source_hash.cmake")"
+  } >"$bundle/base.env"
+fi
 { echo "ADALOAD_GIT_SHA=$(git -C "$root" rev-parse HEAD)"
   if [ -n "$(git -C "$root" status --porcelain --untracked-files=no)" ]; then echo "ADALOAD_GIT_DIRTY=1"; else echo "ADALOAD_GIT_DIRTY=0"; fi
 } >"$bundle/git.env"

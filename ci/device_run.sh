@@ -20,7 +20,18 @@
 #               dtile against two runs of the normal build (adaload compare)
 #   MODE sweep  verify --grid quick of dtile's forward (no record; when it fails nothing is
 #               timed), then bench --set sweep (the widths of issue 21, forward and backward, with
-#               the copy; then the fused op's 14 widths)
+#               the copy; then the fused op's 14 widths); then, when the call carries a
+#               baseline build (.devbundle/adaload-base, `BASE_REV=... ci/device_bundle.sh`;
+#               ADALOAD_BASE names another), the A/B/A check in the same lease: dtile's forward
+#               over the sweep with the copies (one filter), by the baseline, this build, the
+#               baseline again (outside results/: the three come back in logs.tgz as
+#               base-sweep.tgz), then `adaload compare` A B into $OUT/sweep-compare.md (the
+#               verdict: "the widths fast today lose nothing", judged on this card whatever card
+#               the committed baselines were timed on) and A A' into $OUT/sweep-drift.md (the
+#               same code twice: what moved there moved without a code change). Both builds
+#               time the same benchmarks in the same order: on 2026-12-05 (H100) the odd widths,
+#               byte-identical SASS, read 3-5% slower in the full sweep than in the baseline's
+#               shorter filtered run of the same lease
 #   MODE bench-bwd  the shapes of issue 18's bar (bf16, fp32 modulation, D 1536/3072/5120,
 #               rows 32,760 and 75,600, and two 32,760-row samples in one call, where
 #               torch.compile's gradients are right), forward and backward of every variant: per sample with
@@ -93,7 +104,7 @@
 #               as text into $OUT/ncu.txt (H200.md: ncu reads the counters on Firecracker only)
 # (one call each, inside the device tool's 10-minute limit)
 #   ci/device_run.sh --dry-run MODE [ARG]  prints the adaload commands of MODE (bench-bwd, bench-res,
-#                                     plugin, aa, ncu; e2e: the replay.py command; e2e-ddp: the
+#                                     plugin, aa, ncu, sweep; e2e: the replay.py command; e2e-ddp: the
 #                                     exported variables and the ddp.py command; nothing runs;
 #                                     PLUGIN_DIR overrides .devbundle/plugins)
 # Size: the device tool copies the tracked tree, untracked files not ignored and the carry
@@ -126,6 +137,11 @@ noeps_step() {
   step verify --grid quick --no-record --plugin "$noeps" --variant plugin:rowblock | tee "$out/verify-noeps.log"
   echo "planted bug: $(grep -c ' FAIL' "$out/verify-noeps.log") failing cases named (want > 0, verify rc=1)"
 }
+# MODE sweep's same-lease baseline: the baseline build's dtile forward over the sweep set with
+# the copies (the compare judges the benchmarks both runs have).
+base=${ADALOAD_BASE:-.devbundle/adaload-base}
+base_filter='^(lnmod_fwd/dtile|copy)/'
+base_dir=/tmp/adaload-base-sweep
 # MODE aa: every forward kernel benchmark of the wan set (their copy ceilings come along);
 # naive and row_per_warp are the ones that moved 5-9% from lease to lease.
 aa_filter='^lnmod_fwd/(naive|row_per_warp|dtile)/'
@@ -187,6 +203,20 @@ if [ "$dry" = 1 ]; then
     e2e)
       echo "$e2e_cmd"
       echo "then: python3 harness/e2e/replay.py report <the new e2e run folder> > \$OUT/report-e2e.md" ;;
+    sweep)
+      step verify --op lnmod --grid quick --variant dtile --direction fwd --no-record
+      echo "(the bench below only when that verify passes)"
+      step bench --set sweep
+      if [ -x "$base" ] || [ -e "$base.xz" ]; then
+        printf '%q' "$base"; printf ' %q' bench --set sweep --filter "$base_filter" --out "$base_dir/A"; echo
+        step bench --set sweep --filter "$base_filter" --out "$base_dir/B"
+        printf '%q' "$base"; printf ' %q' bench --set sweep --filter "$base_filter" --out "$base_dir/A2"; echo
+        step compare "$base_dir/A" "$base_dir/B"
+        step compare "$base_dir/A" "$base_dir/A2"
+        echo "(the compares into \$OUT/sweep-compare.md and \$OUT/sweep-drift.md; the three run folders into logs.tgz as base-sweep.tgz)"
+      else
+        echo "(no $base: no same-lease baseline; BASE_REV=<rev> ci/device_bundle.sh builds one)"
+      fi ;;
     ncu)
       out='$OUT' ncu_cmd "$@"
       printf '%q ' "${ncu_argv[@]}"; echo
@@ -196,7 +226,7 @@ if [ "$dry" = 1 ]; then
       echo "export $no_multicast"
       echo "$e2e_ddp_cmd"
       echo "then: python3 harness/e2e/ddp.py report <the new DDP run folder> > \$OUT/report-e2e-ddp.md" ;;
-    *) echo "--dry-run: only bench-bwd, bench-res, plugin, aa, ncu, e2e and e2e-ddp print their plan" >&2; exit 2 ;;
+    *) echo "--dry-run: only bench-bwd, bench-res, plugin, aa, ncu, sweep, e2e and e2e-ddp print their plan" >&2; exit 2 ;;
   esac
   exit 0
 fi
@@ -302,6 +332,24 @@ case "$mode" in
       echo "sweep: dtile's forward failed the quick grid (rc=$vrc): nothing timed"
     else
       step bench --set sweep
+      new_run=$(find results -path '*/bench/*' -name meta.json ! -path "*/.*" | sort | comm -13 "$before" - | xargs -r -n1 dirname | tail -1)
+      if [ ! -x "$base" ]; then
+        echo "sweep: no $base: no same-lease baseline"
+      elif [ -z "$new_run" ]; then
+        echo "sweep: the bench left no run folder: no baseline timed"
+      else
+        rm -rf "$base_dir"; mkdir -p "$base_dir"
+        for ab in A:"$base" B:"$ada" A2:"$base"; do
+          log "${ab#*:} bench --set sweep --filter $base_filter --out $base_dir/${ab%%:*}"
+          "${ab#*:}" bench --set sweep --filter "$base_filter" --out "$base_dir/${ab%%:*}" >"$out/base-sweep-${ab%%:*}.log" 2>&1
+          echo "bench ${ab%%:*} rc=$?"
+        done
+        $ada compare "$base_dir/A" "$base_dir/B" >"$out/sweep-compare.md" 2>&1; echo "compare A B rc=$? (0: none slower, 1: slower)"
+        tail -3 "$out/sweep-compare.md"
+        $ada compare "$base_dir/A" "$base_dir/A2" >"$out/sweep-drift.md" 2>&1; echo "compare A A2 rc=$? (the same code: want 0, nothing flagged)"
+        tail -3 "$out/sweep-drift.md"
+        tar czf "$out/base-sweep.tgz" -C "$(dirname "$base_dir")" "$(basename "$base_dir")"
+      fi
     fi
     ;;
   bench-bwd)

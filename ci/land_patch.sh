@@ -3,7 +3,9 @@
 # steps around the device calls (kernel sources change only with a passing record):
 #   prepare PATCH HASH   on a clean tree: git apply --index PATCH, check that kernels/ then
 #                        hashes to HASH (kernels/source_hash.cmake; undone when it does not),
-#                        commit, ci/device_bundle.sh --no-slow, ci/kernel_barriers.sh (stops on
+#                        commit, ci/device_bundle.sh --no-slow with BASE_REV = the commit
+#                        before the patch (.devbundle/adaload-base: the sweep's same-lease
+#                        baseline), ci/kernel_barriers.sh (stops on
 #                        a kernel reserving barriers it does not allow; without cuobjdump it
 #                        says so and goes on), ci/device_tree.sh lean; prints
 #                        the device calls of a full record
@@ -20,6 +22,7 @@ cd "$root"
 die() { echo "land_patch.sh: $*" >&2; exit "${2:-1}"; }
 usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 carry='[".devbundle/adaload.xz", ".devbundle/lib.tar.xz", ".devbundle/git.env"]'
+carry_sweep='[".devbundle/adaload.xz", ".devbundle/lib.tar.xz", ".devbundle/git.env", ".devbundle/adaload-base.xz"]'
 case "${1:-}" in
   prepare)
     shift
@@ -43,7 +46,7 @@ case "${1:-}" in
     fi
     git commit -q -m "$(basename "$patch") applied (kernel sources ${want:0:8}; its record follows)"
     echo "committed $(git rev-parse --short HEAD); kernel sources $got"
-    ci/device_bundle.sh --no-slow >/tmp/land-bundle.log 2>&1 || die "ci/device_bundle.sh failed: /tmp/land-bundle.log"
+    BASE_REV=$(git rev-parse HEAD~1) ci/device_bundle.sh --no-slow >/tmp/land-bundle.log 2>&1 || die "ci/device_bundle.sh failed: /tmp/land-bundle.log"
     # The barriers each kernel reserves (a named barrier in a shared kernel cost the warp-a-row
     # plans up to 2.5x, 2026-12-05): a kernel the allow file does not name stops the landing.
     if ci/kernel_barriers.sh build-device >/tmp/land-barriers.log 2>&1; then
@@ -55,7 +58,10 @@ case "${1:-}" in
     fi
     ci/device_tree.sh lean
     cat <<EOF
-Device calls of a full record (then: $0 collect <files_at of each call>):
+Device calls: first the sweep, which decides (its verdict, \$OUT/sweep-compare.md: the patch
+against the commit before it, timed in the same lease -- want nothing slower where that one is
+fast), then those of a full record (then: $0 collect <files_at of each call>):
+  run(command="ci/device_run.sh sweep", carry=$carry_sweep, timeout_s=600)  (~250 s on an H100)
   run(command="VERIFY_PARALLEL=1 ci/device_run.sh verify-shards 3 2 3", carry=$carry, timeout_s=600)  (~220 s)
   run(command="ci/device_run.sh verify-shards 3 1", carry=$carry, timeout_s=600)                      (~390 s)
   run(command="ci/device_run.sh verify-shards 3 san", carry=$carry, timeout_s=600)                    (~380 s)

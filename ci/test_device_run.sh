@@ -9,7 +9,7 @@
 # forward kernel benchmark of the wan set with its copy ceiling and nothing else; the second
 # lease then compares the first lease's run with its own (pair and --history); a first-lease
 # run that is not a bench run folder under results/ is refused (exit 2). And MODE e2e and
-# MODE e2e-ddp, and MODE ncu's profiler plan (below).
+# MODE e2e-ddp, MODE ncu's profiler plan, and MODE sweep's same-lease baseline (below).
 set -uo pipefail
 ada=$1
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -241,3 +241,45 @@ grep -q -- '--out results' <<<"$l" && fail "ncu: the profiled bench must not wri
 [ "$(sed -n 's/^skipped ([^)]*): //p' "$tmp/ncu.out" | grep -vc '^copy/')" = 1 ] || { cat "$tmp/ncu.out"; fail "ncu: the filter must select one kernel benchmark"; }
 "$root/ci/device_run.sh" --dry-run ncu "$f" >/dev/null 2>&1; [ $? = 2 ] || fail "ncu without KERNEL: want exit 2"
 echo "device_run ncu plan: ok"
+# MODE sweep: the same-lease A/B/A only with a baseline build; the baseline and this build
+# time the same benchmarks (one filter) outside results/, compared A-B and A-A2; and the
+# filter, given to this build's adaload, selects dtile's forward at every shape of the sweep
+# set with the copies, each a benchmark the sweep's own step selects too.
+plan=$(ADALOAD_BASE=$tmp/no-base "$root/ci/device_run.sh" --dry-run sweep) || fail "sweep --dry-run exited $?"
+grep -q 'compare' <<<"$plan" && fail "sweep: a compare without a baseline build"
+printf '#!/bin/sh\nexit 0\n' >"$tmp/base" && chmod +x "$tmp/base"
+plan=$(ADALOAD_BASE=$tmp/base "$root/ci/device_run.sh" --dry-run sweep) || fail "sweep --dry-run exited $?"
+echo "$plan"
+[ "$(grep -c '^adaload bench --set sweep$' <<<"$plan")" = 1 ] || fail "sweep: want the sweep's own bench step"
+bl=$(grep "^$tmp/base bench " <<<"$plan")
+[ "$(grep -c . <<<"$bl")" = 2 ] || fail "sweep: want the baseline's bench twice (A/B/A)"
+nl=$(grep '^adaload bench --set sweep --filter ' <<<"$plan")
+[ "$(grep -c . <<<"$nl")" = 1 ] || fail "sweep: want this build's filtered bench once (A/B/A)"
+# the three the same but for --out: the same benchmarks in the same order
+strip() { sed -e "s|^$tmp/base ||; s|^adaload ||; s| --out [^ ]*||"; }
+[ "$(strip <<<"$bl" | sort -u | grep -c .)" = 1 ] && [ "$(strip <<<"$bl" | head -1)" = "$(strip <<<"$nl")" ] ||
+  fail "sweep: the baseline and this build must time the same benchmarks: $bl / $nl"
+grep -q -- ' --out /tmp/' <<<"$bl" || fail "sweep: the baseline's bench must write outside results/: $bl"
+grep -q -- ' --out /tmp/' <<<"$nl" || fail "sweep: this build's A/B bench must write outside results/: $nl"
+grep -qx 'adaload compare /tmp/adaload-base-sweep/A /tmp/adaload-base-sweep/B' <<<"$plan" || fail "sweep: no compare of the baseline with this build"
+grep -qx 'adaload compare /tmp/adaload-base-sweep/A /tmp/adaload-base-sweep/A2' <<<"$plan" || fail "sweep: no drift check (the baseline against itself)"
+bl=$(head -1 <<<"$bl")
+eval "set -- ${bl#"$tmp/base" }"
+args=(); prev=""
+for a in "$@"; do if [ "$prev" = --out ]; then args+=("$tmp/base-run"); else args+=("$a"); fi; prev=$a; done
+"$ada" "${args[@]}" >"$tmp/base.out" 2>&1; rc=$?
+[ "$rc" = 77 ] || { cat "$tmp/base.out"; fail "sweep baseline bench: exit $rc (want 77: no GPU here)"; }
+# (the sweep's GPU benchmarks: its CPU ones, cpu/..., would run here)
+"$ada" bench --set sweep --filter '^(lnmod|copy)' --out "$tmp/sweep-run" >"$tmp/sweep.out" 2>&1; rc=$?
+[ "$rc" = 77 ] || { cat "$tmp/sweep.out"; fail "sweep bench: exit $rc (want 77: no GPU here)"; }
+sed -n 's/^skipped ([^)]*): //p' "$tmp/base.out" | sort >"$tmp/base.sel"
+sed -n 's/^skipped ([^)]*): //p' "$tmp/sweep.out" | sort >"$tmp/sweep.sel"
+nb=$(grep -c '^lnmod_fwd/dtile/' "$tmp/base.sel"); ns=$(grep -c '^lnmod_fwd/dtile/' "$tmp/sweep.sel")
+[ "$nb" -gt 0 ] && [ "$nb" = "$ns" ] || fail "sweep baseline: $nb dtile forward benchmarks, the sweep has $ns"
+[ "$(grep -c '^copy/' "$tmp/base.sel")" -gt 0 ] || fail "sweep baseline: no copy ceiling"
+other=$(grep -vE '^(lnmod_fwd/dtile/|copy/)' "$tmp/base.sel" || true)
+[ -z "$other" ] || fail "sweep baseline selects more: $(head -3 <<<"$other")"
+surplus=$(comm -23 "$tmp/base.sel" "$tmp/sweep.sel")
+[ -z "$surplus" ] || fail "sweep baseline: benchmarks the sweep does not time: $(head -3 <<<"$surplus")"
+[ -e "$tmp/base-run" ] && fail "sweep baseline left a run folder"
+echo "device_run sweep plan: ok"

@@ -4,7 +4,8 @@
 # call): usage, a malformed HASH, a dirty tree and a patch that does not apply are refused
 # (exit 2) with HEAD and the tree untouched; --dry-run changes nothing; a patch whose kernel
 # sources hash to another HASH is undone (exit 1, HEAD and `git status` as before); the right
-# HASH commits the patch and runs the bundle, the barrier check (its failure stops before lean,
+# HASH commits the patch and runs the bundle (its baseline BASE_REV the commit before the
+# patch), the barrier check (its failure stops before lean,
 # exit 1; its 77, no cuobjdump, does not), then lean. Prints PASS, or FAIL and what differed.
 # shellcheck disable=SC2015
 set -uo pipefail
@@ -17,7 +18,8 @@ mkdir -p "$repo/ci" "$repo/kernels" && cd "$repo" || exit 1
 export GIT_CONFIG_NOSYSTEM=1 HOME=$work GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t
 git init -q -b main . || fail "git init"
 cp "$src/ci/land_patch.sh" ci/ && cp "$src/kernels/source_hash.cmake" kernels/ || fail "copy"
-printf '#!/usr/bin/env bash\necho bundle >>"%s/calls"\n' "$work" >ci/device_bundle.sh
+# shellcheck disable=SC2016 # the stand-in's own ${BASE_REV}, expanded when it runs
+printf '#!/usr/bin/env bash\necho "bundle base=${BASE_REV:-none}" >>"%s/calls"\n' "$work" >ci/device_bundle.sh
 printf '#!/usr/bin/env bash\necho "tree $*" >>"%s/calls"\n' "$work" >ci/device_tree.sh
 # the barrier check's stand-in: logs its call, exits with the code in $work/barriers_rc
 # shellcheck disable=SC2016 # the stand-in's own $(...), expanded when it runs
@@ -59,7 +61,7 @@ same || fail "a wrong hash left the patch applied or committed"
 echo 1 >"$work/barriers_rc"
 expect 1 "barrier check failing" -- prepare "$work/good.patch" "$want"
 grep -q 'kernel_barriers.sh' "$work/out" || fail "the barrier failure's message does not name the check: $(cat "$work/out")"
-[ "$(tr '\n' ' ' <"$work/calls")" = "bundle barriers " ] || fail "calls after a failing barrier check: $(cat "$work/calls")"
+[ "$(tr '\n' ' ' <"$work/calls")" = "bundle base=$head0 barriers " ] || fail "calls after a failing barrier check: $(cat "$work/calls")"
 git reset -q --hard "$head0" && rm -f "$work/calls"
 # no cuobjdump (77): said, and the landing goes on
 echo 77 >"$work/barriers_rc"
@@ -67,5 +69,5 @@ expect 0 "right hash" -- prepare "$work/good.patch" "$want"
 [ "$(git rev-parse HEAD~1)" = "$head0" ] || fail "the patch was not committed on HEAD"
 git log -1 --format=%s | grep -q "good.patch applied (kernel sources ${want:0:8}" || fail "commit message: $(git log -1 --format=%s)"
 grep -q 'v2' kernels/a.cu || fail "the patch's change is not in the tree"
-[ "$(tr '\n' ' ' <"$work/calls")" = "bundle barriers tree lean " ] || fail "calls after the commit: $(cat "$work/calls")"
+[ "$(tr '\n' ' ' <"$work/calls")" = "bundle base=$head0 barriers tree lean " ] || fail "calls after the commit: $(cat "$work/calls")"
 echo PASS
