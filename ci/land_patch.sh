@@ -7,8 +7,8 @@
 #                        before the patch (.devbundle/adaload-base: the sweep's same-lease
 #                        baseline), ci/kernel_barriers.sh (stops on
 #                        a kernel reserving barriers it does not allow; without cuobjdump it
-#                        says so and goes on), ci/device_tree.sh lean; prints
-#                        the device calls of a full record
+#                        says so and goes on), ci/device_tree.sh lean; prints the device
+#                        calls: the sweep (its A/B/A verdict) first, then a full record
 #   collect DIR...       after the calls: ci/device_tree.sh restore, each DIR/results.tgz
 #                        unpacked (without verify.json and results/index.jsonl), `adaload
 #                        results add` of each run folder in it, `adaload results check`,
@@ -20,7 +20,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 die() { echo "land_patch.sh: $*" >&2; exit "${2:-1}"; }
-usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,/^# Exit/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 carry='[".devbundle/adaload.xz", ".devbundle/lib.tar.xz", ".devbundle/git.env"]'
 carry_sweep='[".devbundle/adaload.xz", ".devbundle/lib.tar.xz", ".devbundle/git.env", ".devbundle/adaload-base.xz"]'
 case "${1:-}" in
@@ -61,7 +61,7 @@ case "${1:-}" in
 Device calls: first the sweep, which decides (its verdict, \$OUT/sweep-compare.md: the patch
 against the commit before it, timed in the same lease -- want nothing slower where that one is
 fast), then those of a full record (then: $0 collect <files_at of each call>):
-  run(command="ci/device_run.sh sweep", carry=$carry_sweep, timeout_s=600)  (~250 s on an H100)
+  run(command="ci/device_run.sh sweep", carry=$carry_sweep, timeout_s=600)  (~370 s on an H100: the sweep, then A/B/A)
   run(command="VERIFY_PARALLEL=1 ci/device_run.sh verify-shards 3 2 3", carry=$carry, timeout_s=600)  (~220 s)
   run(command="ci/device_run.sh verify-shards 3 1", carry=$carry, timeout_s=600)                      (~390 s)
   run(command="ci/device_run.sh verify-shards 3 san", carry=$carry, timeout_s=600)                    (~380 s)
