@@ -142,6 +142,12 @@ noeps_step() {
 base=${ADALOAD_BASE:-.devbundle/adaload-base}
 base_filter='^(lnmod_fwd/dtile|copy)/'
 base_dir=/tmp/adaload-base-sweep
+# One of the A/B/A runs: ab_bench BUILD TAG (printed under --dry-run, like step).
+ab_bench() {
+  local args=(bench --set sweep --filter "$base_filter" --out "$base_dir/$2")
+  if [ "$dry" = 1 ]; then printf '%q' "$1"; printf ' %q' "${args[@]}"; echo; return 0; fi
+  log "$1 ${args[*]}"; "$1" "${args[@]}" >"$out/base-sweep-$2.log" 2>&1; echo "bench $2 rc=$?"
+}
 # MODE aa: every forward kernel benchmark of the wan set (their copy ceilings come along);
 # naive and row_per_warp are the ones that moved 5-9% from lease to lease.
 aa_filter='^lnmod_fwd/(naive|row_per_warp|dtile)/'
@@ -208,9 +214,7 @@ if [ "$dry" = 1 ]; then
       echo "(the bench below only when that verify passes)"
       step bench --set sweep
       if [ -x "$base" ] || [ -e "$base.xz" ]; then
-        printf '%q' "$base"; printf ' %q' bench --set sweep --filter "$base_filter" --out "$base_dir/A"; echo
-        step bench --set sweep --filter "$base_filter" --out "$base_dir/B"
-        printf '%q' "$base"; printf ' %q' bench --set sweep --filter "$base_filter" --out "$base_dir/A2"; echo
+        ab_bench "$base" A; ab_bench adaload B; ab_bench "$base" A2
         step compare "$base_dir/A" "$base_dir/B"
         step compare "$base_dir/A" "$base_dir/A2"
         echo "(the compares into \$OUT/sweep-compare.md and \$OUT/sweep-drift.md; the three run folders into logs.tgz as base-sweep.tgz)"
@@ -332,18 +336,11 @@ case "$mode" in
       echo "sweep: dtile's forward failed the quick grid (rc=$vrc): nothing timed"
     else
       step bench --set sweep
-      new_run=$(find results -path '*/bench/*' -name meta.json ! -path "*/.*" | sort | comm -13 "$before" - | xargs -r -n1 dirname | tail -1)
       if [ ! -x "$base" ]; then
         echo "sweep: no $base: no same-lease baseline"
-      elif [ -z "$new_run" ]; then
-        echo "sweep: the bench left no run folder: no baseline timed"
       else
         rm -rf "$base_dir"; mkdir -p "$base_dir"
-        for ab in A:"$base" B:"$ada" A2:"$base"; do
-          log "${ab#*:} bench --set sweep --filter $base_filter --out $base_dir/${ab%%:*}"
-          "${ab#*:}" bench --set sweep --filter "$base_filter" --out "$base_dir/${ab%%:*}" >"$out/base-sweep-${ab%%:*}.log" 2>&1
-          echo "bench ${ab%%:*} rc=$?"
-        done
+        ab_bench "$base" A; ab_bench "$ada" B; ab_bench "$base" A2
         $ada compare "$base_dir/A" "$base_dir/B" >"$out/sweep-compare.md" 2>&1; echo "compare A B rc=$? (0: none slower, 1: slower)"
         tail -3 "$out/sweep-compare.md"
         $ada compare "$base_dir/A" "$base_dir/A2" >"$out/sweep-drift.md" 2>&1; echo "compare A A2 rc=$? (the same code: want 0, nothing flagged)"
