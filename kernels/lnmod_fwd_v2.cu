@@ -1,8 +1,9 @@
 // lnmod_fwd_v2.cu -- the host side of dtile's forward v2 (lnmod_fwd_v2.h): the device's facts,
 // the problem, the plan (lnmod_fwd_v2_plan.h), the dispatch to one x dtype's kernels, and the
-// fallbacks: a plan v2 does not run (fv2_runs: the several-warp paths and the streamed
-// modulation) or a problem no class takes goes back to the caller (LNMOD_ERR_UNSUPPORTED:
-// version 1 runs it); a tile plan whose kernel cannot be resident goes to the odd class.
+// fallbacks: a plan v2 does not run (fv2_runs: the lag path at few warps a SM, clusters, the
+// streamed modulation; the lag path on a device without clusters, whose barrier helpers are
+// sm_90's) or a problem no class takes goes back to the caller (LNMOD_ERR_UNSUPPORTED: version
+// 1 runs it); a tile plan whose kernel cannot be resident goes to the odd class.
 #include "lnmod_fwd_v2.h"
 
 #include <atomic>
@@ -79,6 +80,7 @@ lnmod_status forward(const lnmod_desc *d, const lnmod_detail::lnmod_kparams &kp,
     if (read_dev(&dev) != 0) return LNMOD_ERR_CUDA;
     fv2_plan p;
     if (fv2_make_plan(&q, &dev, &p) != 0 || !fv2_runs(&p)) return LNMOD_ERR_UNSUPPORTED;
+    if (p.lag && dev.cluster_max < 2) return LNMOD_ERR_UNSUPPORTED; // before sm_90: version 1
     lnmod_status st = run_plan(d, &p, &dev, kp, stream);
     if (st == LNMOD_ERR_UNSUPPORTED && p.cls == FV2_TILE) { // not resident, or no clusters: the odd class
         fv2_odd_shape(&p, &q); // its ring depth: the launcher's fv2_finish, with real registers

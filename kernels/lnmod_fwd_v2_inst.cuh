@@ -81,6 +81,7 @@ template <typename K> lnmod_status launch(K kern, const go_args &a)
     k.G = p->groups;
     k.NS = p->nstage;
     k.vpt = p->vpt;
+    k.NB = p->nbar;
     for (int i = 0; i < FV2_REPEAT; i++) {
         if (cudaLaunchKernelEx(&cfg, kern, a.kp, k) != cudaSuccess) return LNMOD_ERR_CUDA;
         const lnmod_status st = lnmod_launch_status();

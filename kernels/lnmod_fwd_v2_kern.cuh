@@ -19,6 +19,8 @@ using namespace lnmod_detail;
 struct kcfg {
     int64_t nv, nvc;
     int W, C, G, NS, vpt; // vpt: the odd kernel's windows a thread (the tile kernel's is a template)
+    int NB;               // the lag path on one CTA (fv2_plan.nbar): 1 one __syncthreads a row (the
+                          // rule), 0 a CTA-scope mbarrier (the experiment's comparison)
 };
 
 // One part of a row's statistics: pivot hi, mean offset lo, M2 around hi + lo, elements n.
@@ -320,13 +322,18 @@ __global__ void __launch_bounds__(256, 1) tile_kernel(lnmod_kparams p, kcfg k)
     // The parts of three rows' statistics (lag path only) follow the ring, at the same offset
     // in every CTA of the cluster (mapa addresses them there).
     part4(*parts)[FV2_MAX_PARTS] = reinterpret_cast<part4(*)[FV2_MAX_PARTS]>(fv2_smem + (int64_t)k.NS * words);
-    // One CTA a row (C == 1): the parts meet behind a CTA-scope mbarrier (after the parts), a
-    // phase a row, one arrival a warp (its lane 0 wrote the warp's part). Clusters: the barrier.
+    // One CTA a row (C == 1): the parts meet behind one __syncthreads a row (NB 1: the CTA is
+    // the row's W warps) or a CTA-scope mbarrier (NB 0: a phase a row, one arrival a warp: its
+    // lane 0 wrote the warp's part). Clusters: the cluster barrier. Why not a named barrier
+    // (bar.sync ID, count): a kernel that names one reserves barriers for every CTA of every
+    // launch -- with a run-time ID all 16 -- and that cut the resident CTAs of the warp-a-row
+    // plans, which share this kernel (H100, 2026-12-05: D 256 2.5x, D 1408 1.3x slower).
+    // racecheck follows __syncthreads, not the mbarrier (the experiment's rounds 2-3).
     uint64_t *bar = reinterpret_cast<uint64_t *>(parts + 3);
     if (k.C > 1) { // every CTA of the cluster runs before any writes into another's memory
         cluster_arrive();
         cluster_wait();
-    } else if (!solo) {
+    } else if (!solo && !k.NB) {
         if (threadIdx.x == 0) mbar_init(bar, (unsigned)k.W);
         __syncthreads();
     }
@@ -360,6 +367,11 @@ __global__ void __launch_bounds__(256, 1) tile_kernel(lnmod_kparams p, kcfg k)
                 if (lane == 0)
                     for (int cc = 0; cc < k.C; cc++) st_part_cluster(&parts[bi][c * k.W + warp], (unsigned)cc, pt);
                 cluster_arrive();
+            } else if (k.NB) { // every warp behind one barrier a row: row i's parts all in after it
+                if (lane == 0) parts[bi][warp] = pt;
+#ifndef FV2_EMU_PLANT_NBAR // the emulation test's planted bug: no barrier (warps run rows apart)
+                __syncthreads();
+#endif
             } else {
                 if (i > 0) mbar_wait(bar, (unsigned)((i - 1) & 1)); // row i-1's phase: its parts are all in
                 // Every lane past that wait before the warp arrives for row i: else a lane still
@@ -387,10 +399,11 @@ __global__ void __launch_bounds__(256, 1) tile_kernel(lnmod_kparams p, kcfg k)
         bi = bi == 2 ? 0 : bi + 1;
     }
     if (!solo) { // the last row's output: its parts (buffer bp) after the last arrive
-        if (k.C > 1)
+        if (k.C > 1) {
             cluster_wait();
-        else
+        } else if (!k.NB) {
             mbar_wait(bar, (unsigned)((n - 1) & 1));
+        } // NB 1: the last row's barrier was its loop's
         float hi, lo, rs;
         merge_parts(parts[bp], k.W * k.C, (float)p.D, p.eps, &hi, &lo, &rs);
         cx.output(sp, r - NG, hi, lo, rs, c == 0 && threadIdx.x == 0);

@@ -17,8 +17,11 @@
  *             c*nvc + t + k*T (T = 32W, k < VPT, VPT a compile-time template value), those
  *             past the slice masked. W = C = 1 (a warp per row, no barrier at all) when the row
  *             fits one warp at <= 64 elements a thread (32 for fp32 x); then G warps of a CTA
- *             each own their own rows. Otherwise the row's parts meet through a cluster
- *             barrier split into arrive / wait, with the statistics one row ahead ("lag 1").
+ *             each own their own rows. Otherwise the row's parts meet through a split
+ *             barrier (arrive / wait), with the statistics one row ahead ("lag 1"): on one
+ *             CTA one __syncthreads a row (every warp writes its part of row i, syncs, then
+ *             merges row i-1; no named barrier: a kernel naming one reserves barriers for
+ *             every launch, the warp-a-row plans' too), the cluster barrier on C > 1.
  *             Modulation: REG (fp32 (1+scale) and shift in registers, reloaded when the
  *             modulation row changes) or RING (streamed beside x through the ring) when the
  *             run of rows sharing a modulation row is short: under FV2_RING_RUN_MIN rows (per
@@ -100,6 +103,8 @@ typedef struct {
     int groups;        /* G: row groups (warps) of one CTA; > 1 only when W = C = 1 */
     int threads;       /* CTA threads = 32 * W * G */
     int lag;           /* 1: statistics one row ahead of the output (tile, W*C > 1) */
+    int nbar;          /* lag on one CTA: 1 one __syncthreads a row (the rule), 0 a CTA-scope
+                          mbarrier (the experiment's comparison) */
     int mv;            /* 16-byte words of scale (and of shift) a vector of x needs (RING) */
     int nstage;        /* ring slots per group */
     int64_t slot_bytes;   /* one ring slot of one group */
@@ -170,16 +175,21 @@ static inline int fv2_v1_keeps(const fv2_problem *q)
     return q->aligned && q->D % (16 / q->sx) == 0 && fv2_v1_width(q->D);
 }
 
-/* The plans v2 runs: a warp a row with the modulation in registers (no barrier), and the odd
- * class. The several-warp paths (the lag path, C = 1, and clusters) and the streamed modulation
- * (RING) stay with version 1's generic path: on the H200 (2026-12-05, the experiment's round,
- * kernels/NOTES.md) they ran at 35-76% of the copy per sample where version 1's generic path
- * ran at 50-58%, better at some widths and worse at others, and RING per token at 42-62% where
- * the same kernel with the modulation in registers ran at 75-93%. dtile's launcher (and the
- * verify grids' coverage test) ask this; the rule's planning is unchanged. */
+/* The plans v2 runs: a warp a row with the modulation in registers (no barrier); several
+ * warps of one CTA with the modulation in registers (the lag path, C = 1) where at least two
+ * of its CTAs are resident per SM (while one waits at its barrier, the other's loads keep the
+ * SM's bytes in flight); and the odd class. The lag path at one CTA a SM, clusters and the
+ * streamed modulation (RING) stay with version 1's generic path: on the H200 (2026-12-05, the
+ * experiment's rounds 1-2, kernels/NOTES.md; version 1's generic path at 51-59% of the copy,
+ * bf16 per sample) the lag path at VPT 5 ran 53-85% with two or more CTAs a SM (W 2-6) and
+ * 42% with one (W 7), clusters 37-58%, and RING per token 42-62% where the same kernel with
+ * the modulation in registers ran 75-93%. dtile's launcher (and the verify grids' coverage
+ * test) ask this. */
 static inline int fv2_runs(const fv2_plan *p)
 {
-    return p->cls == FV2_ODD || (p->warps * p->cluster == 1 && p->mode == FV2_MOD_REG);
+    if (p->cls == FV2_ODD) return 1;
+    if (p->mode != FV2_MOD_REG || p->cluster != 1) return 0;
+    return p->warps == 1 || p->ctas_sm >= 2;
 }
 
 /* ---- the rule ---------------------------------------------------------------------- */
@@ -238,12 +248,24 @@ static inline int fv2_finish(fv2_plan *p, const fv2_dev *d, int regs)
     return 0;
 }
 
+/* Few rows: split a several-warp row over more CTAs while that still leaves SMs idle. */
+static inline void fv2_split_few_rows(fv2_plan *p, const fv2_problem *q, const fv2_dev *d)
+{
+    const int cmax = d->cluster_max < FV2_MAX_CLUSTER ? d->cluster_max : FV2_MAX_CLUSTER;
+    while (q->rows * p->cluster < d->sms && p->cluster * 2 <= cmax && p->warps >= 2 &&
+           p->warps * p->cluster * 2 <= FV2_MAX_PARTS) {
+        p->cluster *= 2;
+        p->warps = (p->warps + 1) / 2;
+    }
+}
+
 /* Tile class: VPT, W, C for nv vectors (see the header comment). */
 static inline void fv2_tile_shape(fv2_plan *p, const fv2_problem *q, const fv2_dev *d)
 {
     const int64_t nv = p->nv;
     const int emax1 = q->sx == 4 ? 32 : 64; /* elements a thread when one warp owns a row */
     const int cmax = d->cluster_max < FV2_MAX_CLUSTER ? d->cluster_max : FV2_MAX_CLUSTER;
+    (void)cmax; /* unused when FV2_PLANT_CLUSTER plants its bug */
     p->warps = p->cluster = 1;
     /* a warp per row up to emax1 elements a thread; streamed modulation: up to VPT 2 (its
      * slots are 3-5 times larger, so one warp's ring would leave few warps per SM) */
@@ -258,11 +280,28 @@ static inline void fv2_tile_shape(fv2_plan *p, const fv2_problem *q, const fv2_d
         p->vpt = fv2_vpt_set(i);
         return;
     }
-    /* Several warps: about 32 elements a thread (16-bit x: VPT 3..6; fp32: 5..8; streamed
-     * modulation: VPT 2..4, whose slots are 3-5 times larger) and C CTAs
-     * of W <= FV2_MAX_WARPS warps. Key, in order: at least FV2_MIN_WARPS_SM warps resident
-     * per SM (from the estimated registers), the least padding (in sixteenths of the row),
-     * the smaller cluster, the smaller VPT (more warps). */
+    /* Several warps, modulation in registers: 40 elements a thread for 16-bit x (VPT 5), 32
+     * for fp32 (VPT 8), on W = ceil(nv / 32 VPT) warps of one CTA while W <= FV2_MAX_WARPS.
+     * Measured (H200, kernels/NOTES.md, the experiment's round 2): the lag path's speed
+     * follows the elements a thread -- VPT 5 at 12 warps a SM 67-86% of the copy, VPT 3-4
+     * 50-68% (more warps on a row, each with less to hide the barrier behind), VPT 6-7 33-54%
+     * (181-198 registers) -- not the padding the key below minimizes. */
+    if (p->mode == FV2_MOD_REG) {
+        const int vpt = q->sx == 4 ? 8 : 5;
+        const int64_t w = fv2_ceil(nv, 32 * (int64_t)vpt);
+        const int regs = fv2_est_regs(FV2_TILE, p->mode, vpt, p->vec);
+        if (w <= FV2_MAX_WARPS && w * 32 <= d->threads_block && w * 32 * (int64_t)regs <= d->regs_sm) {
+            p->vpt = vpt;
+            p->warps = (int)w;
+            fv2_split_few_rows(p, q, d);
+            return;
+        }
+    }
+    /* Else (streamed modulation, or a row too wide for one CTA): about 32 elements a thread
+     * (16-bit x: VPT 3..6; fp32: 5..8; streamed modulation: VPT 2..4, whose slots are 3-5
+     * times larger) and C CTAs of W <= FV2_MAX_WARPS warps. Key, in order: at least
+     * FV2_MIN_WARPS_SM warps resident per SM (from the estimated registers), the least
+     * padding (in sixteenths of the row), the smaller cluster, the smaller VPT (more warps). */
     const int ring = p->mode == FV2_MOD_RING; /* few registers, large slots: thinner threads */
     const int lo = ring ? 2 : q->sx == 4 ? 5 : 3, hi = ring ? 4 : q->sx == 4 ? 8 : 6;
     int64_t best_key = INT64_MAX;
@@ -294,12 +333,7 @@ static inline void fv2_tile_shape(fv2_plan *p, const fv2_problem *q, const fv2_d
         p->vpt = 0;
         return;
     }
-    /* Few rows: split the row over more CTAs while that still leaves SMs idle. */
-    while (q->rows * p->cluster < d->sms && p->cluster * 2 <= cmax && p->warps >= 2 &&
-           p->warps * p->cluster * 2 <= FV2_MAX_PARTS) {
-        p->cluster *= 2;
-        p->warps = (p->warps + 1) / 2;
-    }
+    fv2_split_few_rows(p, q, d);
 }
 
 /* The odd class: windows of 16 bytes, W warps (about 4 windows a thread, at most 16 warps). */
@@ -309,6 +343,7 @@ static inline void fv2_odd_shape(fv2_plan *p, const fv2_problem *q)
     p->mode = FV2_MOD_LDG;
     p->mv = 0;
     p->lag = 0;
+    p->nbar = 0;
     p->groups = 1;
 #ifdef FV2_PLANT_ODDWIN
     p->nv = fv2_ceil(q->D, p->vec);
@@ -333,6 +368,7 @@ static inline void fv2_tile_set(fv2_plan *p)
     p->cls = FV2_TILE;
     p->nvc = fv2_ceil(p->nv, p->cluster);
     p->lag = p->warps * p->cluster > 1;
+    p->nbar = p->lag && p->cluster == 1;
     if (p->warps > 1 || p->cluster > 1 || p->groups < 1) p->groups = 1;
     p->threads = 32 * p->warps * p->groups;
     p->slot_bytes = (int64_t)p->vpt * 32 * p->warps * 16 * (1 + 2 * p->mv);

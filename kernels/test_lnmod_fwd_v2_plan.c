@@ -12,11 +12,15 @@
  *   - fits the device: threads, shared memory, registers (estimate) per CTA and per SM, the
  *     cluster size (1 without clusters), W*C parts, the ring depth; lag iff W*C > 1;
  *   - is the fast class intended (16-bit and fp32 x, aligned, per sample, D a multiple of
- *     the vector from 256 on, the H200): tile class, >= 8 warps per SM, the rows in flight
- *     at least 3/4 of the rule's target, at most a quarter of the vector slots masked (half
- *     below D = 1024);
- * and that dtile runs (fv2_runs) the warp-a-row plans with the modulation in registers and the
- * odd class, and leaves the lag path, clusters and the streamed modulation to version 1.
+ *     the vector from 256 on, the H200), where dtile runs the plan: tile class, >= 8 warps
+ *     per SM (and two CTAs on several warps), the rows in flight at least 3/4 of the
+ *     rule's target, a warp a row masking at most a quarter of the vector slots (half below
+ *     D = 1024), several warps no whole warp's slots;
+ * and that dtile runs (fv2_runs) the warp-a-row plans and the one-CTA several-warp plans (the
+ * lag path) at two or more CTAs a SM, both with the modulation in registers, and the odd
+ * class, and leaves the lag path at one CTA a SM, clusters and the streamed modulation to
+ * version 1 (the fast-class checks above apply to the plans dtile runs; a several-warp plan
+ * leaves no whole warp's slots masked).
  * ctest runs it, and the same test built with each of -DFV2_PLANT_VPT, -DFV2_PLANT_ODDWIN and
  * -DFV2_PLANT_CLUSTER (a bug planted in the rule), which must fail it. Exit 0 passed, 1 failed. */
 #include <stdio.h>
@@ -104,6 +108,11 @@ static void check_limits(const fv2_problem *q, const fv2_dev *d, const char *dn,
     if (p->ctas_sm < 1) fail("no CTA fits an SM", q, dn, p);
     if (p->lag != (p->cls == FV2_TILE && p->warps * p->cluster > 1)) fail("lag", q, dn, p);
     if (p->groups > 1 && (p->warps > 1 || p->cluster > 1)) fail("groups with W*C > 1", q, dn, p);
+    /* the CTA barrier a row (the lag path on one CTA): the CTA must be exactly the row's W
+     * warps (one group), never on a cluster (the barrier is one CTA's) nor without the lag */
+    if (p->nbar && (!p->lag || p->cluster != 1 || p->groups != 1 || p->threads != 32 * p->warps))
+        fail("CTA barrier a row", q, dn, p);
+    if (p->lag && p->cluster == 1 && !p->nbar) fail("mbarrier on one CTA", q, dn, p);
     if (p->threads != 32 * p->warps * p->groups) fail("threads != 32 W G", q, dn, p);
     if (p->vpt < 1 || (p->cls == FV2_TILE && p->vpt > 8)) fail("VPT outside the instantiated 1..8", q, dn, p);
     /* the kernels' __launch_bounds__: 256 threads (tile), 512 (odd) */
@@ -123,11 +132,17 @@ static void check_fast(const fv2_problem *q, const fv2_plan *p)
         fail("not the tile class", q, dn, p);
         return;
     }
+    if (!fv2_runs(p)) return; /* left to version 1's generic path: not v2's to be fast */
     if (p->ctas_sm * p->threads / 32 < 8) fail("fewer than 8 warps per SM", q, dn, p);
+    if (p->warps > 1 && p->ctas_sm < 2) fail("one CTA a SM on the lag path", q, dn, p);
     if (4 * p->inflight_sm < 3 * p->target_sm) fail("rows in flight below 3/4 of the target", q, dn, p);
     const int64_t slots = (int64_t)32 * p->warps * p->cluster * p->vpt;
-    /* below D = 1024 a warp per row masks up to half of its lanes (no sub-warp rows yet) */
-    if ((q->D >= 1024 ? 4 : 2) * (slots - p->nv) > slots) fail("too many vector slots masked", q, dn, p);
+    if (p->warps == 1) {
+        /* below D = 1024 a warp per row masks up to half of its lanes (no sub-warp rows yet) */
+        if ((q->D >= 1024 ? 4 : 2) * (slots - p->nv) > slots) fail("too many vector slots masked", q, dn, p);
+    } else if (slots - p->nv >= 32 * p->vpt) {
+        fail("a whole warp's vector slots masked (several warps)", q, dn, p);
+    }
 }
 
 static const int SIZES[9][3] = {{4, 4, 4}, {2, 4, 2}, {2, 4, 4}, {2, 2, 2}, {2, 2, 4},
@@ -173,14 +188,17 @@ int main(void)
     }
     free(seen);
     /* What dtile runs of the rule's plans (fv2_runs) on the H200, bf16 x / fp32 modulation:
-     * a warp a row with the modulation in registers and the odd class; not the lag path, a
-     * cluster or the streamed modulation (version 1's generic path runs those). */
+     * a warp a row or the lag path at two or more CTAs a SM (W 2-6) with the modulation in
+     * registers, and the odd class; not W 7-8 (one CTA a SM), clusters or the streamed
+     * modulation (version 1's generic path runs those). */
     static const struct {
         int64_t D, run;
         int layout, runs;
-    } want[] = {{256, 32760, FV2_SAMPLE, 1},  {1152, 32760, FV2_SAMPLE, 1}, {2048, 32760, FV2_SAMPLE, 1},
-                {1537, 32760, FV2_SAMPLE, 1}, {5119, 1, FV2_TOKEN, 1},     {2304, 32760, FV2_SAMPLE, 0},
-                {6144, 32760, FV2_SAMPLE, 0}, {10240, 32760, FV2_SAMPLE, 0}, {512, 1, FV2_TOKEN, 0}};
+    } want[] = {{256, 32760, FV2_SAMPLE, 1},    {1152, 32760, FV2_SAMPLE, 1}, {2048, 32760, FV2_SAMPLE, 1},
+                {1537, 32760, FV2_SAMPLE, 1},   {5119, 1, FV2_TOKEN, 1},      {2304, 32760, FV2_SAMPLE, 1},
+                {3840, 32760, FV2_SAMPLE, 1},   {4608, 32760, FV2_SAMPLE, 1}, {7296, 32760, FV2_SAMPLE, 1},
+                {6144, 32760, FV2_SAMPLE, 1},   {8064, 32760, FV2_SAMPLE, 0}, {10240, 32760, FV2_SAMPLE, 0},
+                {2304, 1, FV2_TOKEN, 0},        {512, 1, FV2_TOKEN, 0}};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         fv2_problem q = {want[i].D, 32760, want[i].run, want[i].layout, 2, 4, 2, 1};
         fv2_plan p;

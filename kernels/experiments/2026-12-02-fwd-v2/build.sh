@@ -6,8 +6,9 @@
 #   fv2bench.xz      the same compressed: what device.sh unpacks (carried: a few MB)
 #   ptxas.txt        registers / spills of every kernel of fv2_inst.cu (all instantiations)
 #   fv2_emu_test     the built kernels' source (kernels/lnmod_fwd_v2_kern.cuh, _odd.cuh, _plan.h)
-#                    run on the CPU (fv2_emu.h) against the reference, run here, and its two
-#                    planted bugs (-DFV2_EMU_PLANT_LAG / _WAIT), which must fail it
+#                    run on the CPU (fv2_emu.h) against the reference, run here, and its
+#                    planted bugs (-DFV2_EMU_PLANT_LAG / _WAIT / _NBAR / _ODD2PD / _ODD2Y),
+#                    which must fail it
 # (The rule's host test is the project's: ctest lnmod_fwd_v2_plan, with its planted bugs.)
 # Every compile with the project's warnings as errors (nvcc: --Werror all-warnings), under
 # `nice -n 10`, at most two at a time.
@@ -85,7 +86,7 @@ cp "$K/lnmod_fwd_v2_kern.cuh" "$K/lnmod_fwd_v2_odd.cuh" "$K/lnmod_fwd_v2_plan.h"
 if grep -q 'asm' "$out/emu/lnmod_common.cuh"; then echo "build.sh: asm left in the emulation's lnmod_common.cuh" >&2; exit 1; fi
 emu_objs=("$o/fv2_check.o" "$o/ref_lnmod.o" "$o/ref_convert.o" "$o/verify_check.o" "$o/lnmod_desc.o"
           "$lib/openblas-pthread/libopenblas.a" "$lib/libjansson.a")
-for plant in "" LAG WAIT; do
+for plant in "" LAG WAIT NBAR ODD2PD ODD2Y; do
   nice -n 10 g++ -std=c++17 -O1 -Wall -Wextra -Werror -Wno-unknown-pragmas -DFV2_EMU ${plant:+-DFV2_EMU_PLANT_$plant} \
     -I/usr/local/cuda/include -I"$out/emu" -I"$here" -I"$K" -I"$R" "$here/fv2_emu_test.cc" "${emu_objs[@]}" \
     -lpthread -lm -o "$out/fv2_emu_test$plant"
@@ -98,7 +99,7 @@ if [ "$(grep -c "^$out/emu/" <<<"$deps")" -ne 4 ] || grep -q "^$K/" <<<"$deps"; 
   echo "build.sh: the emulation did not include the four emulation copies only:" >&2; echo "$deps" >&2; exit 1
 fi
 "$out/fv2_emu_test"
-for plant in LAG WAIT; do
+for plant in LAG WAIT NBAR ODD2PD ODD2Y; do
   if "$out/fv2_emu_test$plant" >"$out/fv2_emu_test$plant.out" 2>&1; then
     echo "build.sh: the emulation test passed with the planted bug $plant: it cannot catch it" >&2
     exit 1

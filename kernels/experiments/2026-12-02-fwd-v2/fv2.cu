@@ -3,6 +3,7 @@
 // the fallbacks: a plan whose kernel cannot be resident goes to the odd class, a problem no
 // class takes (pointers not aligned to their element size) to v1's dtile.
 #include "fv2.h"
+#include "fv2_odd2_plan.h"
 #include "fv2_int.h"
 #include "lnmod_fwd_v2.h" // fv2::read_dev
 
@@ -31,9 +32,9 @@ static bool al16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 
 // Round 2 (2026-12-05): the several-warp shapes at 40 elements a thread (VPT 5 for 16-bit x,
 // 8 for fp32 -- the VPT of the round's fastest lag shapes), W = the warps that takes, split
-// over a cluster of up to 4 CTAs while W exceeds max_w; with trim, the VPT then lowered to the
-// fewest that cover the slice on those warps. Returns 1 when nothing changed.
-static int vpt_first(fv2_plan *p, const fv2_dev *dev, int max_w, int trim)
+// over a cluster of up to 4 CTAs while W exceeds max_w (round 2 also timed the VPT then
+// trimmed to the warps: 1-3 points slower). Returns 1 when nothing changed.
+static int vpt_first(fv2_plan *p, const fv2_dev *dev, int max_w)
 {
     if (p->cls != FV2_TILE || p->warps * p->cluster == 1 || p->mode != FV2_MOD_REG) return 1;
     const int vpt = p->vec == 8 ? 5 : 8;
@@ -42,10 +43,8 @@ static int vpt_first(fv2_plan *p, const fv2_dev *dev, int max_w, int trim)
     while (fv2_ceil(wt, c) > max_w && c < dev->cluster_max && c < FV2_MAX_CLUSTER) c *= 2;
     if (fv2_ceil(wt, c) > FV2_MAX_WARPS || wt < 2) return 1;
     const int64_t w = fv2_ceil(wt, c);
-    // trim: the smallest VPT that still covers the slice on those W warps (less padding)
-    const int v = trim ? (int)fv2_ceil(fv2_ceil(p->nv, c), 32 * w) : vpt;
-    if (v == p->vpt && (int)c == p->cluster && w == p->warps) return 1;
-    p->vpt = v;
+    if (vpt == p->vpt && (int)c == p->cluster && w == p->warps) return 1;
+    p->vpt = vpt;
     p->cluster = (int)c;
     p->warps = (int)w;
     fv2_tile_set(p);
@@ -71,9 +70,12 @@ static int alt_shape(fv2_plan *p, const fv2_dev *dev)
         fv2_tile_set(p);
         return 0;
     }
-    return vpt_first(p, dev, FV2_MAX_WARPS, 0);
+    if (p->nbar) { // round 3: the lag path on one CTA with the mbarrier in place of its CTA barrier
+        p->nbar = 0;
+        return 0;
+    }
+    return vpt_first(p, dev, FV2_MAX_WARPS);
 }
-
 
 static lnmod_status run_plan(const lnmod_desc *d, fv2_plan *p, const fv2_dev *dev, int extra_ns,
                              const lnmod_detail::lnmod_kparams &kp, cudaStream_t st, fv2_info *info)
@@ -108,12 +110,19 @@ lnmod_status fv2_forward(int alt, const lnmod_desc *d, const void *x, const void
     if (alt == FV2_ALT_SHAPE) info->same_as_rule = alt_shape(&p, &dev);
     const lnmod_detail::lnmod_kparams kp = lnmod_detail::lnmod_make_params(d, x, scale, shift, y, mean, rstd);
     int extra = alt == FV2_ALT_DEEP ? 2 : 0;
-    if (alt == FV2_ALT_DEEP && p.cls == FV2_TILE && p.warps * p.cluster > 1 && p.mode == FV2_MOD_REG) {
-        // several warps, per sample: VPT-first, then the VPT trimmed to the warps (round 2)
-        info->same_as_rule = vpt_first(&p, &dev, FV2_MAX_WARPS, 1);
+    if (alt == FV2_ALT_DEEP && p.nbar) { // round 3: the lag path on one CTA (REG or RING) behind
+        p.nbar = 1;                      // one barrier a row (the rule's own form since 2026-12-05)
         extra = 0;
-    }
-    if (alt == FV2_ALT_DEEP && p.cls == FV2_TILE && d->layout != LNMOD_PER_SAMPLE) { // the other mode
+    } else if (alt == FV2_ALT_DEEP && p.cls == FV2_TILE && p.mode == FV2_MOD_REG && !fv2_runs(&p)) {
+        // round 4: the several-warp plans dtile leaves to version 1 (8 warps, clusters): the odd
+        // kernel with the modulation in registers on the same rows (one CTA a row; phase 0)
+        fv2_odd_shape(&p, &q);
+        info->same_as_rule = odd2_plan(&p, &q);
+        extra = 0;
+    } else if (alt == FV2_ALT_DEEP && p.cls == FV2_ODD) { // round 4: the odd kernel, modulation in registers
+        info->same_as_rule = odd2_plan(&p, &q);
+        extra = 0;
+    } else if (alt == FV2_ALT_DEEP && p.cls == FV2_TILE && d->layout != LNMOD_PER_SAMPLE) { // the other mode
         fv2_tile_plan(&p, &q, &dev, p.mode == FV2_MOD_RING ? FV2_MOD_REG : FV2_MOD_RING);
         extra = 0;
         if (!p.vpt) fv2_odd_shape(&p, &q);
@@ -121,6 +130,11 @@ lnmod_status fv2_forward(int alt, const lnmod_desc *d, const void *x, const void
     lnmod_status st = run_plan(d, &p, &dev, extra, kp, stream, info);
     if (st == LNMOD_ERR_UNSUPPORTED && p.cls == FV2_TILE) { // not resident: the odd class
         fv2_odd_shape(&p, &q);
+        st = run_plan(d, &p, &dev, extra, kp, stream, info);
+    }
+    if (st == LNMOD_ERR_UNSUPPORTED && p.cls == FV2_ODD && p.mode == FV2_MOD_REG) { // odd2 does not fit: the odd kernel
+        fv2_odd_shape(&p, &q);
+        info->same_as_rule = 1;
         st = run_plan(d, &p, &dev, extra, kp, stream, info);
     }
     if (st == LNMOD_ERR_UNSUPPORTED) {

@@ -14,14 +14,20 @@
 enum {
     FV2_ALT_RULE = 0, /* fv2_make_plan as is */
     FV2_ALT_SHAPE = 1, /* tile, a warp a row: half the VPT on two warps (the lag path);
-                          tile, several warps, REG: 40 elements a thread (VPT 5 for 16-bit x,
-                          8 for fp32), up to 8 warps a CTA, then clusters (round 2; was VPT + 2);
-                          odd: twice the warps (up to 16) */
-    FV2_ALT_DEEP = 2   /* several warps, REG: as FV2_ALT_SHAPE with at most 4 warps a CTA
-                          (round 2); other per-sample plans: the rule's shape with two more
-                          ring slots (where they fit); per token / per frame (tile): the other
-                          modulation mode (REG <-> RING) */
+                          the lag path on one CTA: the same plan with the mbarrier (round 3);
+                          other several-warp REG plans: 40 elements a thread (VPT 5 for 16-bit
+                          x, 8 for fp32), up to 8 warps a CTA, then clusters (round 2); odd:
+                          twice the warps (up to 16) */
+    FV2_ALT_DEEP = 2   /* the lag path on one CTA (REG or RING, any layout): the same plan
+                          behind one barrier a row (round 3; the rule's own form now); other
+                          several-warp REG plans dtile leaves to version 1 (8 warps, clusters)
+                          and the odd class: the odd kernel with the modulation in registers
+                          (fv2_odd2.cuh, round 4; up to 5 windows a thread); other
+                          per-sample plans: the rule's shape with two more ring slots (where
+                          they fit); per token / per frame (tile): the other modulation mode
+                          (REG <-> RING) */
 };
+
 
 typedef struct {
     fv2_plan plan;   /* what ran (after the alternative and the real register count) */

@@ -4,8 +4,9 @@
 // helpers -- cp.async, its commit and wait, ld.shared -- call the functions below).
 //
 // Every CUDA thread is a ucontext coroutine; a cluster's CTAs run together under a round-robin
-// scheduler (clusters one after another). Warp shuffles, __syncthreads and the cluster barrier
-// (arrive / wait phases) are generation-counted barriers that yield until complete; a full
+// scheduler (clusters one after another). Warp shuffles, __syncthreads, named barriers and
+// the cluster barrier (arrive / wait phases) are generation-counted barriers that yield until
+// complete (mbarriers: phase and parity in their 8 bytes, as the hardware keeps them); a full
 // pass of the scheduler in which nothing moves is reported as a deadlock. cp.async is modelled
 // per thread as groups of copies, performed either at issue ("eager": a slot refilled too
 // early corrupts a row still being read) or only when cp.async.wait_group retires the group
@@ -64,6 +65,8 @@ struct cta_t {
     uint3 bid;
     int rank = 0, alive = 0, bar_count = 0;
     long bar_gen = 0;
+    int nb_count[16] = {0};  // named barriers: threads arrived in the current phase
+    long nb_gen[16] = {0};   // ... and the phase
     std::vector<warp_t> warps;
 };
 
@@ -189,6 +192,30 @@ inline void mbar_wait(uint64_t *bar, unsigned parity)
     if ((*bar >> 20 & 0xfffffu) == 0) die("mbarrier wait before its init");
     while (((*bar >> 40) & 1u) == (parity & 1u)) yield();
 }
+// Named barriers (bar.arrive / bar.sync id, count): a phase completes when `count` threads
+// of the CTA have arrived or synced on it; bar.sync then waits for that. Each emulated thread
+// counts one (the hardware counts a warp's 32 at once: the kernels call both warp-uniformly).
+inline void nbar_check(int id, int count)
+{
+    if (id < 1 || id > 15) die("named barrier id outside 1..15 (0 is __syncthreads')");
+    if (count <= 0 || count % 32 || count > (int)S().block_dim.x) die("named barrier count not a multiple of 32 within the CTA");
+}
+inline void nbar_arrive(int id, int count)
+{
+    nbar_check(id, count);
+    cta_t *c = cur()->cta;
+    if (++c->nb_count[id] == count) {
+        c->nb_count[id] = 0;
+        c->nb_gen[id]++;
+    }
+    S().epoch++;
+}
+inline void nbar_sync(int id, int count)
+{
+    nbar_check(id, count);
+    cta_t *c = cur()->cta;
+    bar(c->nb_count[id], c->nb_gen[id], count);
+}
 // The same shared-memory offset in CTA `rank` of the cluster.
 template <typename T> T *map_rank(T *local, unsigned rank)
 {
@@ -249,6 +276,10 @@ inline unsigned __float_as_uint(float f)
 template <typename T> T __shfl_xor_sync(unsigned, T v, int o) { return emu::exchange(v, emu::cur()->lane ^ o); }
 template <typename T> T __shfl_sync(unsigned, T v, int src) { return emu::exchange(v, src); }
 template <typename T> T __ldg(const T *p) { return *p; }
+inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned s)
+{
+    return (unsigned)((((uint64_t)hi << 32) | lo) >> (s & 31u));
+}
 inline void __syncthreads()
 {
     emu::cta_t *c = emu::cur()->cta;

@@ -7,9 +7,14 @@
 // both must pass and give the same bytes. Built and run by build.sh (g++ -DFV2_EMU). Exit 0
 // passed, 1 failed. Planted bugs it must catch: -DFV2_EMU_PLANT_LAG (the lag path merges the
 // parts of the row it has just computed, not of the row it outputs), -DFV2_EMU_PLANT_WAIT
-// (cp.async.wait_group leaves the row about to be read in flight).
+// (cp.async.wait_group leaves the row about to be read in flight), -DFV2_EMU_PLANT_NBAR (the
+// lag path on one CTA without its __syncthreads a row: warps run rows apart), and in the odd
+// kernel with the modulation in registers (fv2_odd2.cuh) -DFV2_EMU_PLANT_ODD2PD (one row more
+// in flight: a slot refilled while other threads still read it) and -DFV2_EMU_PLANT_ODD2Y (y
+// stored from the staging before the barrier that completes it).
 #include "fv2_emu.h"
-#include "lnmod_fwd_v2_kern.cuh"
+#include "fv2_odd2.cuh"
+#include "fv2_odd2_plan.h"
 
 #include <string>
 
@@ -87,6 +92,7 @@ template <typename TX, typename TM, typename TY> void run_plan(const fv2_plan &p
     k.G = p.groups;
     k.NS = p.nstage;
     k.vpt = p.vpt;
+    k.NB = p.nbar;
     std::function<void()> body;
     const bool ring = p.mode == FV2_MOD_RING;
 #define FV2_EMU_VPT(V)                                                                                    \
@@ -94,7 +100,16 @@ template <typename TX, typename TM, typename TY> void run_plan(const fv2_plan &p
         body = ring ? std::function<void()>([&] { fv2::tile_kernel<TX, TM, TY, V, true>(kp, k); })        \
                     : std::function<void()>([&] { fv2::tile_kernel<TX, TM, TY, V, false>(kp, k); });      \
         break;
-    if (p.cls == FV2_ODD) {
+    if (p.cls == FV2_ODD && p.mode == FV2_MOD_REG) { // fv2_odd2.cuh
+        switch (p.vpt) {
+        case 1: body = [&] { fv2::odd2_kernel<TX, TM, TY, 1>(kp, k); }; break;
+        case 2: body = [&] { fv2::odd2_kernel<TX, TM, TY, 2>(kp, k); }; break;
+        case 3: body = [&] { fv2::odd2_kernel<TX, TM, TY, 3>(kp, k); }; break;
+        case 4: body = [&] { fv2::odd2_kernel<TX, TM, TY, 4>(kp, k); }; break;
+        case 5: body = [&] { fv2::odd2_kernel<TX, TM, TY, 5>(kp, k); }; break;
+        default: emu::die("odd2: VPT outside 1..5");
+        }
+    } else if (p.cls == FV2_ODD) {
         body = [&] { fv2::odd_kernel<TX, TM, TY>(kp, k); };
     } else {
         switch (p.vpt) {
@@ -124,8 +139,11 @@ struct tcase {
     lnmod_dtype xt, mt, yt;
     lnmod_layout lay;
     int64_t D, rows, S, L;
-    int misalign;
-    int force; // 0 the rule; 1 the lag path on one CTA (half the VPT, two+ warps); 2 a cluster of 2
+    int misalign; // 1: every pointer 4 bytes past 16-byte alignment, strides + 1; 2: y one element more
+    int force; // 0 the rule; 1 the lag path on one CTA (half the VPT, two+ warps); 2 a cluster of 2;
+               // 3 the other modulation mode; 4 the rule's plan with the mbarrier for its CTA
+               // barrier a row; 5 the rule's plan behind its CTA barrier a row (the rule's own
+               // form); 6 the odd class with the modulation in registers (fv2_odd2.cuh)
     int ctas;  // CTAs (or clusters) of the grid: few, so that groups take several rows
     int adv;   // fv2_rows.h: 1 for the adversarial rows
     int dev;   // DEVS[dev]: 0 an H200, 1 one SM of it
@@ -135,11 +153,23 @@ struct tcase {
 // 2: a cluster of 2), or the other modulation mode (3: REG <-> RING, as the harness's v2b).
 void force(fv2_plan *p, const fv2_problem *q, const fv2_dev *dv, int how)
 {
+    if (how == 6) {
+        if (p->cls != FV2_ODD) emu::die("force 6 on a plan that is not of the odd class");
+        if (odd2_plan(p, q) != 0 || fv2_finish(p, dv, fv2_est_regs(p->cls, p->mode, p->vpt, p->vec)) != 0)
+            emu::die("odd2 does not fit");
+        if (p->nstage < 3) emu::die("odd2 with fewer than 3 slots");
+        return;
+    }
     if (p->cls != FV2_TILE || !how) return;
     if (how == 3) {
         fv2_tile_plan(p, q, dv, p->mode == FV2_MOD_RING ? FV2_MOD_REG : FV2_MOD_RING);
         if (!p->vpt || fv2_finish(p, dv, fv2_est_regs(p->cls, p->mode, p->vpt, p->vec)) != 0)
             emu::die("the other mode does not fit");
+        return;
+    }
+    if (how == 4 || how == 5) { // the rule's plan with the mbarrier (4), its CTA barrier a row (5)
+        if (!p->nbar) emu::die("force 4/5 on a plan without the CTA barrier a row");
+        p->nbar = how == 4 ? 0 : 1;
         return;
     }
     if (how == 1) {
@@ -171,7 +201,7 @@ int run_case(const tcase &c, uint64_t seed)
     if (lnmod_desc_validate(&d) != LNMOD_OK) emu::die("bad case");
     const size_t sx = lnmod_dtype_size(c.xt), sy = lnmod_dtype_size(c.yt), sm = lnmod_dtype_size(c.mt);
     const size_t n = (size_t)(c.rows * c.D), nm = (size_t)((lnmod_mod_rows(&d) - 1) * d.scale_stride + c.D);
-    const int off = c.misalign ? 4 : 0;
+    const int off = c.misalign ? 4 : 0, offy = c.misalign == 2 ? off + (int)sy : off;
     // 16-byte aligned host buffers (+off), 64 guard bytes after each
     std::vector<uint4> bx(n * sx / 16 + 8), bs(nm * sm / 16 + 8), bh(nm * sm / 16 + 8), by[2];
     char *x = reinterpret_cast<char *>(bx.data()) + off, *sc = reinterpret_cast<char *>(bs.data()) + off,
@@ -195,7 +225,7 @@ int run_case(const tcase &c, uint64_t seed)
         by[mode].assign(n * sy / 16 + 8, make_uint4(0x7f7f7f7fu, 0x7f7f7f7fu, 0x7f7f7f7fu, 0x7f7f7f7fu));
         mean[mode].assign((size_t)c.rows + 4, -1.0f);
         rstd[mode].assign((size_t)c.rows + 4, -1.0f);
-        char *y = reinterpret_cast<char *>(by[mode].data()) + off;
+        char *y = reinterpret_cast<char *>(by[mode].data()) + offy;
         fv2_problem q;
         q.D = c.D;
         q.rows = c.rows;
@@ -216,7 +246,7 @@ int run_case(const tcase &c, uint64_t seed)
             run_plan<typename decltype(tx)::type, typename decltype(tm)::type, typename decltype(ty)::type>(p, kp, grid);
             return LNMOD_OK;
         });
-        // guards: the bytes after y and the statistics past the rows
+        // guards: the bytes before and after y and the statistics past the rows
         const unsigned char *g = reinterpret_cast<const unsigned char *>(y) + n * sy;
         for (int i = 0; i < 32; i++)
             if (g[i] != 0x7f) {
@@ -224,9 +254,15 @@ int run_case(const tcase &c, uint64_t seed)
                 std::fprintf(stderr, "fv2_emu_test: %s: y written past its end\n", c.what);
                 break;
             }
+        for (int i = 0; i < offy; i++)
+            if (reinterpret_cast<const unsigned char *>(by[mode].data())[i] != 0x7f) {
+                fails++;
+                std::fprintf(stderr, "fv2_emu_test: %s: y written before its start\n", c.what);
+                break;
+            }
         if (mean[mode][c.rows] != -1.0f || rstd[mode][c.rows] != -1.0f) fails++;
     }
-    const char *y0 = reinterpret_cast<const char *>(by[0].data()) + off, *y1 = reinterpret_cast<const char *>(by[1].data()) + off;
+    const char *y0 = reinterpret_cast<const char *>(by[0].data()) + offy, *y1 = reinterpret_cast<const char *>(by[1].data()) + offy;
     if (memcmp(y0, y1, n * sy) || memcmp(mean[0].data(), mean[1].data(), 4 * (size_t)c.rows) ||
         memcmp(rstd[0].data(), rstd[1].data(), 4 * (size_t)c.rows)) {
         fails++;
@@ -247,7 +283,7 @@ int run_case(const tcase &c, uint64_t seed)
             }
     }
     std::printf("  %-44s %s VPT %d W %d C %d G %d NS %d: worst %.3f (%s) fails %lld/%lld %s\n", c.what,
-                p.cls == FV2_ODD ? "odd " : p.mode == FV2_MOD_RING ? "ring" : "reg ", p.vpt, p.warps, p.cluster, p.groups,
+                p.cls == FV2_ODD ? (p.mode == FV2_MOD_REG ? "odd2" : "odd ") : p.mode == FV2_MOD_RING ? "ring" : "reg ", p.vpt, p.warps, p.cluster, p.groups,
                 p.nstage, got[0].worst, got[0].worst_of, (long long)got[0].fails, (long long)got[1].fails,
                 fails ? "FAIL" : "ok");
     return fails;
@@ -265,10 +301,18 @@ int main()
         {"reg warp/row D1000 (masked lanes)", BF, F, BF, SA, 1000, 60, 60, 1, 0, 0, 2, 0, 1},
         {"reg warp/row D1152 G4, groups without rows", BF, F, BF, SA, 1152, 50, 50, 1, 0, 0, 20, 0, 1},
         {"reg warp/row D2048 VPT8", BF, F, BF, SA, 2048, 40, 40, 1, 0, 0, 3, 0, 1},
-        {"reg lag, one CTA: D3072 W4", BF, F, BF, SA, 3072, 40, 20, 1, 0, 0, 3, 0, 1},
-        {"reg lag, one CTA: fp32 D5120 W8 frames", F, F, F, FR, 5120, 60, 60, 30, 0, 0, 2, 0, 1},
+        {"reg lag, one CTA: D3072", BF, F, BF, SA, 3072, 40, 20, 1, 0, 0, 3, 0, 1},
+        {"reg lag, one CTA: fp32 D5120 frames", F, F, F, FR, 5120, 60, 60, 30, 0, 0, 2, 0, 1},
         {"reg lag forced: D1536 W2 VPT3", BF, F, BF, FR, 1536, 120, 120, 60, 0, 1, 4, 0, 1},
-        {"reg cluster: D8192 C2", BF, F, BF, SA, 8192, 17, 17, 1, 0, 0, 2, 0, 1},
+        {"reg lag, mbarrier: D3072", BF, F, BF, SA, 3072, 40, 20, 1, 0, 4, 3, 0, 1},
+        {"reg lag, mbarrier: f16 D7296 frames", H, H, H, FR, 7296, 36, 36, 18, 0, 4, 2, 0, 1},
+        {"reg lag: f16 D7296 frames", H, H, H, FR, 7296, 36, 36, 18, 0, 0, 2, 0, 1},
+        {"reg lag: D2304, 16 rows a group", BF, F, BF, SA, 2304, 48, 48, 1, 0, 0, 3, 0, 1},
+        {"reg lag: D6144 bf16 mod f32 y", BF, BF, F, SA, 6144, 32, 32, 1, 0, 0, 2, 0, 1},
+        {"reg lag, one barrier a row: D3072", BF, F, BF, SA, 3072, 40, 20, 1, 0, 5, 3, 0, 1},
+        {"reg lag, one barrier a row: f16 D7296", H, H, H, FR, 7296, 36, 36, 18, 0, 5, 2, 0, 1},
+        {"reg lag, 8 warps: fp32 D8192", F, F, F, SA, 8192, 16, 16, 1, 0, 0, 2, 0, 1},
+        {"reg lag, 7 warps: D8192", BF, F, BF, SA, 8192, 17, 17, 1, 0, 0, 2, 0, 1},
         {"reg cluster forced: D2304 C2 fp16/f16/f32", H, H, F, SA, 2304, 23, 23, 1, 0, 2, 3, 0, 1},
         {"reg fp32: D1024 warp/row", F, F, F, SA, 1024, 64, 64, 1, 0, 0, 3, 0, 1},
         {"reg bf16 mod, f32 y: D3072 frames", BF, BF, F, FR, 3072, 30, 30, 16, 0, 0, 3, 0, 1},
@@ -296,6 +340,23 @@ int main()
         {"odd D7 fp16 f32 y", H, F, F, TO, 7, 20, 20, 1, 0, 0, 3, 0, 0},
         {"tile D8", BF, F, BF, SA, 8, 33, 33, 1, 0, 0, 2, 0, 0},
         {"odd D9", BF, F, BF, SA, 9, 33, 33, 1, 0, 0, 2, 0, 0},
+        // the odd class with the modulation in registers (fv2_odd2.cuh; misalign 2: y one element
+        // further from 16-byte alignment than x, so y's phase is not x's)
+        {"odd2 D1537", BF, F, BF, SA, 1537, 37, 37, 1, 0, 6, 3, 0, 0},
+        {"odd2 D255, 2 samples", BF, F, BF, SA, 255, 50, 25, 1, 0, 6, 4, 0, 0},
+        {"odd2 D5119 fp32", F, F, F, SA, 5119, 11, 11, 1, 0, 6, 3, 0, 0},
+        {"odd2: misaligned D1536", BF, F, BF, SA, 1536, 21, 21, 1, 1, 6, 3, 0, 0},
+        {"odd2: y apart from x D1537", BF, F, BF, SA, 1537, 23, 23, 1, 2, 6, 3, 0, 0},
+        {"odd2: y apart, bf16 mod f32 y D3001 frames", BF, BF, F, FR, 3001, 24, 24, 7, 2, 6, 3, 0, 0},
+        {"odd2: y apart, fp16 f32 y D777", H, F, F, SA, 777, 30, 30, 1, 2, 6, 2, 0, 0},
+        {"odd2: misaligned fp32 D4100 token", F, F, F, TO, 4100, 9, 9, 1, 1, 6, 2, 0, 0},
+        {"odd2: y apart, fp32 D1001", F, F, F, SA, 1001, 20, 20, 1, 2, 6, 3, 0, 0},
+        {"odd2 D1", BF, F, BF, SA, 1, 67, 67, 1, 0, 6, 3, 0, 0},
+        {"odd2 D3 fp16", H, H, H, SA, 3, 67, 67, 1, 0, 6, 3, 0, 0},
+        {"odd2 D7 fp16 f32 y token", H, F, F, TO, 7, 20, 20, 1, 0, 6, 3, 0, 0},
+        {"odd2 D9", BF, F, BF, SA, 9, 33, 33, 1, 0, 6, 2, 0, 0},
+        {"odd2: one CTA, 13 rows D1537", BF, F, BF, SA, 1537, 13, 13, 1, 0, 6, 1, 0, 0},
+        {"odd2 D16383 (16 warps, VPT 5)", BF, F, BF, SA, 16383, 5, 5, 1, 0, 6, 2, 0, 0},
         // the adversarial rows through every path
         {"adversarial: reg warp/row D1536", BF, F, BF, SA, 1536, 60, 60, 1, 0, 0, 3, 1, 1},
         {"adversarial: reg warp/row fp32 D1024", F, F, F, SA, 1024, 64, 64, 1, 0, 0, 3, 1, 1},
@@ -306,6 +367,8 @@ int main()
         {"adversarial: ring token fp16 D2048", H, F, H, TO, 2048, 30, 30, 1, 0, 0, 3, 1, 0},
         {"adversarial: odd D1537 fp32", F, F, F, SA, 1537, 30, 30, 1, 0, 0, 3, 1, 0},
         {"adversarial: odd misaligned bf16 D1536", BF, F, BF, SA, 1536, 30, 30, 1, 1, 0, 3, 1, 0},
+        {"adversarial: odd2 D1537 fp32", F, F, F, SA, 1537, 30, 30, 1, 0, 6, 3, 1, 0},
+        {"adversarial: odd2 y apart bf16 D1536", BF, F, BF, SA, 1536, 30, 30, 1, 2, 6, 3, 1, 0},
     };
     int fails = 0;
     uint64_t seed = 1;

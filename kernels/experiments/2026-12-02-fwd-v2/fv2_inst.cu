@@ -1,9 +1,10 @@
 // fv2_inst.cu -- the forward v2 kernels of ONE x dtype (compiled once per FV2_XT: 2 bf16,
 // 1 fp16, 0 fp32, so build.sh compiles the three in parallel): every modulation/y dtype of
 // that x, the tile kernel at VPT 1..8 with the modulation in registers or streamed, and the
-// odd kernel; the grid from the occupancy API (cudaOccupancyMaxActiveClusters for clusters).
+// odd kernel (and the experiment's odd kernel with the modulation in registers, VPT 1..5:
+// fv2_odd2.cuh); the grid from the occupancy API (cudaOccupancyMaxActiveClusters for clusters).
 #include "fv2_int.h"
-#include "lnmod_fwd_v2_kern.cuh"
+#include "fv2_odd2.cuh"
 
 #ifndef FV2_XT
 #error "compile with -DFV2_XT=0 (fp32 x), 1 (fp16 x) or 2 (bf16 x)"
@@ -136,6 +137,7 @@ template <typename K> lnmod_status launch(K kern, const go_args &a)
     k.G = p->groups;
     k.NS = p->nstage;
     k.vpt = p->vpt;
+    k.NB = p->nbar;
     if (cudaLaunchKernelEx(&cfg, kern, a.kp, k) != cudaSuccess) return LNMOD_ERR_CUDA;
     return lnmod_launch_status();
 }
@@ -155,10 +157,23 @@ template <typename TX, typename TM, typename TY, bool R> lnmod_status tile_vpt(c
     }
 }
 
+template <typename TX, typename TM, typename TY> lnmod_status odd2_vpt(const go_args &a)
+{
+    switch (a.p->vpt) {
+    case 1: return launch(odd2_kernel<TX, TM, TY, 1>, a);
+    case 2: return launch(odd2_kernel<TX, TM, TY, 2>, a);
+    case 3: return launch(odd2_kernel<TX, TM, TY, 3>, a);
+    case 4: return launch(odd2_kernel<TX, TM, TY, 4>, a);
+    case 5: return launch(odd2_kernel<TX, TM, TY, 5>, a);
+    default: return LNMOD_ERR_UNSUPPORTED;
+    }
+}
+
 template <typename TX, typename TM, typename TY> lnmod_status go(const go_args &a)
 {
     if (a.p->cls == FV2_TILE)
         return a.p->mode == FV2_MOD_RING ? tile_vpt<TX, TM, TY, true>(a) : tile_vpt<TX, TM, TY, false>(a);
+    if (a.p->mode == FV2_MOD_REG) return odd2_vpt<TX, TM, TY>(a); // fv2.cu's odd2_plan
     return launch(odd_kernel<TX, TM, TY>, a);
 }
 

@@ -46,7 +46,7 @@ struct shape {
     lnmod_dtype xt, mt, yt;
     lnmod_layout lay;
     int64_t D, rows, S, L;
-    int misalign; // every pointer 4 bytes past 16-byte alignment, strides 6*D + 1
+    int misalign; // 1: every pointer 4 bytes past 16-byte alignment, strides 6*D + 1; 2: y one element further, strides + 2
     bool timed;
     int adv; // fv2_rows.h: 1 for the adversarial rows
 };
@@ -100,6 +100,9 @@ std::vector<shape> all_shapes()
     for (int64_t D = 1; D <= 9; D++) v.push_back(mk("check", BF, F32, BF, SAM, D, 67, 67, 1, 0, false));
     v.push_back(mk("check", BF, F32, BF, SAM, 12288, 1000, 500, 1, 0, false));
     v.push_back(mk("check", BF, BF, BF, TOK, 5120, 700, 700, 1, 0, false));
+    // y's phase not x's (the odd kernels' y windows: round 4)
+    v.push_back(mk("check", BF, F32, BF, SAM, 1537, 1000, 500, 1, 2, false, " y apart"));
+    v.push_back(mk("check", H, F32, F32, FRM, 777, 1000, 1000, 7, 2, false, " y apart"));
     // the adversarial rows (fv2_rows.h) through every path: a warp per row, the lag path,
     // clusters, streamed modulation, the odd kernel; fp32 and bf16 x
     const int64_t adv_D[] = {1536, 3072, 8192, 1537};
@@ -187,7 +190,7 @@ struct bufs {
     float *mean, *rstd; // with 16 poison bytes after
     unsigned long long *cnt;
     size_t xb, yb, mb;
-    int off, sets, k; // k: launches per graph (0: plain launches)
+    int off, offy, sets, k; // off: x, scale, shift; offy: y; k: launches per graph (0: plain launches)
 };
 
 bufs alloc_bufs(const lnmod_desc *d, int misalign, size_t l2)
@@ -197,6 +200,7 @@ bufs alloc_bufs(const lnmod_desc *d, int misalign, size_t l2)
     b.yb = (size_t)(d->rows * d->D) * lnmod_dtype_size(d->y_dtype);
     b.mb = (size_t)((lnmod_mod_rows(d) - 1) * d->scale_stride + d->D) * lnmod_dtype_size(d->mod_dtype);
     b.off = misalign ? 4 : 0;
+    b.offy = misalign == 2 ? b.off + (int)lnmod_dtype_size(d->y_dtype) : b.off; // 2: y's phase is not x's
     const int64_t minb = lnmod_fwd_min_bytes(d, 0);
     const int64_t small = (int64_t)64 << 20;
     b.k = minb < small ? (int)std::min<int64_t>(64, std::max<int64_t>(2, (small + minb - 1) / minb)) : 0;

@@ -7,11 +7,11 @@
 void run_kernel(int k, const lnmod_desc *d, bufs &b, bool timed, const opts &o, void *flush, size_t fb,
                 cudaStream_t st, result &res)
 {
-    const int off = b.off;
+    const int off = b.off, oy = b.offy;
     CK(cudaMemset(b.y[0], 0xff, b.yb + 32));
     CK(cudaMemset(b.mean, 0xff, (size_t)d->rows * 4 + 16));
     CK(cudaMemset(b.rstd, 0xff, (size_t)d->rows * 4 + 16));
-    lnmod_status q = launch(k, d, b.x[0] + off, b.sc + off, b.sh + off, b.y[0] + off, b.mean, b.rstd, st, &res.info);
+    lnmod_status q = launch(k, d, b.x[0] + off, b.sc + off, b.sh + off, b.y[0] + oy, b.mean, b.rstd, st, &res.info);
     if (q != LNMOD_OK) {
         std::fprintf(stderr, "fv2bench: %s: %s\n", KNAME[k], lnmod_status_name(q));
         std::exit(3);
@@ -28,23 +28,23 @@ void run_kernel(int k, const lnmod_desc *d, bufs &b, bool timed, const opts &o, 
     const unsigned char *rg = reinterpret_cast<const unsigned char *>(res.rstd.data() + d->rows);
     bool stats_guard = true;
     for (int i = 0; i < 16; i++) stats_guard = stats_guard && mg[i] == 0xff && rg[i] == 0xff;
-    res.guard = stats_guard && poison_kept(hy, 0, (size_t)off, 0xff) && poison_kept(hy, off + b.yb, hy.size(), 0xff);
+    res.guard = stats_guard && poison_kept(hy, 0, (size_t)oy, 0xff) && poison_kept(hy, oy + b.yb, hy.size(), 0xff);
     res.y.swap(hy);
     CK(cudaMemcpy(b.ycopy, b.y[0], b.yb + 32, cudaMemcpyDeviceToDevice));
     CK(cudaMemset(b.y[0], 0x7f, b.yb + 32));
     fv2_info scratch;
-    if (launch(k, d, b.x[0] + off, b.sc + off, b.sh + off, b.y[0] + off, nullptr, nullptr, st, &scratch) != LNMOD_OK)
+    if (launch(k, d, b.x[0] + off, b.sc + off, b.sh + off, b.y[0] + oy, nullptr, nullptr, st, &scratch) != LNMOD_OK)
         std::exit(3);
     CK(cudaMemsetAsync(b.cnt, 0, sizeof *b.cnt, st));
-    diff_bytes<<<1024, 256, 0, st>>>(reinterpret_cast<unsigned char *>(b.ycopy) + off,
-                                     reinterpret_cast<unsigned char *>(b.y[0]) + off, b.yb, b.cnt);
+    diff_bytes<<<1024, 256, 0, st>>>(reinterpret_cast<unsigned char *>(b.ycopy) + oy,
+                                     reinterpret_cast<unsigned char *>(b.y[0]) + oy, b.yb, b.cnt);
     unsigned long long diff = 1;
     CK(cudaMemcpyAsync(&diff, b.cnt, sizeof diff, cudaMemcpyDeviceToHost, st));
     CK(cudaStreamSynchronize(st));
     res.det = diff == 0;
     if (!timed) return;
     auto one = [&](int set) {
-        if (launch(k, d, b.x[set] + off, b.sc + off, b.sh + off, b.y[set] + off, nullptr, nullptr, st, nullptr) != LNMOD_OK)
+        if (launch(k, d, b.x[set] + off, b.sc + off, b.sh + off, b.y[set] + oy, nullptr, nullptr, st, nullptr) != LNMOD_OK)
             std::exit(3);
     };
     if (!b.k) {
@@ -140,7 +140,7 @@ int run_shape(const shape &s, uint64_t shape_no, const opts &o, void *flush, siz
     for (int k = 0; k < NK; k++) run_kernel(k, &d, b, s.timed, o, flush, fb, st, res[k]);
     std::vector<fv2_got> got(NK);
     for (int k = 0; k < NK; k++)
-        got[k] = fv2_got{res[k].y.data() + off, res[k].mean.data(), res[k].rstd.data(), 0, 0, nullptr};
+        got[k] = fv2_got{res[k].y.data() + b.offy, res[k].mean.data(), res[k].rstd.data(), 0, 0, nullptr};
     if (fv2_check(&d, hx.data(), hs.data(), hh.data(), got.data(), NK, o.threads) != 0) {
         std::fprintf(stderr, "fv2bench: the reference refused %s\n", s.name.c_str());
         std::exit(3);
