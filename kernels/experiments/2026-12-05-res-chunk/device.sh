@@ -21,15 +21,21 @@ set -uo pipefail
 # A build as a runnable path in .devbundle/ (an .xz unpacked there once, through a temporary name).
 prog() {
   case $1 in
-    *.xz) local d=.devbundle/$(basename "${1%.xz}")
-          [ -x "$d" ] || { xz -dc "$1" >"$d.part" && chmod +x "$d.part" && mv "$d.part" "$d"; } || return 1
-          echo "$d" ;;
+    *.xz)
+      local d
+      d=.devbundle/$(basename "${1%.xz}")
+      if [ ! -x "$d" ]; then
+        xz -dc "$1" >"$d.part" && chmod +x "$d.part" && mv "$d.part" "$d" || return 1
+      fi
+      echo "$d" ;;
     *) echo "$1" ;;
   esac
 }
-ada=$(prog "${RC_NEW:-.devbundle/adaload}") && base=$(prog "${RC_BASE:-.devbundle/adaload-base}") ||
-  { echo "device.sh: could not unpack $RC_NEW / $RC_BASE" >&2; exit 2; }
-[ -x "$ada" ] && [ -x "$base" ] || { echo "device.sh: no build at $ada or $base" >&2; exit 2; }
+if ! ada=$(prog "${RC_NEW:-.devbundle/adaload}") || ! base=$(prog "${RC_BASE:-.devbundle/adaload-base}"); then
+  echo "device.sh: could not unpack ${RC_NEW:-} / ${RC_BASE:-}" >&2
+  exit 2
+fi
+if [ ! -x "$ada" ] || [ ! -x "$base" ]; then echo "device.sh: no build at $ada or $base" >&2; exit 2; fi
 echo "new: $ada ($("$ada" env | grep -m1 'kernel sources' || true))"
 echo "base: $base ($("$base" env | grep -m1 'kernel sources' || true))"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv
@@ -74,4 +80,4 @@ for set in wan sweep; do
   "$ada" report "$exp/$set-1-new" >"$out/report-$set-new.md" 2>&1
 done
 tar -C "$exp" -czf "$out/ab.tgz" .
-log done
+log "done"
