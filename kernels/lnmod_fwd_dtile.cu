@@ -1,6 +1,7 @@
 // lnmod_fwd_dtile.cu -- variant "dtile": the D-tile coalesced fused forward (the paper's
 // kernel), built to run at device-memory speed. Two versions: version 1 (this file) keeps its
-// six specialized widths (fv2_v1_keeps, lnmod_fwd_v2_plan.h); every other problem goes to
+// six specialized widths where fv2_v1_keeps says so (lnmod_fwd_v2_plan.h: D 1536 alone where
+// the flat chunk kernel takes the problem, all six elsewhere); every other problem goes to
 // version 2's rule (lnmod_fwd_v2.h: one configuration from D, the dtypes, the alignment and
 // the device's facts for every width), and back to version 1's generic path only where no v2
 // plan runs.
@@ -397,17 +398,14 @@ lnmod_status dtile_run_generic(const lnmod_kparams &p, cudaStream_t stream)
     return LNMOD_OK;
 }
 
-// Version 1 at its specialized widths with vector-aligned data (fv2_v1_keeps), the forward v2
-// rule (lnmod_fwd_v2.h) everywhere else, and version 1's generic path where no v2 plan runs.
+// The forward v2 rule (lnmod_fwd_v2.h), and version 1 where it declines: at version 1's
+// specialized widths with vector-aligned data where fv2_v1_keeps says so, and version 1's
+// generic path where no v2 plan runs.
 template <typename TX, typename TM, typename TY>
 lnmod_status dtile_launch_t(const lnmod_desc *d, const lnmod_kparams &p, cudaStream_t stream)
 {
-    const fv2_problem q = fv2::problem_of(d, p);
-    if (!fv2_v1_keeps(&q)) {
-        const lnmod_status st = fv2::forward(d, p, stream);
-        if (st != LNMOD_ERR_UNSUPPORTED) return st;
-        // no plan of v2 runs here: version 1's generic path
-    }
+    const lnmod_status st = fv2::forward(d, p, stream);
+    if (st != LNMOD_ERR_UNSUPPORTED) return st;
     if (!lnmod_vector_ok<TX, TM, TY>(p)) return dtile_run_generic<TX, TM, TY, 1>(p, stream);
     switch (p.D) {
     case 1536: return dtile_run<TX, TM, TY, 1536>(p, stream);

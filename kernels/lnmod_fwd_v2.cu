@@ -3,7 +3,8 @@
 // fallbacks: a plan v2 does not run (fv2_runs: the lag path at few warps a SM, clusters, the
 // streamed modulation; the lag path on a device without clusters, whose barrier helpers are
 // sm_90's) or a problem no class takes goes back to the caller (LNMOD_ERR_UNSUPPORTED: version
-// 1 runs it); a tile plan whose kernel cannot be resident goes to the odd class.
+// 1 runs it); a plan whose kernel cannot be resident goes where fv2_fallback says (a tile plan
+// to the chunk class where it is eligible, else the odd class; a chunk plan to the odd class).
 #include "lnmod_fwd_v2.h"
 
 #include <atomic>
@@ -54,7 +55,8 @@ static bool al16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 
 fv2_problem problem_of(const lnmod_desc *d, const lnmod_detail::lnmod_kparams &p)
 {
-    return fv2_problem_of(d, al16(p.x) && al16(p.y) && al16(p.scale) && al16(p.shift));
+    return fv2_problem_of(d, al16(p.x) && al16(p.y) && al16(p.scale) && al16(p.shift),
+                          (((uintptr_t)p.x ^ (uintptr_t)p.y) & 15u) == 0);
 }
 
 static lnmod_status run_plan(const lnmod_desc *d, fv2_plan *p, const fv2_dev *dev,
@@ -78,14 +80,14 @@ lnmod_status forward(const lnmod_desc *d, const lnmod_detail::lnmod_kparams &kp,
     if (!elem_ok) return LNMOD_ERR_UNSUPPORTED;
     fv2_dev dev;
     if (read_dev(&dev) != 0) return LNMOD_ERR_CUDA;
+    if (fv2_v1_keeps(&q, &dev)) return LNMOD_ERR_UNSUPPORTED; // version 1's width: the caller's
     fv2_plan p;
     if (fv2_make_plan(&q, &dev, &p) != 0 || !fv2_runs(&p)) return LNMOD_ERR_UNSUPPORTED;
     if (p.lag && dev.cluster_max < 2) return LNMOD_ERR_UNSUPPORTED; // before sm_90: version 1
     lnmod_status st = run_plan(d, &p, &dev, kp, stream);
-    if (st == LNMOD_ERR_UNSUPPORTED && p.cls == FV2_TILE) { // not resident, or no clusters: the odd class
-        fv2_odd_shape(&p, &q); // its ring depth: the launcher's fv2_finish, with real registers
-        st = run_plan(d, &p, &dev, kp, stream);
-    }
+    // not resident, or no clusters: the chunk or the odd class (its ring depth: the launcher's,
+    // with the kernel's real registers)
+    while (st == LNMOD_ERR_UNSUPPORTED && fv2_fallback(&p, &q, &dev) == 0) st = run_plan(d, &p, &dev, kp, stream);
     return st;
 }
 

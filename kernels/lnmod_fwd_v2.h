@@ -20,10 +20,12 @@ int read_dev(fv2_dev *d);
 fv2_problem problem_of(const lnmod_desc *d, const lnmod_detail::lnmod_kparams &p);
 
 // y = LN(x)*(1 + scale) + shift by the rule, on stream (a tile plan that cannot run here --
-// not resident, or needing thread-block clusters on a device without them -- runs as the odd
-// class). LNMOD_OK; LNMOD_ERR_CUDA; LNMOD_ERR_UNSUPPORTED when no plan of the rule can run
-// here (pointers not aligned to their element size, or nothing fits): the caller then runs
-// version 1. d is valid (lnmod_forward checked it).
+// not resident, or needing thread-block clusters on a device without them -- runs as the
+// chunk class where it is eligible, else as the odd class; a chunk plan that cannot be
+// resident as the odd class). LNMOD_OK; LNMOD_ERR_CUDA; LNMOD_ERR_UNSUPPORTED where version 1
+// keeps the problem (fv2_v1_keeps on this device) or no plan of the rule can run here (pointers
+// not aligned to their element size, or nothing fits): the caller then runs version 1. d is
+// valid (lnmod_forward checked it).
 lnmod_status forward(const lnmod_desc *d, const lnmod_detail::lnmod_kparams &p, cudaStream_t stream);
 
 // Launches plan p (its ring depth finished with the chosen kernel's real register count) for

@@ -1,10 +1,14 @@
 // lnmod_fwd_v2_inst.cuh -- the forward v2 kernels of ONE x dtype and their launch: included by
 // lnmod_fwd_v2_bf16.cu (FV2_XT 2), _f16.cu (1) and _f32.cu (0), so the three compile in
 // parallel. Every modulation/y dtype of that x, the tile kernel at VPT 1..8 with the modulation
-// in registers or streamed, and the odd kernel; the ring depth from the chosen kernel's real
-// registers, the grid from the occupancy API (cudaOccupancyMaxActiveClusters for clusters).
+// in registers or streamed, the odd kernel, and for 16-bit x the flat chunk kernel at every
+// shape of FV2_CHUNK_SHAPES (y of x's dtype, modulation fp32 or x's); the ring depth from the
+// chosen kernel's real registers, the grid from the occupancy API
+// (cudaOccupancyMaxActiveClusters for clusters).
 #include "lnmod_fwd_v2.h"
 #include "lnmod_fwd_v2_kern.cuh"
+
+#include <type_traits>
 
 #ifndef FV2_XT
 #error "define FV2_XT: 0 (fp32 x), 1 (fp16 x) or 2 (bf16 x)"
@@ -90,6 +94,53 @@ template <typename K> lnmod_status launch(K kern, const go_args &a)
     return LNMOD_OK;
 }
 
+// The flat chunk kernel at shape (T, K): its ring depth from the kernel's real registers and
+// static shared memory (fv2_chunk_finish), all of the unified L1 / shared memory as shared
+// memory where that fits more CTAs (the carveout the experiment measured), the grid from the
+// occupancy API (resident CTAs x SMs, at most the chunks).
+template <typename TX, typename TM, typename TY, int T, int K> lnmod_status launch_chunk(const go_args &a)
+{
+    fv2_plan *p = a.p;
+    auto kern = chunk_kernel<TX, TM, TY, T, K, FV2_CHUNK_R(K)>;
+    cudaFuncAttributes fa;
+    if (cudaFuncGetAttributes(&fa, kern) != cudaSuccess) return LNMOD_ERR_CUDA;
+    if (fv2_chunk_finish(p, a.dev, fa.numRegs, (int)fa.sharedSizeBytes, 0) != 0) return LNMOD_ERR_UNSUPPORTED;
+    // The device's whole opt-in as the limit (see launch): another host thread's larger plan of
+    // the same kernel cannot lower it between this call and this launch.
+    if (cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
+                             (int)cudaSharedmemCarveoutMaxShared) != cudaSuccess ||
+        cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             a.dev->smem_block - (int)fa.sharedSizeBytes) != cudaSuccess)
+        return LNMOD_ERR_CUDA;
+    int per_sm = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, T, (size_t)p->smem_bytes) != cudaSuccess)
+        return LNMOD_ERR_CUDA;
+    if (per_sm < 1) return LNMOD_ERR_UNSUPPORTED;
+    p->ctas_sm = per_sm;
+    int64_t grid = (int64_t)per_sm * a.dev->sms;
+    if (grid > p->nchunks) grid = p->nchunks;
+    const chunk_args c = {p->nstage, (int)p->slot_bytes, (int)p->nchunks};
+    for (int i = 0; i < FV2_REPEAT; i++) {
+        kern<<<(unsigned)grid, T, (size_t)p->smem_bytes, a.st>>>(a.kp, c);
+        const lnmod_status st = lnmod_launch_status();
+        if (st != LNMOD_OK) return st;
+    }
+    return LNMOD_OK;
+}
+
+// A chunk plan's shape (T, K) among the instantiated ones (16-bit x, y of x's dtype).
+template <typename TX, typename TM, typename TY> lnmod_status chunk_shape(const go_args &a)
+{
+    if constexpr (sizeof(TX) == 2 && std::is_same<TX, TY>::value) {
+#define FV2_CHUNK_CASE(T_, K_) \
+    if (a.p->threads == T_ && a.p->vpt == K_) return launch_chunk<TX, TM, TY, T_, K_>(a);
+        FV2_CHUNK_SHAPES(FV2_CHUNK_CASE)
+#undef FV2_CHUNK_CASE
+    }
+    (void)a;
+    return LNMOD_ERR_UNSUPPORTED;
+}
+
 template <typename TX, typename TM, typename TY, bool R> lnmod_status tile_vpt(const go_args &a)
 {
     switch (a.p->vpt) {
@@ -109,6 +160,7 @@ template <typename TX, typename TM, typename TY> lnmod_status go(const go_args &
 {
     if (a.p->cls == FV2_TILE)
         return a.p->mode == FV2_MOD_RING ? tile_vpt<TX, TM, TY, true>(a) : tile_vpt<TX, TM, TY, false>(a);
+    if (a.p->cls == FV2_CHUNK) return chunk_shape<TX, TM, TY>(a);
     return launch(odd_kernel<TX, TM, TY>, a);
 }
 

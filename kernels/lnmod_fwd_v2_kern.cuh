@@ -1,6 +1,7 @@
 // lnmod_fwd_v2_kern.cuh -- dtile's forward v2 kernels: the tile kernel (compile-time VPT,
-// modulation in registers or streamed through the ring) and, in lnmod_fwd_v2_odd.cuh, the odd
-// kernel (16-byte windows of x at absolute addresses). The plan and index math are in
+// modulation in registers or streamed through the ring), in lnmod_fwd_v2_odd.cuh the odd
+// kernel (16-byte windows of x at absolute addresses) and in lnmod_fwd_v2_chunk.cuh the flat
+// chunk kernel (chunks of rows by bulk copies). The plan and index math are in
 // lnmod_fwd_v2_plan.h; the why in kernels/NOTES.md ("forward v2"). Included by
 // lnmod_fwd_v2_inst.cuh only (one x dtype per translation unit). The FV2_EMU blocks are the
 // CPU emulation's hooks (kernels/experiments/2026-12-02-fwd-v2/fv2_emu.h runs this very source
@@ -10,6 +11,9 @@
 
 #include "lnmod_fwd_v2_plan.h"
 #include "lnmod_common.cuh"
+#ifndef FV2_EMU
+#include "lnmod_bulk_ptx.cuh" // the flat chunk kernel's fence.proxy.async
+#endif
 
 namespace fv2 {
 
@@ -411,6 +415,7 @@ __global__ void __launch_bounds__(256, 1) tile_kernel(lnmod_kparams p, kcfg k)
 }
 
 #include "lnmod_fwd_v2_odd.cuh"
+#include "lnmod_fwd_v2_chunk.cuh"
 
 } // namespace fv2
 

@@ -1,7 +1,8 @@
 /* lnmod_fwd_v2_plan.h -- the configuration rule of dtile's forward ("forward v2", issue 21;
  * pure C, host and device). dtile runs version 1 (lnmod_fwd_dtile.cu: six widths compiled as
  * templates) where fv2_v1_keeps (below) says so, and this rule everywhere else
- * (lnmod_fwd_v2.cu launches its plans, lnmod_fwd_v2_kern.cuh / _odd.cuh are the kernels).
+ * (lnmod_fwd_v2.cu launches its plans, lnmod_fwd_v2_kern.cuh / _odd.cuh / _chunk.cuh are the
+ * kernels).
  * Its measurements and what was tried: kernels/NOTES.md and kernels/experiments/2026-12-02-fwd-v2/.
  *
  * From the problem (D, rows, layout, element sizes, alignment) and facts read from the device
@@ -9,7 +10,7 @@
  * largest cluster, the memory bandwidth from the memory clock and bus width), fv2_make_plan
  * picks one configuration (fv2_plan). Nothing here assumes an H200 number.
  *
- * Two classes:
+ * Three classes:
  *   FV2_TILE  D a multiple of the 16-byte vector (VEC = 16 / sizeof(x) elements) and every
  *             pointer and modulation stride 16-byte aligned. A row of nv = D/VEC vectors is
  *             owned by C CTAs (a thread-block cluster) of W warps; CTA c owns the slice
@@ -36,14 +37,23 @@
  *             mid-window is shifted, its edge elements masked; windows that stick out of the
  *             tensor are read element by element), modulation through the read-only cache one
  *             element at a time, y by 16-byte stores where a window is whole and aligned.
- * Both stream x through a ring of NS slots per row group in shared memory (cp.async), NS
- * chosen so that the bytes in flight per SM cover FV2_LATENCY_NS at the memory bandwidth.
+ *   FV2_CHUNK first, wherever the flat chunk kernel is eligible (16-bit x and y at the same
+ *             address mod 16, per sample or per frame, 64 <= D <= 16384, a device with bulk
+ *             copies): chunks of R rows, each one bulk copy into a stage of a ring, T threads
+ *             owning fixed columns of every row, the modulation in registers
+ *             (lnmod_fwd_v2_chunk_plan.h, lnmod_fwd_v2_chunk.cuh). The tile and odd classes
+ *             above take the rest (fp32 x or y, per token, x and y apart, D < 64, no bulk
+ *             copies).
+ * The tile and odd classes stream x through a ring of NS slots per row group in shared memory
+ * (cp.async), NS chosen so that the bytes in flight per SM cover FV2_LATENCY_NS at the memory
+ * bandwidth; the chunk class takes the most stages (<= 8) its CTAs a SM leave room for.
  *
  * Planted bugs for the host test (test_lnmod_fwd_v2_plan.c must fail with each; ctest builds
  * one test binary per bug, expected to fail):
  *   -DFV2_PLANT_VPT      VPT rounded down instead of up (vectors left unowned)
  *   -DFV2_PLANT_ODDWIN   the odd class forgets the window a shifted row straddles
  *   -DFV2_PLANT_CLUSTER  clusters used on a device that has none (cluster_max 1)
+ * and those of the chunk class (lnmod_fwd_v2_chunk_plan.h): -DFV2_PLANT_CHUNKXY, _CHUNKSTAGE.
  */
 #ifndef ADALOAD_LNMOD_FWD_V2_PLAN_H
 #define ADALOAD_LNMOD_FWD_V2_PLAN_H
@@ -61,7 +71,7 @@
 
 /* Layout values of lnmod_desc.h (checked equal by the host test). */
 enum { FV2_SAMPLE = 0, FV2_TOKEN = 1, FV2_FRAME = 2 };
-enum { FV2_TILE = 1, FV2_ODD = 2 };
+enum { FV2_TILE = 1, FV2_ODD = 2, FV2_CHUNK = 3 };
 enum { FV2_MOD_REG = 1, FV2_MOD_RING = 2, FV2_MOD_LDG = 3 };
 
 /* Rule constants (not device facts). */
@@ -90,6 +100,7 @@ typedef struct {
     int layout;
     int sx, sm, sy; /* element sizes of x, scale/shift, y */
     int aligned;    /* x, y, scale, shift 16-byte aligned and both strides*sm multiples of 16 */
+    int xy16;       /* x and y at the same address mod 16 (the chunk class's condition) */
 } fv2_problem;
 
 typedef struct {
@@ -114,6 +125,8 @@ typedef struct {
     int ctas_sm;          /* resident CTAs per SM (estimate from the limits) */
     int64_t inflight_sm;  /* bytes in flight per SM with that */
     int64_t target_sm;    /* what the rule aims at */
+    int rows_chunk;       /* chunk class: R, rows a chunk (threads T, vpt K, slot_bytes a stage) */
+    int64_t nchunks;      /* chunk class: ceil(rows / R) */
 } fv2_plan;
 
 static inline int fv2_vpt_set(int i) { return i + 1; } /* VPT 1..8 (lnmod_fwd_v2_inst.cuh instantiates each) */
@@ -126,6 +139,7 @@ static inline int fv2_vpt_set(int i) { return i + 1; } /* VPT 1..8 (lnmod_fwd_v2
 FV2_HD int fv2_est_regs(int cls, int mode, int vpt, int vec)
 {
     if (cls == FV2_ODD) return FV2_ODD_REGS;
+    if (cls == FV2_CHUNK) return 128; /* FV2_CHUNK_REGS: the kernel's launch bound */
     return mode == FV2_MOD_REG ? 2 * vpt * vec + FV2_REG_BASE + 2 * vpt : FV2_RING_BASE + 4 * vpt;
 }
 
@@ -144,9 +158,10 @@ FV2_HD int64_t fv2_odd_windows(int64_t D, int vec, int64_t phase) { return (phas
 FV2_HD int64_t fv2_odd_elem(int vec, int64_t phase, int64_t w, int e) { return w * vec + e - phase; }
 
 /* The problem of a valid descriptor d whose x, y, scale and shift pointers are all 16-byte
- * aligned (ptrs16 = 1) or not (0): the one place a problem is made (the launcher, and the
- * verify grids' coverage test, verify/test_verify_cover.c). */
-static inline fv2_problem fv2_problem_of(const lnmod_desc *d, int ptrs16)
+ * aligned (ptrs16 = 1) or not (0), and whose x and y sit at the same address mod 16 (xy16 = 1)
+ * or not: the one place a problem is made (the launcher, and the verify grids' coverage test,
+ * verify/test_verify_cover.c). */
+static inline fv2_problem fv2_problem_of(const lnmod_desc *d, int ptrs16, int xy16)
 {
     fv2_problem q;
     q.D = d->D;
@@ -158,6 +173,7 @@ static inline fv2_problem fv2_problem_of(const lnmod_desc *d, int ptrs16)
     q.sm = (int)lnmod_dtype_size(d->mod_dtype);
     q.sy = (int)lnmod_dtype_size(d->y_dtype);
     q.aligned = ptrs16 && (d->scale_stride * q.sm) % 16 == 0 && (d->shift_stride * q.sm) % 16 == 0;
+    q.xy16 = xy16 || ptrs16;
     return q;
 }
 
@@ -168,13 +184,6 @@ FV2_HD int fv2_v1_width(int64_t D)
 {
     return D == 1536 || D == 2048 || D == 3072 || D == 4096 || D == 5120 || D == 8192;
 }
-/* dtile runs version 1 for q (one of its widths, every pointer and stride vector-aligned) and
- * this rule for everything else: the bar of issue 21 says the widths fast today lose nothing. */
-static inline int fv2_v1_keeps(const fv2_problem *q)
-{
-    return q->aligned && q->D % (16 / q->sx) == 0 && fv2_v1_width(q->D);
-}
-
 /* The plans v2 runs: a warp a row with the modulation in registers (no barrier); several
  * warps of one CTA with the modulation in registers (the lag path, C = 1) where at least two
  * of its CTAs are resident per SM (while one waits at its barrier, the other's loads keep the
@@ -187,7 +196,7 @@ static inline int fv2_v1_keeps(const fv2_problem *q)
  * test) ask this. */
 static inline int fv2_runs(const fv2_plan *p)
 {
-    if (p->cls == FV2_ODD) return 1;
+    if (p->cls == FV2_ODD || p->cls == FV2_CHUNK) return 1;
     if (p->mode != FV2_MOD_REG || p->cluster != 1) return 0;
     return p->warps == 1 || p->ctas_sm >= 2;
 }
@@ -359,6 +368,26 @@ static inline void fv2_odd_shape(fv2_plan *p, const fv2_problem *q)
     p->threads = 32 * p->warps;
     p->slot_bytes = (int64_t)p->vpt * p->threads * 16;
     p->row_bytes = p->nv * 16;
+    p->rows_chunk = 0;
+    p->nchunks = 0;
+}
+
+#include "lnmod_fwd_v2_chunk_plan.h"
+
+/* Where a plan goes when its kernel cannot run here (the launcher: not resident with the
+ * kernel's real registers, or a tile plan needing clusters on a device without them): a tile
+ * plan to the chunk class where it is eligible, else to the odd class; a chunk plan to the odd
+ * class. Makes p that plan's shape (the launcher finishes it with the kernel's registers).
+ * Returns 0, or -1 for an odd plan (nothing further: version 1 runs the problem). */
+static inline int fv2_fallback(fv2_plan *p, const fv2_problem *q, const fv2_dev *d)
+{
+    if (p->cls == FV2_ODD) return -1;
+    if (p->cls == FV2_TILE && fv2_chunk_eligible(q, d)) {
+        fv2_chunk_shape(p, q);
+        return 0;
+    }
+    fv2_odd_shape(p, q);
+    return 0;
 }
 
 /* The fields of a tile plan that follow from nv, mode/mv, VPT, W and C (the experiment's
@@ -400,10 +429,11 @@ static inline void fv2_tile_plan(fv2_plan *p, const fv2_problem *q, const fv2_de
     }
 }
 
-/* The plan of problem q on device d: the tile class when it applies and its ring fits
+/* The rule without the chunk class: the tile class when it applies and its ring fits
  * (streamed modulation first where the layout asks for it, else or then REG), else the odd
- * class. Returns 0, or -1 when nothing fits (the caller falls back to version 1's generic path). */
-static inline int fv2_make_plan(const fv2_problem *q, const fv2_dev *d, fv2_plan *p)
+ * class. fv2_make_plan's second step; the experiment's harness and CPU emulation reach the tile
+ * kernels at 16-bit widths through it. Returns 0, or -1 when nothing fits. */
+static inline int fv2_tile_odd_plan(const fv2_problem *q, const fv2_dev *d, fv2_plan *p)
 {
     memset(p, 0, sizeof *p);
     p->vec = 16 / q->sx;
@@ -425,6 +455,46 @@ static inline int fv2_make_plan(const fv2_problem *q, const fv2_dev *d, fv2_plan
     }
     fv2_odd_shape(p, q);
     return fv2_finish(p, d, fv2_est_regs(p->cls, p->mode, p->vpt, p->vec));
+}
+
+/* Where the tile class keeps a problem the chunk class could take: aligned D 512. The one
+ * width of the sweep where the chunk kernel lost more than the bar's 1% against the tile plan
+ * it replaced: H100, same lease, A/B/A (2026-12-05g, the fwd-odd3 experiment's landing try 1),
+ * graph-timed, 28.69 -> 29.34 us (B/A 1.023; A-A2 1.001); round 5c had it 106.2 vs 108.7% of
+ * copy. Its neighbours went the other way (384 0.961, 640 0.947, 1024 0.934). */
+static inline int fv2_tile_keeps(const fv2_problem *q) { return q->aligned && q->D == 512; }
+
+/* The plan of problem q on device d: the chunk class where it is eligible and fits (every
+ * 16-bit problem per sample or per frame with x and y at the same address mod 16, D 64..16384,
+ * on a device with bulk copies), else fv2_tile_odd_plan. The chunk class comes first because
+ * it measured fastest at nearly every width: on an H100 (2026-12-05f, kernels/NOTES.md; bf16
+ * per sample, 32,760 rows, one process) 91-106% of the copy at all 90 widths timed from 256
+ * to 16384, where the tile class's plans ran 49-109% (ahead of it by more than a point only at
+ * 512 (graph-timed), 7040 and 7424; the same-lease A/B/A of the landing kept 512 alone,
+ * fv2_tile_keeps). Returns 0, or -1 when nothing fits (the caller falls back to version 1's
+ * generic path). */
+static inline int fv2_make_plan(const fv2_problem *q, const fv2_dev *d, fv2_plan *p)
+{
+    const int chunk = fv2_chunk_eligible(q, d);
+    if (chunk && fv2_tile_keeps(q) && fv2_tile_odd_plan(q, d, p) == 0 && p->cls == FV2_TILE) return 0;
+    memset(p, 0, sizeof *p);
+    if (chunk) {
+        fv2_chunk_shape(p, q);
+        if (fv2_chunk_finish(p, d, FV2_CHUNK_REGS, 0, 0) == 0) return 0;
+    }
+    return fv2_tile_odd_plan(q, d, p);
+}
+
+/* Where dtile runs version 1 instead of this rule: its six widths with every pointer and
+ * stride vector-aligned (the bar of issue 21: the widths fast today lose nothing), except where
+ * the chunk class takes the problem -- there version 1 keeps D 1536 alone. Same process on an
+ * H100 (2026-12-05f): version 1 / the chunk kernel 100.1 / 96.7% of the copy at 1536, 88.2 /
+ * 94.0 at 2048, 94.1 / 94.2 at 3072, 94.5 / 93.9 at 4096, 95.9 / 95.6 at 5120, 94.4 / 94.9 at
+ * 8192 (on the H200 version 1 ran 83.9 / 91.1 / 88.4 / 92.2 / 88.3 at the last five). */
+static inline int fv2_v1_keeps(const fv2_problem *q, const fv2_dev *d)
+{
+    if (!q->aligned || q->D % (16 / q->sx) != 0 || !fv2_v1_width(q->D)) return 0;
+    return q->D == 1536 || !fv2_chunk_eligible(q, d);
 }
 
 #endif

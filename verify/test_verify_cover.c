@@ -1,19 +1,22 @@
 /* test_verify_cover.c -- do the verify grids reach every path of dtile's forward?
  *
  * A record vouches only for the code its cases ran. dtile's forward picks its path at run time
- * (kernels/lnmod_fwd_v2_plan.h): version 1 at its six widths with vector-aligned data, else the
- * forward v2 rule's plan where dtile runs it (fv2_runs: a warp a row -- G row groups a CTA --
- * or several warps of one CTA (the lag path), both with the modulation in registers, and the
- * odd kernel), else version 1's generic path (the plans v2 leaves to it: the lag path at few
- * warps a SM, clusters, the streamed modulation).
+ * (kernels/lnmod_fwd_v2_plan.h): version 1 at its six widths with vector-aligned data where
+ * fv2_v1_keeps says so (D 1536 alone where the chunk kernel takes the problem), else the
+ * forward v2 rule's plan where dtile runs it (fv2_runs: the flat chunk kernel first -- 16-bit
+ * x and y at the same address mod 16, per sample or per frame --, a warp a row -- G row groups
+ * a CTA -- or several warps of one CTA (the lag path), both with the modulation in registers,
+ * and the odd kernel), else version 1's generic path (the plans v2 leaves to it: the lag path
+ * at few warps a SM, clusters, the streamed modulation).
  * Each set's descriptor and pointer offsets are a function of the set alone (verify_set_desc),
  * so the path each set takes on a device is known here: this test plans every set of the full
  * and quick grids on an H200's description (the device the records are made on) and requires
  *   - the full grid (the record the gate asks for) to reach every path above and each of
  *     version 1's widths;
  *   - the quick grid (what runs under compute-sanitizer: memcheck, racecheck, initcheck,
- *     synccheck) to reach the odd kernel, the tile kernel a warp a row and on several warps,
- *     and version 1's generic path, where a race or a stale ring slot would show.
+ *     synccheck) to reach the odd kernel, the chunk kernel (its bulk copies and mbarrier
+ *     ring), the tile kernel a warp a row and on several warps, and version 1's generic
+ *     path, where a race or a stale ring slot would show.
  * It also prints the count of sets per path. */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -23,9 +26,9 @@
 #include "lnmod_fwd_v2_plan.h"
 #include "verify_internal.h"
 
-enum { P_V1, P_V1_GENERIC, P_SOLO_REG, P_LAG_REG, P_ODD, P_NONE, NP };
+enum { P_V1, P_V1_GENERIC, P_SOLO_REG, P_LAG_REG, P_ODD, P_CHUNK, P_NONE, NP };
 static const char *const PNAME[NP] = {"v1", "v1 generic (v2 leaves the plan)", "warp/row reg", "several warps reg (lag, one CTA)",
-                                      "odd", "no v2 plan"};
+                                      "odd", "chunk", "no v2 plan"};
 
 /* The H200's facts as fv2_read_dev reads them (132 SMs, 228 KB shared memory a SM, clusters,
  * 4.8 TB/s from its memory clock and bus width): the same description as the rule's own test. */
@@ -39,15 +42,17 @@ static int path_of(const verify_set *sp, int64_t *v1_width)
     verify_geom g;
     verify_set_desc(sp, &d, &g);
     cr_assert_eq(VERIFY_GUARD % 16, 0);
-    const fv2_problem q = fv2_problem_of(&d, !g.off.x && !g.off.y && !g.off.scale && !g.off.shift);
-    if (fv2_v1_keeps(&q)) {
+    const int64_t sx = (int64_t)lnmod_dtype_size(d.x_dtype), sy = (int64_t)lnmod_dtype_size(d.y_dtype);
+    const fv2_problem q = fv2_problem_of(&d, !g.off.x && !g.off.y && !g.off.scale && !g.off.shift,
+                                         (g.off.x * sx - g.off.y * sy) % 16 == 0);
+    if (fv2_v1_keeps(&q, &H200)) {
         *v1_width = q.D;
         return P_V1;
     }
     fv2_plan p;
     if (fv2_make_plan(&q, &H200, &p) != 0) return P_NONE;
     if (!fv2_runs(&p)) return P_V1_GENERIC;
-    return p.cls == FV2_ODD ? P_ODD : p.warps == 1 ? P_SOLO_REG : P_LAG_REG;
+    return p.cls == FV2_ODD ? P_ODD : p.cls == FV2_CHUNK ? P_CHUNK : p.warps == 1 ? P_SOLO_REG : P_LAG_REG;
 }
 
 static void count_grid(const char *grid, int64_t n[NP], int v1_seen[6])
@@ -78,8 +83,9 @@ Test(cover, full_grid_reaches_every_forward_path)
     count_grid("full", n, v1);
     for (int k = 0; k < P_NONE; k++) cr_expect(n[k] > 0, "the full grid never runs dtile's forward path '%s'", PNAME[k]);
     cr_expect_eq(n[P_NONE], 0, "sets with no v2 plan (version 1's generic path) on the H200");
-    /* the product's 5 and verify_grid.c's 6 long samples */
-    cr_expect(n[P_SOLO_REG] >= 11, "%lld sets of the full grid take a warp a row (want >= 11)", (long long)n[P_SOLO_REG]);
+    /* the product's 2 (fp32 x: its 16-bit sets go to the chunk kernel) and verify_grid.c's 6
+     * long samples */
+    cr_expect(n[P_SOLO_REG] >= 8, "%lld sets of the full grid take a warp a row (want >= 8)", (long long)n[P_SOLO_REG]);
     /* the product's 2 and verify_grid.c's 9 */
     cr_expect(n[P_LAG_REG] >= 11, "%lld sets of the full grid take the lag path (want >= 11)", (long long)n[P_LAG_REG]);
     for (int j = 0; j < 6; j++) cr_expect(v1[j], "version 1's width %d is never run with aligned data", j);
@@ -91,6 +97,7 @@ Test(cover, quick_grid_reaches_the_ring_paths)
     int v1[6];
     count_grid("quick", n, v1);
     cr_expect(n[P_ODD] > 0, "the sanitizers never see the odd kernel");
+    cr_expect(n[P_CHUNK] > 0, "the sanitizers never see the chunk kernel (bulk copies, its mbarrier ring)");
     cr_expect(n[P_SOLO_REG] >= 2, "%lld sets of the quick grid take a warp a row (want verify_grid.c's 2)",
               (long long)n[P_SOLO_REG]);
     cr_expect(n[P_LAG_REG] > 0, "the sanitizers never see the lag path (several warps of one CTA: its mbarrier)");

@@ -4,14 +4,16 @@
 #   fv2bench         the harness, sm_90, CUDA runtime, OpenBLAS and jansson linked statically
 #                    (the device machine has the driver, glibc and libstdc++ only)
 #   fv2bench.xz      the same compressed: what device.sh unpacks (carried: a few MB)
-#   ptxas.txt        registers / spills of every kernel of fv2_inst.cu (all instantiations)
-#   fv2_emu_test     the built kernels' source (kernels/lnmod_fwd_v2_kern.cuh, _odd.cuh, _plan.h)
-#                    run on the CPU (fv2_emu.h) against the reference, run here, and its
-#                    planted bugs (-DFV2_EMU_PLANT_LAG / _WAIT / _NBAR / _ODD2PD / _ODD2Y),
-#                    which must fail it
+#   ptxas.txt        registers / spills of every kernel of fv2_inst.cu and fv2_odd3_inst.cu (the
+#                    built chunk kernel; all instantiations)
+#   fv2_emu_test     the built kernels' source (kernels/lnmod_fwd_v2_kern.cuh, _odd.cuh, _chunk.cuh,
+#                    _plan.h, _chunk_plan.h) and the experiment's odd kernel (fv2_odd2.cuh) run on
+#                    the CPU (fv2_emu.h) against the reference, run here, and its planted bugs
+#                    (-DFV2_EMU_PLANT_LAG / _WAIT / _NBAR / _ODD2PD / _ODD2Y / _CHUNKEDGE /
+#                    _CHUNKRING / _CHUNKBAR / _CHUNKFAR / _CHUNKMEAN), which must fail it
 # (The rule's host test is the project's: ctest lnmod_fwd_v2_plan, with its planted bugs.)
 # Every compile with the project's warnings as errors (nvcc: --Werror all-warnings), under
-# `nice -n 10`, at most two at a time.
+# `nice -n 10`, at most FV2_JOBS (default 2) at a time.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
@@ -24,7 +26,7 @@ cw=(-Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wvla)
 nv=(nice -n 10 nvcc -std=c++17 -O3 -arch=sm_90 -lineinfo -Xcompiler=-Wall,-Wextra,-Werror --Werror all-warnings
     -I"$K" -I"$R" -I"$here")
 o=$out/obj
-jobs=2
+jobs=${FV2_JOBS:-2}
 
 blas_inc=$(pkg-config --cflags openblas)
 nice -n 10 gcc -std=c11 -O2 "${cw[@]}" -c "$K/lnmod_desc.c" -o "$o/lnmod_desc.o"
@@ -45,6 +47,7 @@ units=()
 for f in "$K"/lnmod_*.cu; do units+=("$f:$(basename "$f" .cu)"); done
 units+=("$here/fv2_inst.cu:fv2_inst_bf16:-DFV2_XT=2"
         "$here/fv2_inst.cu:fv2_inst_f16:-DFV2_XT=1" "$here/fv2_inst.cu:fv2_inst_f32:-DFV2_XT=0"
+        "$here/fv2_odd3_inst.cu:fv2_odd3_bf16:-DFV2_XT=2" "$here/fv2_odd3_inst.cu:fv2_odd3_f16:-DFV2_XT=1"
         "$here/fv2.cu:fv2" "$here/fv2_main.cu:fv2_main")
 pids=()
 for u in "${units[@]}"; do
@@ -59,11 +62,11 @@ for u in "${units[@]}"; do
 done
 for p in "${pids[@]}"; do wait "$p" || { grep -hE 'error|warning' "$o"/*.ptxas | head; exit 1; }; done
 # Registers and spills per kernel, demangled: "kernel regs spill-stores spill-loads".
-for name in fv2_inst_bf16 fv2_inst_f16 fv2_inst_f32; do
+for name in fv2_inst_bf16 fv2_inst_f16 fv2_inst_f32 fv2_odd3_bf16 fv2_odd3_f16; do
   awk '/Compiling entry function/ {match($0, /_Z[A-Za-z0-9_]*/); n = substr($0, RSTART, RLENGTH)}
        /spill stores/ {ss = $5; sl = $9}
        /Used [0-9]+ registers/ {print n, "regs", $5, "spill_stores", ss, "spill_loads", sl}' "$o/$name.ptxas"
-done | c++filt | sed 's/(lnmod_detail::lnmod_kparams, fv2::kcfg)//' >"$out/ptxas.txt"
+done | c++filt | sed 's/(lnmod_detail::lnmod_kparams, fv2::kcfg)//; s/(lnmod_detail::lnmod_kparams, fv2::chunk_args)//' >"$out/ptxas.txt"
 spills=$(awk '$(NF-2) != 0 || $NF != 0' "$out/ptxas.txt" | wc -l)
 echo "ptxas: $(wc -l <"$out/ptxas.txt") kernels, $spills with spills (build-fwdv2/ptxas.txt)"
 
@@ -82,32 +85,38 @@ awk '
 # A quoted include is looked up beside the including file first: the built kernel headers are
 # copied (byte for byte) next to the emulation's lnmod_common.cuh, so that they include it and
 # not kernels/'s (whose asm the CPU cannot run).
-cp "$K/lnmod_fwd_v2_kern.cuh" "$K/lnmod_fwd_v2_odd.cuh" "$K/lnmod_fwd_v2_plan.h" "$out/emu/"
+cp "$K/lnmod_fwd_v2_kern.cuh" "$K/lnmod_fwd_v2_odd.cuh" "$K/lnmod_fwd_v2_chunk.cuh" "$K/lnmod_fwd_v2_plan.h" \
+  "$K/lnmod_fwd_v2_chunk_plan.h" "$out/emu/"
 if grep -q 'asm' "$out/emu/lnmod_common.cuh"; then echo "build.sh: asm left in the emulation's lnmod_common.cuh" >&2; exit 1; fi
 emu_objs=("$o/fv2_check.o" "$o/ref_lnmod.o" "$o/ref_convert.o" "$o/verify_check.o" "$o/lnmod_desc.o"
           "$lib/openblas-pthread/libopenblas.a" "$lib/libjansson.a")
-for plant in "" LAG WAIT NBAR ODD2PD ODD2Y; do
+plants=(LAG WAIT NBAR ODD2PD ODD2Y CHUNKEDGE CHUNKRING CHUNKBAR CHUNKFAR CHUNKMEAN)
+pids=()
+for plant in "" "${plants[@]}"; do # ~50 s each: $jobs at a time
   nice -n 10 g++ -std=c++17 -O1 -Wall -Wextra -Werror -Wno-unknown-pragmas -DFV2_EMU ${plant:+-DFV2_EMU_PLANT_$plant} \
     -I/usr/local/cuda/include -I"$out/emu" -I"$here" -I"$K" -I"$R" "$here/fv2_emu_test.cc" "${emu_objs[@]}" \
-    -lpthread -lm -o "$out/fv2_emu_test$plant"
+    -lpthread -lm -o "$out/fv2_emu_test$plant" &
+  pids+=($!)
+  if [ "${#pids[@]}" -ge "$jobs" ]; then wait "${pids[0]}"; pids=("${pids[@]:1}"); fi
 done
+for p in "${pids[@]}"; do wait "$p"; done
 # The test must have compiled the built kernels through the emulation's copies (never kernels/'s
 # headers directly, whose asm would not run, nor an older copy of the kernels).
 deps=$(g++ -std=c++17 -DFV2_EMU -I/usr/local/cuda/include -I"$out/emu" -I"$here" -I"$K" -I"$R" -M "$here/fv2_emu_test.cc" \
   | tr ' ' '\n' | tr -d '\134' | grep -E 'lnmod_fwd_v2|lnmod_common' | sort -u)
-if [ "$(grep -c "^$out/emu/" <<<"$deps")" -ne 4 ] || grep -q "^$K/" <<<"$deps"; then
-  echo "build.sh: the emulation did not include the four emulation copies only:" >&2; echo "$deps" >&2; exit 1
+if [ "$(grep -c "^$out/emu/" <<<"$deps")" -ne 6 ] || grep -q "^$K/" <<<"$deps"; then
+  echo "build.sh: the emulation did not include the six emulation copies only:" >&2; echo "$deps" >&2; exit 1
 fi
 "$out/fv2_emu_test"
-for plant in LAG WAIT NBAR ODD2PD ODD2Y; do
+for plant in "${plants[@]}"; do
   if "$out/fv2_emu_test$plant" >"$out/fv2_emu_test$plant.out" 2>&1; then
     echo "build.sh: the emulation test passed with the planted bug $plant: it cannot catch it" >&2
     exit 1
   fi
-  echo "planted bug $plant: caught ($(grep -c FAIL "$out/fv2_emu_test$plant.out") cases fail)"
+  echo "planted bug $plant: caught ($(grep -c FAIL "$out/fv2_emu_test$plant.out") cases fail$(grep -m1 '^fv2 emu:' "$out/fv2_emu_test$plant.out" | sed 's/^/; stopped: /'))"
 done
 
-nice -n 10 nvcc -arch=sm_90 -o "$out/fv2bench" "$o"/fv2_main.o "$o"/fv2.o "$o"/fv2_inst_*.o "$o"/fv2_check.o \
+nice -n 10 nvcc -arch=sm_90 -o "$out/fv2bench" "$o"/fv2_main.o "$o"/fv2.o "$o"/fv2_inst_*.o "$o"/fv2_odd3_*.o "$o"/fv2_check.o \
   "$o"/lnmod_*.o "$o"/ref_*.o "$o"/verify_check.o "$lib/openblas-pthread/libopenblas.a" "$lib/libjansson.a" \
   -cudart static -lpthread -lm
 strip "$out/fv2bench"

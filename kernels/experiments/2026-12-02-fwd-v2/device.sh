@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # device.sh [--dry-run] -- on the GPU machine: v1 (dtile, row_per_warp) against v2 (the rule
-# and its two alternatives); README.md beside this. Builds nothing there: build.sh here makes
+# and its three alternatives; since the chunk class landed, v2 runs round 5's flat chunk kernel
+# where it is eligible and v2c the odd kernel there, the class it replaced); README.md beside this.
+# Round 5's call: FV2_ORDER=odd3 (the odd widths 777, 1537, 3001, 5119, 16383 and 1536, 5120). Builds nothing there: build.sh here makes
 # build-fwdv2/fv2bench.xz, which the device call carries.
 #   0. fv2bench --self-test: the check passes the reference and fails planted errors;
 #   1. the check-only shapes (group "check"): every kernel against the float64 reference,
@@ -24,7 +26,7 @@ budget=${FV2_BUDGET_S:-240}
 reps=${FV2_REPS:-11}
 per_group=${FV2_GROUP_TIMEOUT_S:-90}
 out=${OUT:-/tmp/fwdv2-out}
-ORDER=(sweep0 sweep1 sweep2 sweep3 sweep4 sweep5 dtype token frame mult64 image odd mult8)
+ORDER=(sweep0 sweep1 sweep2 sweep3 sweep4 sweep5 dtype token frame mult64 image odd mult8 odd3)
 # FV2_ORDER: the timed groups and their order, when a round needs only some (space-separated)
 if [ -n "${FV2_ORDER:-}" ]; then read -r -a ORDER <<<"$FV2_ORDER"; fi
 if [ ! -f "$xzbin" ]; then

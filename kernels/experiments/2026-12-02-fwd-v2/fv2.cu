@@ -1,11 +1,14 @@
 // fv2.cu -- the host side of the forward v2 (experiment): device facts, the plan (and the
-// harness's two alternatives to it), the dispatch to one x dtype's kernels (fv2_inst.cu), and
-// the fallbacks: a plan whose kernel cannot be resident goes to the odd class, a problem no
-// class takes (pointers not aligned to their element size) to v1's dtile.
+// harness's alternatives to it), the dispatch to one x dtype's kernels (fv2_inst.cu; the chunk
+// class's: fv2_odd3_inst.cu), and the fallbacks: a plan whose kernel cannot be resident goes
+// where the rule's fv2_fallback says (the chunk or the odd class), a problem no class takes
+// (pointers not aligned to their element size) to v1's dtile.
 #include "fv2.h"
 #include "fv2_odd2_plan.h"
 #include "fv2_int.h"
 #include "lnmod_fwd_v2.h" // fv2::read_dev
+
+#include <cstdlib>
 
 // The facts of up to 16 devices, read once each (per process; see fv2_inst.cu's caches) by the
 // library's own reader (lnmod_fwd_v2.cu, which the harness links beside its own kernels).
@@ -77,9 +80,19 @@ static int alt_shape(fv2_plan *p, const fv2_dev *dev)
     return vpt_first(p, dev, FV2_MAX_WARPS);
 }
 
+// FV2_ODD3_NS (environment, read once) caps the chunk class's ring stages (round 5's knob).
 static lnmod_status run_plan(const lnmod_desc *d, fv2_plan *p, const fv2_dev *dev, int extra_ns,
                              const lnmod_detail::lnmod_kparams &kp, cudaStream_t st, fv2_info *info)
 {
+    static int ns_cap = -1;
+    if (ns_cap < 0) {
+        const char *e = getenv("FV2_ODD3_NS");
+        ns_cap = e ? atoi(e) : 0;
+    }
+    if (p->cls == FV2_CHUNK)
+        return d->x_dtype == LNMOD_BF16 ? fv2::launch_chunk_bf16(d, p, dev, ns_cap, kp, st, info)
+               : d->x_dtype == LNMOD_F16 ? fv2::launch_chunk_f16(d, p, dev, ns_cap, kp, st, info)
+                                         : LNMOD_ERR_UNSUPPORTED;
     switch (d->x_dtype) {
     case LNMOD_BF16: return fv2::launch_x_bf16(d, p, dev, extra_ns, kp, st, info);
     case LNMOD_F16: return fv2::launch_x_f16(d, p, dev, extra_ns, kp, st, info);
@@ -97,7 +110,8 @@ lnmod_status fv2_forward(int alt, const lnmod_desc *d, const void *x, const void
     fv2_info local;
     if (!info) info = &local;
     memset(info, 0, sizeof *info);
-    const fv2_problem q = fv2_problem_of(d, al16(x) && al16(y) && al16(scale) && al16(shift));
+    const fv2_problem q = fv2_problem_of(d, al16(x) && al16(y) && al16(scale) && al16(shift),
+                                         (((uintptr_t)x ^ (uintptr_t)y) & 15u) == 0);
     const bool elem_ok = (uintptr_t)x % q.sx == 0 && (uintptr_t)y % q.sy == 0 && (uintptr_t)scale % q.sm == 0 &&
                          (uintptr_t)shift % q.sm == 0;
     fv2_dev dev;
@@ -108,6 +122,10 @@ lnmod_status fv2_forward(int alt, const lnmod_desc *d, const void *x, const void
         return lnmod_forward("dtile", d, x, scale, shift, y, mean, rstd, stream);
     }
     if (alt == FV2_ALT_SHAPE) info->same_as_rule = alt_shape(&p, &dev);
+    if (alt == FV2_ALT_ODD3) { // where the rule picks the chunk class: the rule without it (the
+        info->same_as_rule = p.cls != FV2_CHUNK; // tile plan at aligned widths, else the odd one)
+        if (p.cls == FV2_CHUNK && fv2_tile_odd_plan(&q, &dev, &p) != 0) fv2_odd_shape(&p, &q);
+    }
     const lnmod_detail::lnmod_kparams kp = lnmod_detail::lnmod_make_params(d, x, scale, shift, y, mean, rstd);
     int extra = alt == FV2_ALT_DEEP ? 2 : 0;
     if (alt == FV2_ALT_DEEP && p.nbar) { // round 3: the lag path on one CTA (REG or RING) behind
@@ -119,7 +137,8 @@ lnmod_status fv2_forward(int alt, const lnmod_desc *d, const void *x, const void
         fv2_odd_shape(&p, &q);
         info->same_as_rule = odd2_plan(&p, &q);
         extra = 0;
-    } else if (alt == FV2_ALT_DEEP && p.cls == FV2_ODD) { // round 4: the odd kernel, modulation in registers
+    } else if (alt == FV2_ALT_DEEP && (p.cls == FV2_ODD || p.cls == FV2_CHUNK)) { // round 4: the odd kernel,
+        if (p.cls == FV2_CHUNK) fv2_odd_shape(&p, &q);                                // modulation in registers
         info->same_as_rule = odd2_plan(&p, &q);
         extra = 0;
     } else if (alt == FV2_ALT_DEEP && p.cls == FV2_TILE && d->layout != LNMOD_PER_SAMPLE) { // the other mode
@@ -128,15 +147,13 @@ lnmod_status fv2_forward(int alt, const lnmod_desc *d, const void *x, const void
         if (!p.vpt) fv2_odd_shape(&p, &q);
     }
     lnmod_status st = run_plan(d, &p, &dev, extra, kp, stream, info);
-    if (st == LNMOD_ERR_UNSUPPORTED && p.cls == FV2_TILE) { // not resident: the odd class
-        fv2_odd_shape(&p, &q);
-        st = run_plan(d, &p, &dev, extra, kp, stream, info);
-    }
     if (st == LNMOD_ERR_UNSUPPORTED && p.cls == FV2_ODD && p.mode == FV2_MOD_REG) { // odd2 does not fit: the odd kernel
         fv2_odd_shape(&p, &q);
         info->same_as_rule = 1;
         st = run_plan(d, &p, &dev, extra, kp, stream, info);
     }
+    // not resident: the chunk class where eligible, or the odd class (the rule's fallback)
+    while (st == LNMOD_ERR_UNSUPPORTED && fv2_fallback(&p, &q, &dev) == 0) st = run_plan(d, &p, &dev, extra, kp, stream, info);
     if (st == LNMOD_ERR_UNSUPPORTED) {
         info->fallback = 1;
         return lnmod_forward("dtile", d, x, scale, shift, y, mean, rstd, stream);

@@ -1,7 +1,8 @@
 /* fv2.h -- the forward v2 harness's host API: y = LN(x)*(1 + scale) + shift with the same
  * semantics and descriptor as lnmod_forward (kernels/lnmod.h), planned by the built rule
  * (kernels/lnmod_fwd_v2_plan.h) and run on the built kernels (kernels/lnmod_fwd_v2_kern.cuh,
- * _odd.cuh), instantiated here by fv2_inst.cu with the harness's caches and alternatives. */
+ * _odd.cuh, _chunk.cuh), instantiated here by fv2_inst.cu and fv2_odd3_inst.cu with the
+ * harness's caches and alternatives. */
 #ifndef ADALOAD_FV2_H
 #define ADALOAD_FV2_H
 
@@ -18,7 +19,7 @@ enum {
                           other several-warp REG plans: 40 elements a thread (VPT 5 for 16-bit
                           x, 8 for fp32), up to 8 warps a CTA, then clusters (round 2); odd:
                           twice the warps (up to 16) */
-    FV2_ALT_DEEP = 2   /* the lag path on one CTA (REG or RING, any layout): the same plan
+    FV2_ALT_DEEP = 2,  /* the lag path on one CTA (REG or RING, any layout): the same plan
                           behind one barrier a row (round 3; the rule's own form now); other
                           several-warp REG plans dtile leaves to version 1 (8 warps, clusters)
                           and the odd class: the odd kernel with the modulation in registers
@@ -26,6 +27,12 @@ enum {
                           per-sample plans: the rule's shape with two more ring slots (where
                           they fit); per token / per frame (tile): the other modulation mode
                           (REG <-> RING) */
+    FV2_ALT_ODD3 = 3   /* round 5's comparison, the other way since the flat chunk kernel
+                          became the rule's first class (kernels/lnmod_fwd_v2_chunk.cuh): where
+                          the rule picks the chunk class, the rule without it
+                          (fv2_tile_odd_plan: the tile plan at aligned widths, the odd one
+                          elsewhere -- the rule before the landing); else the rule
+                          (same_as_rule) */
 };
 
 

@@ -12,8 +12,15 @@
 // early corrupts a row still being read) or only when cp.async.wait_group retires the group
 // ("lazy": a row read before its wait reads the old row). Shared memory is per CTA (dynamic,
 // then a static area for the odd kernel's parts); mapa-addressed stores go to the same offset
-// in the target CTA. Not modelled: timing, memory ordering beyond program order, bank
-// conflicts, registers.
+// in the target CTA. Bulk copies (cp.async.bulk, round 5's flat chunk kernel): a load
+// global -> shared completes bytes on an mbarrier (expect_tx / complete_tx: a phase completes
+// when its arrivals are in and its transaction count is back at 0), performed at issue
+// ("eager") or only when a thread waits on that barrier's incomplete phase ("lazy"); a store
+// shared -> global joins the issuing thread's bulk group, performed at issue or only when the
+// thread's cp.async.bulk.wait_group retires the group (a stage refilled before that makes the
+// store carry the new bytes); both check 16-byte alignment and sizes, and the global bytes
+// they may touch (bulk_rd / bulk_wr ranges set by the test). Not modelled: timing, memory
+// ordering beyond program order (fence.proxy.async is a no-op), bank conflicts, registers.
 #ifndef ADALOAD_FV2_EMU_H
 #define ADALOAD_FV2_EMU_H
 
@@ -30,6 +37,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <map>
 #include <vector>
 
 #define __launch_bounds__(...)
@@ -43,6 +51,16 @@ struct copy16 {
     const void *src;
 };
 
+struct bulk_t { // one bulk copy of n bytes
+    void *dst;
+    const void *src;
+    size_t n;
+};
+struct mbar_tx_t { // an mbarrier's transaction count and its lazy bulk loads
+    long tx = 0;
+    std::vector<bulk_t> pending;
+};
+
 struct cta_t;
 struct thr_t {
     ucontext_t ctx;
@@ -54,6 +72,8 @@ struct thr_t {
     std::vector<copy16> open;
     std::vector<std::vector<copy16>> pending;
     long arrived_phase = -1;
+    std::vector<bulk_t> bopen;                       // bulk stores since the last commit
+    std::vector<std::vector<bulk_t>> bgroups;        // committed bulk-store groups, oldest first
 };
 struct warp_t {
     int count = 0;
@@ -79,6 +99,11 @@ struct state_t {
     long cl_phase = 0;
     long epoch = 0;
     bool eager = false;
+    bool bulk_load_eager = true, bulk_store_eager = true;
+    bool low_first = false; // the scheduler runs warp 0 as far as it can before the others
+    std::map<const void *, mbar_tx_t> tx; // per CTA (cleared by launch between CTAs)
+    const char *bulk_rd_lo = nullptr, *bulk_rd_hi = nullptr; // bulk loads may read [lo, hi)
+    const char *bulk_wr_lo = nullptr, *bulk_wr_hi = nullptr; // bulk stores may write [lo, hi)
     const char *fail = nullptr;
 };
 inline state_t &S()
@@ -179,18 +204,97 @@ inline void mbar_init(uint64_t *bar, unsigned count)
     *bar = (uint64_t)count | (uint64_t)count << 20;
     S().epoch++;
 }
+// The phase completes once no arrival is due and no transaction byte is outstanding.
+inline void mbar_try_complete(uint64_t *bar)
+{
+    const uint64_t v = *bar, due = v & 0xfffffu, count = v >> 20 & 0xfffffu, phase = v >> 40;
+    auto it = S().tx.find(bar);
+    if (due == 0 && (it == S().tx.end() || it->second.tx == 0)) *bar = count | count << 20 | (phase + 1) << 40;
+}
 inline void mbar_arrive(uint64_t *bar)
 {
     uint64_t v = *bar;
-    const uint64_t due = v & 0xfffffu, count = v >> 20 & 0xfffffu, phase = v >> 40;
+    const uint64_t due = v & 0xfffffu, count = v >> 20 & 0xfffffu;
     if (count == 0) die("mbarrier arrive before its init");
-    *bar = due == 1 ? count | count << 20 | (phase + 1) << 40 : (v & ~(uint64_t)0xfffff) | (due - 1);
+    if (due == 0) die("mbarrier arrive with no arrival due (the phase waits for its bytes)");
+    *bar = (v & ~(uint64_t)0xfffff) | (due - 1);
+    mbar_try_complete(bar);
+    S().epoch++;
+}
+inline void complete_tx(uint64_t *bar, size_t n)
+{
+    mbar_tx_t &m = S().tx[bar];
+    m.tx -= (long)n;
+    if (m.tx < 0) die("mbarrier: more bytes completed than expected");
+    mbar_try_complete(bar);
     S().epoch++;
 }
 inline void mbar_wait(uint64_t *bar, unsigned parity)
 {
     if ((*bar >> 20 & 0xfffffu) == 0) die("mbarrier wait before its init");
-    while (((*bar >> 40) & 1u) == (parity & 1u)) yield();
+    while (((*bar >> 40) & 1u) == (parity & 1u)) {
+        auto it = S().tx.find(bar);
+        if (it != S().tx.end() && !it->second.pending.empty()) { // lazy bulk loads land now
+            std::vector<bulk_t> g;
+            g.swap(it->second.pending);
+            for (const bulk_t &c : g) {
+                memcpy(c.dst, c.src, c.n);
+                complete_tx(bar, c.n);
+            }
+            continue;
+        }
+        yield();
+    }
+}
+// mbarrier.arrive.expect_tx: n more transaction bytes, then this thread's arrival.
+inline void expect_tx(uint64_t *bar, unsigned n)
+{
+    S().tx[bar].tx += n;
+    mbar_arrive(bar);
+}
+inline void bulk_check(const void *dst, const void *src, size_t n)
+{
+    if (((uintptr_t)dst & 15u) || ((uintptr_t)src & 15u) || (n & 15u) || n == 0)
+        die("bulk copy: address or size not a multiple of 16 bytes");
+}
+inline bool in_range(const void *p, size_t n, const char *lo, const char *hi)
+{
+    return !lo || ((const char *)p >= lo && (const char *)p + n <= hi);
+}
+// cp.async.bulk.shared.global ... complete_tx on bar.
+inline void bulk_load(void *dst, const void *src, size_t n, uint64_t *bar)
+{
+    bulk_check(dst, src, n);
+    if (!in_range(src, n, S().bulk_rd_lo, S().bulk_rd_hi)) die("bulk load outside the bytes it may read");
+    if (S().bulk_load_eager) {
+        memcpy(dst, src, n);
+        complete_tx(bar, n);
+    } else {
+        S().tx[bar].pending.push_back({dst, src, n});
+    }
+}
+// cp.async.bulk.global.shared::cta.bulk_group, its commit_group and wait_group(.read) n.
+inline void bulk_store(void *dst, const void *src, size_t n)
+{
+    bulk_check(dst, src, n);
+    if (!in_range(dst, n, S().bulk_wr_lo, S().bulk_wr_hi)) die("bulk store outside the bytes it may write");
+    if (S().bulk_store_eager)
+        memcpy(dst, src, n);
+    else
+        cur()->bopen.push_back({dst, src, n});
+}
+inline void bulk_commit()
+{
+    cur()->bgroups.push_back(cur()->bopen);
+    cur()->bopen.clear();
+}
+inline void bulk_wait(int n)
+{
+    auto &g = cur()->bgroups;
+    while ((int)g.size() > n) {
+        for (const bulk_t &c : g.front()) memcpy(c.dst, c.src, c.n);
+        g.erase(g.begin());
+    }
 }
 // Named barriers (bar.arrive / bar.sync id, count): a phase completes when `count` threads
 // of the CTA have arrived or synced on it; bar.sync then waits for that. Each emulated thread
@@ -233,6 +337,9 @@ inline void entry()
     extern std::function<void()> *g_body;
     (*g_body)();
     t->done = true;
+    if (!t->bopen.empty()) die("a bulk store never committed");
+    for (const auto &g : t->bgroups)
+        if (!g.empty()) die("a thread exited with a bulk store not waited for (its shared memory is gone)");
     // an exited thread no longer counts in its CTA's barrier or the cluster's
     cta_t *c = t->cta;
     c->alive--;
@@ -275,7 +382,18 @@ inline unsigned __float_as_uint(float f)
 }
 template <typename T> T __shfl_xor_sync(unsigned, T v, int o) { return emu::exchange(v, emu::cur()->lane ^ o); }
 template <typename T> T __shfl_sync(unsigned, T v, int src) { return emu::exchange(v, src); }
+inline int __any_sync(unsigned, int pred) // every lane's predicate through the warp's exchange
+{
+    emu::warp_t &w = emu::cur()->cta->warps[emu::cur()->warp];
+    w.vals[emu::cur()->lane] = pred != 0;
+    emu::bar(w.count, w.gen, 32);
+    int any = 0;
+    for (int i = 0; i < 32; i++) any |= w.vals[i] != 0;
+    emu::bar(w.count, w.gen, 32);
+    return any;
+}
 template <typename T> T __ldg(const T *p) { return *p; }
+inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned s)
 {
     return (unsigned)((((uint64_t)hi << 32) | lo) >> (s & 31u));

@@ -11,7 +11,16 @@
 // lag path on one CTA without its __syncthreads a row: warps run rows apart), and in the odd
 // kernel with the modulation in registers (fv2_odd2.cuh) -DFV2_EMU_PLANT_ODD2PD (one row more
 // in flight: a slot refilled while other threads still read it) and -DFV2_EMU_PLANT_ODD2Y (y
-// stored from the staging before the barrier that completes it).
+// stored from the staging before the barrier that completes it); in the built flat chunk
+// kernel (kernels/lnmod_fwd_v2_chunk.cuh, round 5's kernel, the rule's chunk class; its cases
+// run with four models of the copies: all at issue, all late, loads at issue and stores late,
+// warp 0 first) -DFV2_EMU_PLANT_CHUNKEDGE (a chunk's whole 16-byte superset bulk-stored, over
+// its neighbours' y), -DFV2_EMU_PLANT_CHUNKRING (a stage refilled without waiting for its bulk
+// store's read), -DFV2_EMU_PLANT_CHUNKBAR (a chunk stored before the barrier that completes
+// its y), -DFV2_EMU_PLANT_CHUNKFAR (no second statistics pass when the pivot is far from the
+// mean: the pivot-outlier rows fail) and -DFV2_EMU_PLANT_CHUNKMEAN (the second pass of round
+// 5's first version, M2 around lo without rebasing d and lo on the mean: the H100's check
+// shapes fail, as they did on the GPU).
 #include "fv2_emu.h"
 #include "fv2_odd2.cuh"
 #include "fv2_odd2_plan.h"
@@ -37,6 +46,7 @@ void launch(unsigned grid, unsigned block, unsigned cl, size_t dyn, size_t stat,
         std::vector<cta_t> ctas(cl);
         std::vector<thr_t> thr((size_t)cl * block);
         s.cluster.clear();
+        s.tx.clear(); // mbarrier transaction state of the CTA (addresses in its shared memory)
         for (unsigned i = 0; i < cl; i++) {
             ctas[i].smem.assign(dyn / 16 + 1, make_uint4(0xffc00001u, 0xffc00001u, 0xffc00001u, 0xffc00001u));
             ctas[i].static_smem.assign(stat / 16 + 1, make_uint4(0, 0, 0, 0));
@@ -62,18 +72,28 @@ void launch(unsigned grid, unsigned block, unsigned cl, size_t dyn, size_t stat,
             t.lane = (int)(i % block) & 31;
             t.warp = (int)(i % block) >> 5;
         }
-        for (;;) {
+        for (;;) { // round robin; low_first: the first warp as far as it can go, then one turn each
             bool any = false;
             const long e0 = s.epoch;
-            for (thr_t &t : thr)
-                if (!t.done) {
-                    any = true;
-                    s.cur = &t;
-                    swapcontext(&s.sched, &t.ctx);
+            auto turn = [&](size_t i0, size_t i1) {
+                for (size_t i = i0; i < i1 && i < thr.size(); i++)
+                    if (!thr[i].done) {
+                        any = true;
+                        s.cur = &thr[i];
+                        swapcontext(&s.sched, &thr[i].ctx);
+                    }
+            };
+            if (s.low_first)
+                for (long e1 = -1; e1 != s.epoch;) {
+                    e1 = s.epoch;
+                    turn(0, 32);
                 }
+            turn(s.low_first ? 32 : 0, thr.size());
             if (!any) break;
             if (s.epoch == e0) die("deadlock: a full pass of every thread changed nothing");
         }
+        for (const auto &b : s.tx)
+            if (!b.second.pending.empty() || b.second.tx) die("a CTA exited with a bulk load never waited for");
     }
 }
 } // namespace emu
@@ -81,6 +101,28 @@ void launch(unsigned grid, unsigned block, unsigned cl, size_t dyn, size_t stat,
 namespace {
 
 using namespace lnmod_detail;
+
+// The chunk kernel's shapes the cases reach (X(T, K); R = FV2_CHUNK_R(K)), each for the four
+// 16-bit dtype triples: K 1 (no full step), K 13 at 64 threads, every T, R 8 down to 1, a last
+// step of one column (D 257, 8193), K 32.
+#define FV2_EMU_CHUNK_SHAPES(X) \
+    X(64, 1) X(64, 4) X(64, 5) X(64, 13) X(128, 8) X(128, 9) X(128, 12) X(128, 13) X(256, 9) X(256, 12) X(256, 20) X(512, 16) X(512, 17) X(512, 32)
+
+template <typename TX, typename TM, typename TY> void run_chunk(const fv2_plan &p, const lnmod_kparams &kp, int grid)
+{
+    if constexpr (sizeof(TX) == 2 && sizeof(TY) == 2) {
+        const fv2::chunk_args c = {p.nstage, (int)p.slot_bytes, (int)p.nchunks};
+        std::function<void()> body;
+#define FV2_EMU_CHUNK(T_, K_) \
+    if (p.threads == T_ && p.vpt == K_) body = [&] { fv2::chunk_kernel<TX, TM, TY, T_, K_, FV2_CHUNK_R(K_)>(kp, c); };
+        FV2_EMU_CHUNK_SHAPES(FV2_EMU_CHUNK)
+#undef FV2_EMU_CHUNK
+        if (!body) emu::die("chunk: a shape FV2_EMU_CHUNK_SHAPES does not list");
+        emu::launch((unsigned)grid, (unsigned)p.threads, 1u, (size_t)p.smem_bytes, 0, body);
+    } else {
+        emu::die("chunk: 16-bit x and y only");
+    }
+}
 
 template <typename TX, typename TM, typename TY> void run_plan(const fv2_plan &p, const lnmod_kparams &kp, int grid)
 {
@@ -100,6 +142,10 @@ template <typename TX, typename TM, typename TY> void run_plan(const fv2_plan &p
         body = ring ? std::function<void()>([&] { fv2::tile_kernel<TX, TM, TY, V, true>(kp, k); })        \
                     : std::function<void()>([&] { fv2::tile_kernel<TX, TM, TY, V, false>(kp, k); });      \
         break;
+    if (p.cls == FV2_CHUNK) {
+        run_chunk<TX, TM, TY>(p, kp, grid);
+        return;
+    }
     if (p.cls == FV2_ODD && p.mode == FV2_MOD_REG) { // fv2_odd2.cuh
         switch (p.vpt) {
         case 1: body = [&] { fv2::odd2_kernel<TX, TM, TY, 1>(kp, k); }; break;
@@ -140,19 +186,44 @@ struct tcase {
     lnmod_layout lay;
     int64_t D, rows, S, L;
     int misalign; // 1: every pointer 4 bytes past 16-byte alignment, strides + 1; 2: y one element more
-    int force; // 0 the rule; 1 the lag path on one CTA (half the VPT, two+ warps); 2 a cluster of 2;
+    int force; // 0 the rule without the chunk class (fv2_tile_odd_plan); 1 the lag path on one CTA (half the VPT, two+ warps); 2 a cluster of 2;
                // 3 the other modulation mode; 4 the rule's plan with the mbarrier for its CTA
                // barrier a row; 5 the rule's plan behind its CTA barrier a row (the rule's own
-               // form); 6 the odd class with the modulation in registers (fv2_odd2.cuh)
+               // form); 6 the odd class with the modulation in registers (fv2_odd2.cuh); 7 the odd
+               // class where the rule picks the chunk class (the launcher's fallback); 8 the
+               // rule's plan, which must be the chunk class (ring of `ns` stages if set); 9 a
+               // tile plan's fallback (fv2_fallback: not resident), which must be the chunk class
     int ctas;  // CTAs (or clusters) of the grid: few, so that groups take several rows
-    int adv;   // fv2_rows.h: 1 for the adversarial rows
+    int adv;   // fv2_rows.h: 1 for the adversarial rows, 2 for outliers on the pivot
     int dev;   // DEVS[dev]: 0 an H200, 1 one SM of it
+    int off;   // x and y this many bytes past 16-byte alignment (0, 2, ..., 14) where misalign is 0
+    int ns;    // force 8: ring stages (0: the plan's)
 };
 
 // Forced shapes that reach paths the rule picks only at large D (1: the lag path on one CTA,
 // 2: a cluster of 2), or the other modulation mode (3: REG <-> RING, as the harness's v2b).
-void force(fv2_plan *p, const fv2_problem *q, const fv2_dev *dv, int how)
+void force(fv2_plan *p, const fv2_problem *q, const fv2_dev *dv, const tcase &c)
 {
+    const int how = c.force;
+    if (how == 9) { // a tile plan not resident: the launcher's fallback, the chunk class
+        if (p->cls != FV2_TILE || fv2_fallback(p, q, dv) != 0 || p->cls != FV2_CHUNK)
+            emu::die("force 9: no chunk fallback of a tile plan");
+        if (fv2_chunk_finish(p, dv, FV2_CHUNK_REGS, 0, c.ns) != 0 || (c.ns && p->nstage != c.ns))
+            emu::die("chunk: the stages asked for do not fit");
+        return;
+    }
+    if (how == 8) {
+        if (p->cls != FV2_CHUNK) emu::die("force 8: the rule's plan is not of the chunk class");
+        if (c.ns && (fv2_chunk_finish(p, dv, FV2_CHUNK_REGS, 0, c.ns) != 0 || p->nstage != c.ns))
+            emu::die("chunk: the stages asked for do not fit");
+        return;
+    }
+    if (how == 7 || (how == 6 && p->cls == FV2_CHUNK)) { // the odd class (the chunk plan's fallback)
+        if (p->cls != FV2_CHUNK) emu::die("force 7 on a plan that is not of the chunk class");
+        if (fv2_fallback(p, q, dv) != 0 || p->cls != FV2_ODD) emu::die("chunk: no odd fallback");
+        if (fv2_finish(p, dv, fv2_est_regs(p->cls, p->mode, p->vpt, p->vec)) != 0) emu::die("odd does not fit");
+        if (how == 7) return;
+    }
     if (how == 6) {
         if (p->cls != FV2_ODD) emu::die("force 6 on a plan that is not of the odd class");
         if (odd2_plan(p, q) != 0 || fv2_finish(p, dv, fv2_est_regs(p->cls, p->mode, p->vpt, p->vec)) != 0)
@@ -201,9 +272,9 @@ int run_case(const tcase &c, uint64_t seed)
     if (lnmod_desc_validate(&d) != LNMOD_OK) emu::die("bad case");
     const size_t sx = lnmod_dtype_size(c.xt), sy = lnmod_dtype_size(c.yt), sm = lnmod_dtype_size(c.mt);
     const size_t n = (size_t)(c.rows * c.D), nm = (size_t)((lnmod_mod_rows(&d) - 1) * d.scale_stride + c.D);
-    const int off = c.misalign ? 4 : 0, offy = c.misalign == 2 ? off + (int)sy : off;
+    const int off = c.misalign ? 4 : c.off, offy = c.misalign == 2 ? off + (int)sy : off;
     // 16-byte aligned host buffers (+off), 64 guard bytes after each
-    std::vector<uint4> bx(n * sx / 16 + 8), bs(nm * sm / 16 + 8), bh(nm * sm / 16 + 8), by[2];
+    std::vector<uint4> bx(n * sx / 16 + 8), bs(nm * sm / 16 + 8), bh(nm * sm / 16 + 8), by[4];
     char *x = reinterpret_cast<char *>(bx.data()) + off, *sc = reinterpret_cast<char *>(bs.data()) + off,
          *sh = reinterpret_cast<char *>(bh.data()) + off;
     uint64_t r = seed * 0x9e3779b97f4a7c15ull + 1;
@@ -218,34 +289,60 @@ int run_case(const tcase &c, uint64_t seed)
         ref_store(c.mt, sc, (int64_t)i, (rnd() - 0.5) * 0.5);
         ref_store(c.mt, sh, (int64_t)i, rnd() - 0.5);
     }
-    std::vector<float> mean[2], rstd[2];
+    std::vector<float> mean[4], rstd[4];
+    fv2_problem q;
+    q.D = c.D;
+    q.rows = c.rows;
+    q.run = c.lay == LNMOD_PER_TOKEN ? 1 : c.lay == LNMOD_PER_FRAME ? std::min(c.L, c.S) : c.S;
+    q.layout = (int)c.lay;
+    q.sx = (int)sx;
+    q.sm = (int)sm;
+    q.sy = (int)sy;
+    q.aligned = !c.misalign && !off;
+    q.xy16 = (off - offy) % 16 == 0; // the buffers are 16-byte aligned
     fv2_plan p;
+    // forces 6-8 start from the rule's plan (the chunk class first where it is eligible); the
+    // others from the rule without the chunk class (fv2_tile_odd_plan), so that the tile and
+    // odd kernels keep their 16-bit cases now that the rule gives those to the chunk kernel
+    const bool whole_rule = c.force >= 6 && c.force <= 8;
+    if ((whole_rule ? fv2_make_plan(&q, &DEVS[c.dev], &p) : fv2_tile_odd_plan(&q, &DEVS[c.dev], &p)) != 0)
+        emu::die("no plan");
+    force(&p, &q, &DEVS[c.dev], c);
+    const bool ck = p.cls == FV2_CHUNK;
+    const int M = ck ? 4 : 2; // copy models: cp.async eager / lazy (and for the chunk class the bulk copies, below)
+    int grid;
+    if (ck) {
+        grid = (int)std::min<int64_t>(c.ctas, p.nchunks);
+    } else {
+        const int64_t groups = p.cls == FV2_TILE && p.warps * p.cluster == 1 ? (c.rows + p.groups - 1) / p.groups : c.rows;
+        grid = (int)(std::min<int64_t>(c.ctas, groups) * (p.cls == FV2_TILE ? p.cluster : 1));
+    }
     int fails = 0;
-    for (int mode = 0; mode < 2; mode++) {
+    for (int mode = 0; mode < M; mode++) {
         by[mode].assign(n * sy / 16 + 8, make_uint4(0x7f7f7f7fu, 0x7f7f7f7fu, 0x7f7f7f7fu, 0x7f7f7f7fu));
         mean[mode].assign((size_t)c.rows + 4, -1.0f);
         rstd[mode].assign((size_t)c.rows + 4, -1.0f);
         char *y = reinterpret_cast<char *>(by[mode].data()) + offy;
-        fv2_problem q;
-        q.D = c.D;
-        q.rows = c.rows;
-        q.run = c.lay == LNMOD_PER_TOKEN ? 1 : c.lay == LNMOD_PER_FRAME ? std::min(c.L, c.S) : c.S;
-        q.layout = (int)c.lay;
-        q.sx = (int)sx;
-        q.sm = (int)sm;
-        q.sy = (int)sy;
-        q.aligned = !c.misalign;
-        if (fv2_make_plan(&q, &DEVS[c.dev], &p) != 0) emu::die("no plan");
-        force(&p, &q, &DEVS[c.dev], c.force);
         const lnmod_kparams kp = lnmod_make_params(&d, x, sc, sh, y, mean[mode].data(), rstd[mode].data());
-        const int64_t groups = p.cls == FV2_TILE && p.warps * p.cluster == 1 ? (c.rows + p.groups - 1) / p.groups : c.rows;
-        const int64_t units = std::min<int64_t>(c.ctas, groups);
-        const int grid = (int)(units * (p.cls == FV2_TILE ? p.cluster : 1));
-        emu::S().eager = mode == 0;
+        // models: 0 everything at issue; 1 cp.async at its wait, bulk loads at their mbarrier
+        // wait, bulk stores at their wait_group; 2 bulk loads at issue, bulk stores late; 3 all
+        // at issue, warp 0 scheduled as far as it can go before the others get a turn (it runs
+        // ahead of them as far as the barriers let it)
+        emu::S().eager = mode != 1;
+        emu::S().bulk_load_eager = mode != 1;
+        emu::S().bulk_store_eager = mode == 0 || mode == 3;
+        emu::S().low_first = mode == 3;
+        if (ck) { // what the bulk copies may touch: x's outer 16-byte words, y
+            emu::S().bulk_rd_lo = reinterpret_cast<const char *>((uintptr_t)x & ~(uintptr_t)15);
+            emu::S().bulk_rd_hi = reinterpret_cast<const char *>(((uintptr_t)x + n * sx + 15) & ~(uintptr_t)15);
+            emu::S().bulk_wr_lo = y;
+            emu::S().bulk_wr_hi = y + n * sy;
+        }
         lnmod_dispatch_dtypes(&d, [&](auto tx, auto tm, auto ty) {
             run_plan<typename decltype(tx)::type, typename decltype(tm)::type, typename decltype(ty)::type>(p, kp, grid);
             return LNMOD_OK;
         });
+        emu::S().bulk_rd_lo = emu::S().bulk_rd_hi = emu::S().bulk_wr_lo = emu::S().bulk_wr_hi = nullptr;
         // guards: the bytes before and after y and the statistics past the rows
         const unsigned char *g = reinterpret_cast<const unsigned char *>(y) + n * sy;
         for (int i = 0; i < 32; i++)
@@ -262,15 +359,17 @@ int run_case(const tcase &c, uint64_t seed)
             }
         if (mean[mode][c.rows] != -1.0f || rstd[mode][c.rows] != -1.0f) fails++;
     }
-    const char *y0 = reinterpret_cast<const char *>(by[0].data()) + offy, *y1 = reinterpret_cast<const char *>(by[1].data()) + offy;
-    if (memcmp(y0, y1, n * sy) || memcmp(mean[0].data(), mean[1].data(), 4 * (size_t)c.rows) ||
-        memcmp(rstd[0].data(), rstd[1].data(), 4 * (size_t)c.rows)) {
-        fails++;
-        std::fprintf(stderr, "fv2_emu_test: %s: eager and lazy cp.async differ\n", c.what);
+    fv2_got got[4];
+    for (int m = 0; m < M; m++) {
+        got[m] = fv2_got{reinterpret_cast<const char *>(by[m].data()) + offy, mean[m].data(), rstd[m].data(), 0, 0, nullptr};
+        if (m && (memcmp(got[0].y, got[m].y, n * sy) || memcmp(mean[0].data(), mean[m].data(), 4 * (size_t)c.rows) ||
+                  memcmp(rstd[0].data(), rstd[m].data(), 4 * (size_t)c.rows))) {
+            fails++;
+            std::fprintf(stderr, "fv2_emu_test: %s: the copy models %d and 0 differ\n", c.what, m);
+        }
     }
-    fv2_got got[2] = {{y0, mean[0].data(), rstd[0].data(), 0, 0, nullptr}, {y1, mean[1].data(), rstd[1].data(), 0, 0, nullptr}};
-    if (fv2_check(&d, x, sc, sh, got, 2, 2) != 0) emu::die("the reference refused a case");
-    for (int k = 0; k < 2; k++) fails += got[k].fails > 0;
+    if (fv2_check(&d, x, sc, sh, got, M, 2) != 0) emu::die("the reference refused a case");
+    for (int k = 0; k < M; k++) fails += got[k].fails > 0;
     if (fails && getenv("FV2_EMU_DEBUG")) { // the rows whose statistics are off
         std::vector<double> ry(n), rm((size_t)c.rows), rr((size_t)c.rows);
         if (ref_lnmod_forward(&d, x, sc, sh, ry.data(), rm.data(), rr.data()) == LNMOD_OK)
@@ -282,9 +381,17 @@ int run_case(const tcase &c, uint64_t seed)
                                  (long long)i, (long long)(i % 5), mean[0][i], rm[i], tol, rstd[0][i], rr[i]);
             }
     }
-    std::printf("  %-44s %s VPT %d W %d C %d G %d NS %d: worst %.3f (%s) fails %lld/%lld %s\n", c.what,
-                p.cls == FV2_ODD ? (p.mode == FV2_MOD_REG ? "odd2" : "odd ") : p.mode == FV2_MOD_RING ? "ring" : "reg ", p.vpt, p.warps, p.cluster, p.groups,
-                p.nstage, got[0].worst, got[0].worst_of, (long long)got[0].fails, (long long)got[1].fails,
+    char shape[96];
+    if (ck)
+        std::snprintf(shape, sizeof shape, "chunk T %d K %d R %d NS %d grid %d", p.threads, p.vpt, p.rows_chunk,
+                      p.nstage, grid);
+    else
+        std::snprintf(shape, sizeof shape, "%s VPT %d W %d C %d G %d NS %d",
+                      p.cls == FV2_ODD ? (p.mode == FV2_MOD_REG ? "odd2" : "odd ") : p.mode == FV2_MOD_RING ? "ring" : "reg ",
+                      p.vpt, p.warps, p.cluster, p.groups, p.nstage);
+    std::string per = std::to_string(got[0].fails);
+    for (int m = 1; m < M; m++) per += "/" + std::to_string(got[m].fails);
+    std::printf("  %-44s %s: worst %.3f (%s) fails %s %s\n", c.what, shape, got[0].worst, got[0].worst_of, per.c_str(),
                 fails ? "FAIL" : "ok");
     return fails;
 }
@@ -297,86 +404,124 @@ int main()
     const lnmod_layout SA = LNMOD_PER_SAMPLE, TO = LNMOD_PER_TOKEN, FR = LNMOD_PER_FRAME;
     const tcase cases[] = {
         // the modulation in registers (REG): the rule on one SM, runs of >= 4 x its groups
-        {"reg warp/row D256 VPT1, 2 samples", BF, F, BF, SA, 256, 240, 120, 1, 0, 0, 3, 0, 1},
-        {"reg warp/row D1000 (masked lanes)", BF, F, BF, SA, 1000, 60, 60, 1, 0, 0, 2, 0, 1},
-        {"reg warp/row D1152 G4, groups without rows", BF, F, BF, SA, 1152, 50, 50, 1, 0, 0, 20, 0, 1},
-        {"reg warp/row D2048 VPT8", BF, F, BF, SA, 2048, 40, 40, 1, 0, 0, 3, 0, 1},
-        {"reg lag, one CTA: D3072", BF, F, BF, SA, 3072, 40, 20, 1, 0, 0, 3, 0, 1},
-        {"reg lag, one CTA: fp32 D5120 frames", F, F, F, FR, 5120, 60, 60, 30, 0, 0, 2, 0, 1},
-        {"reg lag forced: D1536 W2 VPT3", BF, F, BF, FR, 1536, 120, 120, 60, 0, 1, 4, 0, 1},
-        {"reg lag, mbarrier: D3072", BF, F, BF, SA, 3072, 40, 20, 1, 0, 4, 3, 0, 1},
-        {"reg lag, mbarrier: f16 D7296 frames", H, H, H, FR, 7296, 36, 36, 18, 0, 4, 2, 0, 1},
-        {"reg lag: f16 D7296 frames", H, H, H, FR, 7296, 36, 36, 18, 0, 0, 2, 0, 1},
-        {"reg lag: D2304, 16 rows a group", BF, F, BF, SA, 2304, 48, 48, 1, 0, 0, 3, 0, 1},
-        {"reg lag: D6144 bf16 mod f32 y", BF, BF, F, SA, 6144, 32, 32, 1, 0, 0, 2, 0, 1},
-        {"reg lag, one barrier a row: D3072", BF, F, BF, SA, 3072, 40, 20, 1, 0, 5, 3, 0, 1},
-        {"reg lag, one barrier a row: f16 D7296", H, H, H, FR, 7296, 36, 36, 18, 0, 5, 2, 0, 1},
-        {"reg lag, 8 warps: fp32 D8192", F, F, F, SA, 8192, 16, 16, 1, 0, 0, 2, 0, 1},
-        {"reg lag, 7 warps: D8192", BF, F, BF, SA, 8192, 17, 17, 1, 0, 0, 2, 0, 1},
-        {"reg cluster forced: D2304 C2 fp16/f16/f32", H, H, F, SA, 2304, 23, 23, 1, 0, 2, 3, 0, 1},
-        {"reg fp32: D1024 warp/row", F, F, F, SA, 1024, 64, 64, 1, 0, 0, 3, 0, 1},
-        {"reg bf16 mod, f32 y: D3072 frames", BF, BF, F, FR, 3072, 30, 30, 16, 0, 0, 3, 0, 1},
-        {"reg per token (v2b's flip): D3072", BF, F, BF, TO, 3072, 33, 33, 1, 0, 3, 3, 0, 0},
-        {"reg per token (v2b's flip): warp/row D1024", H, H, F, TO, 1024, 33, 33, 1, 0, 3, 3, 0, 0},
+        {"reg warp/row D256 VPT1, 2 samples", BF, F, BF, SA, 256, 240, 120, 1, 0, 0, 3, 0, 1, 0, 0},
+        {"reg warp/row D1000 (masked lanes)", BF, F, BF, SA, 1000, 60, 60, 1, 0, 0, 2, 0, 1, 0, 0},
+        {"reg warp/row D1152 G4, groups without rows", BF, F, BF, SA, 1152, 50, 50, 1, 0, 0, 20, 0, 1, 0, 0},
+        {"reg warp/row D2048 VPT8", BF, F, BF, SA, 2048, 40, 40, 1, 0, 0, 3, 0, 1, 0, 0},
+        {"reg lag, one CTA: D3072", BF, F, BF, SA, 3072, 40, 20, 1, 0, 0, 3, 0, 1, 0, 0},
+        {"reg lag, one CTA: fp32 D5120 frames", F, F, F, FR, 5120, 60, 60, 30, 0, 0, 2, 0, 1, 0, 0},
+        {"reg lag forced: D1536 W2 VPT3", BF, F, BF, FR, 1536, 120, 120, 60, 0, 1, 4, 0, 1, 0, 0},
+        {"reg lag, mbarrier: D3072", BF, F, BF, SA, 3072, 40, 20, 1, 0, 4, 3, 0, 1, 0, 0},
+        {"reg lag, mbarrier: f16 D7296 frames", H, H, H, FR, 7296, 36, 36, 18, 0, 4, 2, 0, 1, 0, 0},
+        {"reg lag: f16 D7296 frames", H, H, H, FR, 7296, 36, 36, 18, 0, 0, 2, 0, 1, 0, 0},
+        {"reg lag: D2304, 16 rows a group", BF, F, BF, SA, 2304, 48, 48, 1, 0, 0, 3, 0, 1, 0, 0},
+        {"reg lag: D6144 bf16 mod f32 y", BF, BF, F, SA, 6144, 32, 32, 1, 0, 0, 2, 0, 1, 0, 0},
+        {"reg lag, one barrier a row: D3072", BF, F, BF, SA, 3072, 40, 20, 1, 0, 5, 3, 0, 1, 0, 0},
+        {"reg lag, one barrier a row: f16 D7296", H, H, H, FR, 7296, 36, 36, 18, 0, 5, 2, 0, 1, 0, 0},
+        {"reg lag, 8 warps: fp32 D8192", F, F, F, SA, 8192, 16, 16, 1, 0, 0, 2, 0, 1, 0, 0},
+        {"reg lag, 7 warps: D8192", BF, F, BF, SA, 8192, 17, 17, 1, 0, 0, 2, 0, 1, 0, 0},
+        {"reg cluster forced: D2304 C2 fp16/f16/f32", H, H, F, SA, 2304, 23, 23, 1, 0, 2, 3, 0, 1, 0, 0},
+        {"reg fp32: D1024 warp/row", F, F, F, SA, 1024, 64, 64, 1, 0, 0, 3, 0, 1, 0, 0},
+        {"reg bf16 mod, f32 y: D3072 frames", BF, BF, F, FR, 3072, 30, 30, 16, 0, 0, 3, 0, 1, 0, 0},
+        {"reg per token (v2b's flip): D3072", BF, F, BF, TO, 3072, 33, 33, 1, 0, 3, 3, 0, 0, 0, 0},
+        {"reg per token (v2b's flip): warp/row D1024", H, H, F, TO, 1024, 33, 33, 1, 0, 3, 3, 0, 0, 0, 0},
         // the rule on an H200: few rows -> clusters; short runs -> the modulation streamed (RING)
-        {"few rows -> cluster of 4: D3072", BF, F, BF, SA, 3072, 29, 29, 1, 0, 0, 3, 0, 0},
-        {"few rows -> cluster of 4: D16384", BF, F, BF, SA, 16384, 9, 9, 1, 0, 0, 2, 0, 0},
-        {"ring warp/row: 20-row samples D256", BF, F, BF, SA, 256, 40, 20, 1, 0, 0, 3, 0, 0},
-        {"ring: token D1536", BF, F, BF, TO, 1536, 31, 31, 1, 0, 0, 3, 0, 0},
-        {"ring: token D512 warp/row", BF, BF, BF, TO, 512, 30, 30, 1, 0, 0, 2, 0, 0},
-        {"ring: frames of 5 rows D1024 fp16/fp32 y", H, F, F, FR, 1024, 37, 37, 5, 0, 0, 3, 0, 0},
-        {"ring: 40-row frames (run rule) D2048", BF, F, BF, FR, 2048, 150, 150, 40, 0, 0, 3, 0, 0},
-        {"ring cluster: token D5120 C2", BF, F, BF, TO, 5120, 13, 13, 1, 0, 0, 2, 0, 0},
-        {"ring fp32: D5120 short samples", F, F, F, SA, 5120, 19, 19, 1, 0, 0, 3, 0, 0},
-        {"ring flipped to reg: 11-row samples D4096", BF, F, BF, SA, 4096, 33, 11, 1, 0, 3, 3, 0, 0},
+        {"few rows -> cluster of 4: D3072", BF, F, BF, SA, 3072, 29, 29, 1, 0, 0, 3, 0, 0, 0, 0},
+        {"few rows -> cluster of 4: D16384", BF, F, BF, SA, 16384, 9, 9, 1, 0, 0, 2, 0, 0, 0, 0},
+        {"ring warp/row: 20-row samples D256", BF, F, BF, SA, 256, 40, 20, 1, 0, 0, 3, 0, 0, 0, 0},
+        {"ring: token D1536", BF, F, BF, TO, 1536, 31, 31, 1, 0, 0, 3, 0, 0, 0, 0},
+        {"ring: token D512 warp/row", BF, BF, BF, TO, 512, 30, 30, 1, 0, 0, 2, 0, 0, 0, 0},
+        {"ring: frames of 5 rows D1024 fp16/fp32 y", H, F, F, FR, 1024, 37, 37, 5, 0, 0, 3, 0, 0, 0, 0},
+        {"ring: 40-row frames (run rule) D2048", BF, F, BF, FR, 2048, 150, 150, 40, 0, 0, 3, 0, 0, 0, 0},
+        {"ring cluster: token D5120 C2", BF, F, BF, TO, 5120, 13, 13, 1, 0, 0, 2, 0, 0, 0, 0},
+        {"ring fp32: D5120 short samples", F, F, F, SA, 5120, 19, 19, 1, 0, 0, 3, 0, 0, 0, 0},
+        {"ring flipped to reg: 11-row samples D4096", BF, F, BF, SA, 4096, 33, 11, 1, 0, 3, 3, 0, 0, 0, 0},
         // the odd class
-        {"odd D1537", BF, F, BF, SA, 1537, 37, 37, 1, 0, 0, 3, 0, 0},
-        {"odd D255", BF, F, BF, SA, 255, 50, 25, 1, 0, 0, 4, 0, 0},
-        {"odd D5119 fp32", F, F, F, SA, 5119, 11, 11, 1, 0, 0, 3, 0, 0},
-        {"odd: misaligned D1536", BF, F, BF, SA, 1536, 21, 21, 1, 1, 0, 3, 0, 0},
-        {"odd: misaligned fp32 D4100 token", F, F, F, TO, 4100, 9, 9, 1, 1, 0, 2, 0, 0},
-        {"odd D1", BF, F, BF, SA, 1, 67, 67, 1, 0, 0, 3, 0, 0},
-        {"odd D3", H, H, H, SA, 3, 67, 67, 1, 0, 0, 3, 0, 0},
-        {"odd D7 fp16 f32 y", H, F, F, TO, 7, 20, 20, 1, 0, 0, 3, 0, 0},
-        {"tile D8", BF, F, BF, SA, 8, 33, 33, 1, 0, 0, 2, 0, 0},
-        {"odd D9", BF, F, BF, SA, 9, 33, 33, 1, 0, 0, 2, 0, 0},
+        {"odd D1537 (the chunk plan's fallback)", BF, F, BF, SA, 1537, 37, 37, 1, 0, 7, 3, 0, 0, 0, 0},
+        {"odd D255 (the chunk plan's fallback)", BF, F, BF, SA, 255, 50, 25, 1, 0, 7, 4, 0, 0, 0, 0},
+        {"odd D1537, y apart from x (the rule)", BF, F, BF, SA, 1537, 23, 23, 1, 2, 0, 3, 0, 0, 0, 0},
+        {"odd D1537 per token (the rule)", BF, F, BF, TO, 1537, 23, 23, 1, 0, 0, 3, 0, 0, 0, 0},
+        {"odd D5119 fp32", F, F, F, SA, 5119, 11, 11, 1, 0, 0, 3, 0, 0, 0, 0},
+        {"odd: misaligned D1536 (fallback)", BF, F, BF, SA, 1536, 21, 21, 1, 1, 7, 3, 0, 0, 0, 0},
+        {"odd: misaligned fp32 D4100 token", F, F, F, TO, 4100, 9, 9, 1, 1, 0, 2, 0, 0, 0, 0},
+        {"odd D1", BF, F, BF, SA, 1, 67, 67, 1, 0, 0, 3, 0, 0, 0, 0},
+        {"odd D3", H, H, H, SA, 3, 67, 67, 1, 0, 0, 3, 0, 0, 0, 0},
+        {"odd D7 fp16 f32 y", H, F, F, TO, 7, 20, 20, 1, 0, 0, 3, 0, 0, 0, 0},
+        {"tile D8", BF, F, BF, SA, 8, 33, 33, 1, 0, 0, 2, 0, 0, 0, 0},
+        {"odd D9", BF, F, BF, SA, 9, 33, 33, 1, 0, 0, 2, 0, 0, 0, 0},
         // the odd class with the modulation in registers (fv2_odd2.cuh; misalign 2: y one element
         // further from 16-byte alignment than x, so y's phase is not x's)
-        {"odd2 D1537", BF, F, BF, SA, 1537, 37, 37, 1, 0, 6, 3, 0, 0},
-        {"odd2 D255, 2 samples", BF, F, BF, SA, 255, 50, 25, 1, 0, 6, 4, 0, 0},
-        {"odd2 D5119 fp32", F, F, F, SA, 5119, 11, 11, 1, 0, 6, 3, 0, 0},
-        {"odd2: misaligned D1536", BF, F, BF, SA, 1536, 21, 21, 1, 1, 6, 3, 0, 0},
-        {"odd2: y apart from x D1537", BF, F, BF, SA, 1537, 23, 23, 1, 2, 6, 3, 0, 0},
-        {"odd2: y apart, bf16 mod f32 y D3001 frames", BF, BF, F, FR, 3001, 24, 24, 7, 2, 6, 3, 0, 0},
-        {"odd2: y apart, fp16 f32 y D777", H, F, F, SA, 777, 30, 30, 1, 2, 6, 2, 0, 0},
-        {"odd2: misaligned fp32 D4100 token", F, F, F, TO, 4100, 9, 9, 1, 1, 6, 2, 0, 0},
-        {"odd2: y apart, fp32 D1001", F, F, F, SA, 1001, 20, 20, 1, 2, 6, 3, 0, 0},
-        {"odd2 D1", BF, F, BF, SA, 1, 67, 67, 1, 0, 6, 3, 0, 0},
-        {"odd2 D3 fp16", H, H, H, SA, 3, 67, 67, 1, 0, 6, 3, 0, 0},
-        {"odd2 D7 fp16 f32 y token", H, F, F, TO, 7, 20, 20, 1, 0, 6, 3, 0, 0},
-        {"odd2 D9", BF, F, BF, SA, 9, 33, 33, 1, 0, 6, 2, 0, 0},
-        {"odd2: one CTA, 13 rows D1537", BF, F, BF, SA, 1537, 13, 13, 1, 0, 6, 1, 0, 0},
-        {"odd2 D16383 (16 warps, VPT 5)", BF, F, BF, SA, 16383, 5, 5, 1, 0, 6, 2, 0, 0},
+        {"odd2 D1537", BF, F, BF, SA, 1537, 37, 37, 1, 0, 6, 3, 0, 0, 0, 0},
+        {"odd2 D255, 2 samples", BF, F, BF, SA, 255, 50, 25, 1, 0, 6, 4, 0, 0, 0, 0},
+        {"odd2 D5119 fp32", F, F, F, SA, 5119, 11, 11, 1, 0, 6, 3, 0, 0, 0, 0},
+        {"odd2: misaligned D1536", BF, F, BF, SA, 1536, 21, 21, 1, 1, 6, 3, 0, 0, 0, 0},
+        {"odd2: y apart from x D1537", BF, F, BF, SA, 1537, 23, 23, 1, 2, 6, 3, 0, 0, 0, 0},
+        {"odd2: y apart, bf16 mod f32 y D3001 frames", BF, BF, F, FR, 3001, 24, 24, 7, 2, 6, 3, 0, 0, 0, 0},
+        {"odd2: y apart, fp16 f32 y D777", H, F, F, SA, 777, 30, 30, 1, 2, 6, 2, 0, 0, 0, 0},
+        {"odd2: misaligned fp32 D4100 token", F, F, F, TO, 4100, 9, 9, 1, 1, 6, 2, 0, 0, 0, 0},
+        {"odd2: y apart, fp32 D1001", F, F, F, SA, 1001, 20, 20, 1, 2, 6, 3, 0, 0, 0, 0},
+        {"odd2 D1", BF, F, BF, SA, 1, 67, 67, 1, 0, 6, 3, 0, 0, 0, 0},
+        {"odd2 D3 fp16", H, H, H, SA, 3, 67, 67, 1, 0, 6, 3, 0, 0, 0, 0},
+        {"odd2 D7 fp16 f32 y token", H, F, F, TO, 7, 20, 20, 1, 0, 6, 3, 0, 0, 0, 0},
+        {"odd2 D9", BF, F, BF, SA, 9, 33, 33, 1, 0, 6, 2, 0, 0, 0, 0},
+        {"odd2: one CTA, 13 rows D1537", BF, F, BF, SA, 1537, 13, 13, 1, 0, 6, 1, 0, 0, 0, 0},
+        {"odd2 D16383 (16 warps, VPT 5)", BF, F, BF, SA, 16383, 5, 5, 1, 0, 6, 2, 0, 0, 0, 0},
+        // the chunk class (the rule's plans; kernels/lnmod_fwd_v2_chunk.cuh): x and y `off` bytes
+        // past 16-byte alignment, a ring of `ns` stages (0: the plan's, up to 8) wrapping on few
+        // CTAs, partial last chunks
+        {"chunk D1537, 4 CTAs", BF, F, BF, SA, 1537, 37, 37, 1, 0, 8, 4, 0, 0, 0, 0},
+        {"chunk D1537, one CTA through 3 stages", BF, F, BF, SA, 1537, 37, 37, 1, 0, 8, 1, 0, 0, 0, 3},
+        {"chunk D777 +2 B, last chunk 1 row", BF, F, BF, SA, 777, 41, 41, 1, 0, 8, 2, 0, 0, 2, 3},
+        {"chunk D64 K1 +14 B", BF, F, BF, SA, 64, 50, 50, 1, 0, 8, 3, 0, 0, 14, 0},
+        {"chunk D255 +6 B, 25-row samples (mid-chunk)", BF, F, BF, SA, 255, 50, 25, 1, 0, 8, 2, 0, 0, 6, 3},
+        {"chunk D257 (last step: 1 column) +8 B", BF, BF, BF, SA, 257, 17, 17, 1, 0, 8, 2, 0, 0, 8, 4},
+        {"chunk D1111 fp16, 7-row frames +10 B", H, F, H, FR, 1111, 42, 21, 7, 0, 8, 2, 0, 0, 10, 3},
+        {"chunk D1536 bf16 mod +4 B", BF, BF, BF, SA, 1536, 23, 23, 1, 0, 8, 2, 0, 0, 4, 3},
+        {"chunk D2303 fp16 mod +12 B", H, H, H, SA, 2303, 20, 20, 1, 0, 8, 2, 0, 0, 12, 3},
+        {"chunk D3001, 5-row frames, 15 rows", BF, F, BF, FR, 3001, 15, 15, 5, 0, 8, 3, 0, 0, 0, 0},
+        {"chunk D5119 +2 B", BF, F, BF, SA, 5119, 9, 9, 1, 0, 8, 2, 0, 0, 2, 3},
+        {"chunk D8191 T512 K16 +6 B", BF, F, BF, SA, 8191, 5, 5, 1, 0, 8, 2, 0, 0, 6, 3},
+        {"chunk D8193 T512 K17 (last step: 1 col)", H, F, H, SA, 8193, 4, 4, 1, 0, 8, 1, 0, 0, 0, 3},
+        {"chunk D16383 T512 K32 +14 B", BF, F, BF, SA, 16383, 5, 5, 1, 0, 8, 2, 0, 0, 14, 3},
+        {"chunk D777 3 rows (< R)", BF, F, BF, SA, 777, 3, 3, 1, 0, 8, 1, 0, 0, 6, 0},
+        {"chunk D1537 1 row", BF, F, BF, SA, 1537, 1, 1, 1, 0, 8, 1, 0, 0, 10, 0},
+        {"chunk D1024 (even) +8 B", BF, F, BF, SA, 1024, 20, 20, 1, 0, 8, 2, 0, 0, 8, 3},
+        {"chunk D5120 (even, aligned: a tile plan's fallback)", BF, F, BF, SA, 5120, 7, 7, 1, 0, 9, 2, 0, 0, 0, 3},
         // the adversarial rows through every path
-        {"adversarial: reg warp/row D1536", BF, F, BF, SA, 1536, 60, 60, 1, 0, 0, 3, 1, 1},
-        {"adversarial: reg warp/row fp32 D1024", F, F, F, SA, 1024, 64, 64, 1, 0, 0, 3, 1, 1},
-        {"adversarial: reg lag D3072", BF, F, BF, SA, 3072, 40, 40, 1, 0, 0, 3, 1, 1},
-        {"adversarial: reg lag fp32 D5120", F, F, F, SA, 5120, 40, 40, 1, 0, 0, 2, 1, 1},
-        {"adversarial: reg cluster D16384", BF, F, BF, SA, 16384, 10, 10, 1, 0, 0, 2, 1, 1},
-        {"adversarial: ring cluster D16384", BF, F, BF, SA, 16384, 10, 10, 1, 0, 0, 2, 1, 0},
-        {"adversarial: ring token fp16 D2048", H, F, H, TO, 2048, 30, 30, 1, 0, 0, 3, 1, 0},
-        {"adversarial: odd D1537 fp32", F, F, F, SA, 1537, 30, 30, 1, 0, 0, 3, 1, 0},
-        {"adversarial: odd misaligned bf16 D1536", BF, F, BF, SA, 1536, 30, 30, 1, 1, 0, 3, 1, 0},
-        {"adversarial: odd2 D1537 fp32", F, F, F, SA, 1537, 30, 30, 1, 0, 6, 3, 1, 0},
-        {"adversarial: odd2 y apart bf16 D1536", BF, F, BF, SA, 1536, 30, 30, 1, 2, 6, 3, 1, 0},
+        {"adversarial: reg warp/row D1536", BF, F, BF, SA, 1536, 60, 60, 1, 0, 0, 3, 1, 1, 0, 0},
+        {"adversarial: reg warp/row fp32 D1024", F, F, F, SA, 1024, 64, 64, 1, 0, 0, 3, 1, 1, 0, 0},
+        {"adversarial: reg lag D3072", BF, F, BF, SA, 3072, 40, 40, 1, 0, 0, 3, 1, 1, 0, 0},
+        {"adversarial: reg lag fp32 D5120", F, F, F, SA, 5120, 40, 40, 1, 0, 0, 2, 1, 1, 0, 0},
+        {"adversarial: reg cluster D16384", BF, F, BF, SA, 16384, 10, 10, 1, 0, 0, 2, 1, 1, 0, 0},
+        {"adversarial: ring cluster D16384", BF, F, BF, SA, 16384, 10, 10, 1, 0, 0, 2, 1, 0, 0, 0},
+        {"adversarial: ring token fp16 D2048", H, F, H, TO, 2048, 30, 30, 1, 0, 0, 3, 1, 0, 0, 0},
+        {"adversarial: odd D1537 fp32", F, F, F, SA, 1537, 30, 30, 1, 0, 0, 3, 1, 0, 0, 0},
+        {"adversarial: odd misaligned bf16 D1536", BF, F, BF, SA, 1536, 30, 30, 1, 1, 7, 3, 1, 0, 0, 0},
+        {"adversarial: chunk misaligned bf16 D1536 (rule)", BF, F, BF, SA, 1536, 30, 30, 1, 1, 8, 3, 1, 0, 0, 3},
+        {"adversarial: odd2 D1537 fp32", F, F, F, SA, 1537, 30, 30, 1, 0, 6, 3, 1, 0, 0, 0},
+        {"adversarial: odd2 y apart bf16 D1536", BF, F, BF, SA, 1536, 30, 30, 1, 2, 6, 3, 1, 0, 0, 0},
+        {"adversarial: chunk D1537 +2 B", BF, F, BF, SA, 1537, 30, 30, 1, 0, 8, 3, 1, 0, 2, 3},
+        {"adversarial: chunk fp16 D777 +4 B", H, F, H, SA, 777, 30, 30, 1, 0, 8, 2, 1, 0, 4, 3},
+        {"adversarial: chunk D5119", BF, BF, BF, SA, 5119, 10, 10, 1, 0, 8, 2, 1, 0, 0, 3},
+        {"pivot outliers (second pass): chunk D1537", BF, F, BF, SA, 1537, 21, 21, 1, 0, 8, 2, 2, 0, 6, 3},
+        {"pivot outliers (second pass): chunk fp16 D5119", H, H, H, SA, 5119, 9, 9, 1, 0, 8, 2, 2, 0, 0, 3},
+        // the harness's check shapes on the H100 (round 5, before the rebased second pass: y
+        // 1.29x its allowance, 20 fails at D 5119; 0.69 at D 1537): bf16-f32-bf16 per sample,
+        // the H100's plans (T 256 K 20 R 2 NS 5; T 128 K 13 R 4 NS 4)
+        {"pivot outliers (GPU check shape): chunk D5119", BF, F, BF, SA, 5119, 400, 400, 1, 0, 8, 4, 2, 0, 0, 5},
+        {"pivot outliers (GPU check shape): chunk D1537", BF, F, BF, SA, 1537, 1000, 1000, 1, 0, 8, 4, 2, 0, 0, 4},
     };
     int fails = 0;
     uint64_t seed = 1;
-    for (const tcase &c : cases) fails += run_case(c, seed++) ? 1 : 0;
+    const char *only = getenv("FV2_EMU_ONLY"); // a substring of the cases to run (all if unset)
+    for (const tcase &c : cases) {
+        const uint64_t sd = seed++;
+        if (!only || std::strstr(c.what, only)) fails += run_case(c, sd) ? 1 : 0;
+    }
     if (fails) {
         std::fprintf(stderr, "fv2_emu_test: %d of %zu cases failed\n", fails, sizeof cases / sizeof cases[0]);
         return 1;
     }
-    std::printf("fv2_emu_test: ok (%zu cases, each with eager and lazy cp.async)\n", sizeof cases / sizeof cases[0]);
+    std::printf("fv2_emu_test: ok (%zu cases, each with eager and lazy copies; the chunk class also loads eager / stores lazy, and warp 0 first)\n", sizeof cases / sizeof cases[0]);
     return 0;
 }

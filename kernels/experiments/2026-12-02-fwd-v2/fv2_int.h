@@ -16,6 +16,14 @@ lnmod_status launch_x_f16(const lnmod_desc *d, fv2_plan *p, const fv2_dev *dev, 
                           const lnmod_detail::lnmod_kparams &kp, cudaStream_t st, fv2_info *info);
 lnmod_status launch_x_f32(const lnmod_desc *d, fv2_plan *p, const fv2_dev *dev, int extra_ns,
                           const lnmod_detail::lnmod_kparams &kp, cudaStream_t st, fv2_info *info);
+// The flat chunk kernel (the built lnmod_fwd_v2_chunk.cuh, instantiated by fv2_odd3_inst.cu)
+// for 16-bit x: finishes chunk plan pl (ring depth from the kernel's real registers; ns_cap > 0
+// caps it) and launches; fills info. LNMOD_ERR_UNSUPPORTED when it cannot (not a chunk plan, y
+// not x's dtype, no shape, not resident).
+lnmod_status launch_chunk_bf16(const lnmod_desc *d, fv2_plan *pl, const fv2_dev *dev, int ns_cap,
+                               const lnmod_detail::lnmod_kparams &kp, cudaStream_t st, fv2_info *info);
+lnmod_status launch_chunk_f16(const lnmod_desc *d, fv2_plan *pl, const fv2_dev *dev, int ns_cap,
+                              const lnmod_detail::lnmod_kparams &kp, cudaStream_t st, fv2_info *info);
 } // namespace fv2
 
 #endif

@@ -1,5 +1,6 @@
 // fv2_main.cu -- the harness of the forward v2 (experiment): v1's dtile and row_per_warp
-// (lnmod_forward) and v2 (fv2_forward: the rule, and its two alternatives) on each shape:
+// (lnmod_forward) and v2 (fv2_forward: the rule, and its alternatives v2a, v2b and v2c -- the
+// odd kernel where the rule picks the chunk class, round 5's comparison the other way) on each shape:
 //   * y, mean, rstd of every kernel against the float64 reference with the verifier's
 //     tolerances (fv2_check.h), every element, on fresh random inputs (x with a row offset);
 //   * the 16 bytes before and after y and the statistics keep their poison; a second launch,
@@ -48,7 +49,7 @@ struct shape {
     int64_t D, rows, S, L;
     int misalign; // 1: every pointer 4 bytes past 16-byte alignment, strides 6*D + 1; 2: y one element further, strides + 2
     bool timed;
-    int adv; // fv2_rows.h: 1 for the adversarial rows
+    int adv; // fv2_rows.h: 1 for the adversarial rows, 2 for outliers on the pivot
 };
 
 const lnmod_dtype BF = LNMOD_BF16, F32 = LNMOD_F32, H = LNMOD_F16;
@@ -81,6 +82,11 @@ std::vector<shape> all_shapes()
     for (int64_t D : {264, 520, 776, 1032, 1160, 2056, 3080, 5128, 9000})
         v.push_back(mk("mult8", BF, F32, BF, SAM, D, 32760, 32760, 1, 0, true));
     for (int64_t D : {255, 777, 3001, 16383}) v.push_back(mk("odd", BF, F32, BF, SAM, D, 32760, 32760, 1, 0, true));
+    // round 5 (the flat chunk kernel: v2 since its landing, v2c the odd kernel it replaced): the
+    // odd widths of issue 21's bar in one group, and
+    // two aligned widths for reference (names as in the sweep: --shape runs the first match)
+    for (int64_t D : {777, 1537, 3001, 5119, 16383, 1536, 5120})
+        v.push_back(mk("odd3", BF, F32, BF, SAM, D, 32760, 32760, 1, 0, true));
     for (int64_t D : {1536, 2048, 3072, 4096, 5120}) {
         v.push_back(mk("token", BF, F32, BF, TOK, D, 32760, 32760, 1, 0, true));
         v.push_back(mk("frame", BF, F32, BF, FRM, D, 32760, 32760, 1560, 0, true));
@@ -115,11 +121,17 @@ std::vector<shape> all_shapes()
     shape a = mk("check", BF, F32, BF, TOK, 5120, 500, 500, 1, 0, false, " adversarial");
     a.adv = 1;
     v.push_back(a);
+    // round 5: every other row's first element an outlier (the flat chunk kernel's second pass)
+    for (int64_t D : {1537, 5119}) {
+        shape o = mk("check", BF, F32, BF, SAM, D, 1000, 1000, 1, 0, false, " pivot outliers");
+        o.adv = 2;
+        v.push_back(o);
+    }
     return v;
 }
 
-const int NK = 5;
-const char *KNAME[NK] = {"v1", "rpw", "v2", "v2a", "v2b"};
+const int NK = 6;
+const char *KNAME[NK] = {"v1", "rpw", "v2", "v2a", "v2b", "v2c"};
 
 uint64_t rng_seed = 1;
 double urand(uint64_t &s)
@@ -147,7 +159,7 @@ lnmod_status launch(int k, const lnmod_desc *d, const void *x, const void *sc, c
 {
     if (k == 0) return lnmod_forward("dtile", d, x, sc, sh, y, mean, rstd, st);
     if (k == 1) return lnmod_forward("row_per_warp", d, x, sc, sh, y, mean, rstd, st);
-    const int alt = k == 2 ? FV2_ALT_RULE : k == 3 ? FV2_ALT_SHAPE : FV2_ALT_DEEP;
+    const int alt = k == 2 ? FV2_ALT_RULE : k == 3 ? FV2_ALT_SHAPE : k == 4 ? FV2_ALT_DEEP : FV2_ALT_ODD3;
     return fv2_forward(alt, d, x, sc, sh, y, mean, rstd, st, info);
 }
 
