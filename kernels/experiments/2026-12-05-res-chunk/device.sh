@@ -50,9 +50,9 @@ if [ "$rc" != 0 ]; then
   exit 1
 fi
 for tool in racecheck memcheck; do
-  log "compute-sanitizer $tool: verify --op lnmod_res --grid sanitizer --variant dtile"
+  log "compute-sanitizer $tool: verify --op lnmod_res --res-grid sanitizer --variant dtile"
   compute-sanitizer --tool "$tool" --error-exitcode 9 --print-limit 20 \
-    "$ada" verify --op lnmod_res --grid sanitizer --variant dtile --no-record >"$out/$tool.log" 2>&1
+    "$ada" verify --op lnmod_res --grid quick --res-grid sanitizer --variant dtile --no-record >"$out/$tool.log" 2>&1
   rc=$?
   grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|Hazard|Invalid' "$out/$tool.log" | head -12
   echo "$tool rc=$rc"
