@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# device.sh -- the res-chunk round on a GPU machine, one call (~5 min + the start), from the
+# device.sh -- the res-chunk round on a GPU machine, one call (96 s on an H100 in round 1, + the start), from the
 # repository root. Two builds: RC_NEW (default .devbundle/adaload) built from a tree with
 # res-chunk.patch applied, RC_BASE (default .devbundle/adaload-base) from the tree before it
 # (ci/land_patch.sh prepare bundles both). Either may be an .xz file anywhere in the carried tree
