@@ -82,9 +82,10 @@ __host__ __device__ __forceinline__ int64_t lnmod_mod_row(const P &p, int64_t r)
 
 // The modulation row of token row r and the end of its run: rows r .. *end-1 all use
 // modulation row *m (per-token: one row; per-sample: to the end of the sample; per-frame:
-// to the end of the frame, or of the sample for its last, shorter frame).
-__host__ __device__ __forceinline__ void lnmod_mod_run(const lnmod_kparams &p, int64_t r,
-                                                       int64_t *m, int64_t *end)
+// to the end of the frame, or of the sample for its last, shorter frame). P: lnmod_kparams, or
+// any parameters with its layout, S and L (the fused residual op's).
+template <typename P>
+__host__ __device__ __forceinline__ void lnmod_mod_run(const P &p, int64_t r, int64_t *m, int64_t *end)
 {
     if (p.layout == LNMOD_PER_TOKEN) {
         *m = r;

@@ -11,13 +11,12 @@
 
 #include "lnmod_fwd_v2_plan.h"
 #include "lnmod_common.cuh"
-#ifndef FV2_EMU
-#include "lnmod_bulk_ptx.cuh" // the flat chunk kernel's fence.proxy.async
-#endif
+#include "lnmod_chunk_ring.cuh" // the flat chunk kernel's bulk copies and row sums
 
 namespace fv2 {
 
 using namespace lnmod_detail;
+using namespace lnmod_chunk;
 
 // Kernel arguments besides the descriptor's (lnmod_kparams).
 struct kcfg {

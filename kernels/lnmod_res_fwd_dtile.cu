@@ -3,7 +3,11 @@
 // lnmod_res_bwd_dtile.cu). Measured (H200, kernels/experiments/2026-12-02-res): 90.4-91.4% of
 // the in-run copy of lnmod_res_fwd_min_bytes at the Wan shapes (32,760 rows, D 1536-5120).
 //
-// Fused path: Wan's dtypes (residual fp32, branch bf16, modulation fp32, out bf16), every
+// First, on a device with bulk copies (sm_90), the chunk ring (lnmod_res_fwd_chunk.cuh, its plan
+// and conditions lnmod_res_fwd_chunk_plan.h: Wan's dtypes, per sample or per frame, 64 <= D <=
+// 10,240, any 4-byte phase of r with h at r's phase and out at y's) -- but for the three widths
+// of rd_fwd_kernel where it takes the call (lnmod_res_chunk_yields). Else the row kernels here:
+// Wan's dtypes (residual fp32, branch bf16, modulation fp32, out bf16), every
 // pointer 16-byte aligned and every used stride a multiple of 4 elements, and D in {1536, 3072,
 // 5120} (rd_fwd_kernel, below) or any other multiple of 8 up to 10,240 (rg_fwd_kernel: the same
 // row in registers with masked units, lnmod_res_fwd_plan.h); anything else runs naive's forward
@@ -29,6 +33,7 @@
 // Bytes: r, y read and h, out written once (~lnmod_res_fwd_min_bytes) plus the modulation
 // rows from L2 per CTA and run.
 #include "lnmod_res_common.cuh"
+#include "lnmod_res_fwd_chunk.cuh"
 #include "lnmod_res_fwd_gen.cuh"
 #include "lnmod_res_variants.cuh"
 
@@ -177,6 +182,65 @@ template <int D> lnmod_status launch(const res_params &p, cudaStream_t stream)
     return lnmod_launch_status();
 }
 
+// ---- the chunk ring (lnmod_res_fwd_chunk.cuh) ----------------------------------------------
+
+// The device facts the ring is sized from, and the SMs and compute capability.
+lnmod_status rc_device(lnmod_res_chunk_dev *v, int *sms, int *cc_major)
+{
+    int dev = 0, a[7];
+    const cudaDeviceAttr at[7] = {cudaDevAttrMaxSharedMemoryPerMultiprocessor, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                                  cudaDevAttrMaxRegistersPerMultiprocessor, cudaDevAttrMaxThreadsPerMultiProcessor,
+                                  cudaDevAttrMaxBlocksPerMultiprocessor, cudaDevAttrMultiProcessorCount,
+                                  cudaDevAttrComputeCapabilityMajor};
+    if (cudaGetDevice(&dev) != cudaSuccess) return LNMOD_ERR_CUDA;
+    for (int i = 0; i < 7; i++)
+        if (cudaDeviceGetAttribute(&a[i], at[i], dev) != cudaSuccess) return LNMOD_ERR_CUDA;
+    *v = lnmod_res_chunk_dev{a[0], a[1], a[2], a[3], a[4]};
+    *sms = a[5] > 0 ? a[5] : 1;
+    *cc_major = a[6];
+    return LNMOD_OK;
+}
+
+// One shape's launch: the ring from the kernel's registers and the device; *taken 0 (nothing
+// launched) where not even one CTA with the fewest stages fits.
+template <int T, int K>
+lnmod_status rc_go(const res_params &p, const lnmod_res_chunk_dev &v, int sms, cudaStream_t stream, int *taken)
+{
+    constexpr int R = LNMOD_RES_CHUNK_R(K);
+    void (*kern)(res_params, rc_args) = rc_fwd_kernel<__nv_bfloat16, T, K, R>;
+    cudaFuncAttributes fa;
+    if (cudaFuncGetAttributes(&fa, kern) != cudaSuccess) return LNMOD_ERR_CUDA;
+    int ctas = 0, ns = 0;
+    int64_t smem = 0, slot_r = 0, slot_y = 0;
+    *taken = lnmod_res_chunk_ring(&v, T, R, p.D, fa.numRegs, (int64_t)fa.sharedSizeBytes, &ctas, &ns, &smem) == 0;
+    if (!*taken) return LNMOD_OK;
+    lnmod_res_chunk_slots(R, p.D, &slot_r, &slot_y);
+    if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess)
+        return LNMOD_ERR_CUDA;
+    const int64_t nchunks = (p.rows + R - 1) / R, full = (int64_t)ctas * sms;
+    const rc_args c = {ns, (int)slot_r, (int)(slot_r + slot_y), (int)nchunks};
+    kern<<<(unsigned)(nchunks < full ? nchunks : full), T, (size_t)smem, stream>>>(p, c);
+    return lnmod_launch_status();
+}
+
+// The chunk ring where it takes the call (*taken 1), else nothing launched (*taken 0).
+lnmod_status res_fwd_chunk(const lnmod_res_desc *d, const res_params &p, cudaStream_t stream, int *taken)
+{
+    lnmod_res_chunk_dev v;
+    int sms = 0, cc = 0, T = 0, K = 0, R = 0;
+    *taken = 0;
+    const lnmod_status st = rc_device(&v, &sms, &cc);
+    if (st != LNMOD_OK) return st;
+    if (!lnmod_res_chunk_takes(d, (uintptr_t)p.r, (uintptr_t)p.y, (uintptr_t)p.h, (uintptr_t)p.out, cc) ||
+        !lnmod_res_chunk_shape(d->D, &T, &K, &R))
+        return LNMOD_OK;
+#define RC_SHAPE(T_, K_)                                                                                               \
+    if (T == T_ && K == K_) return rc_go<T_, K_>(p, v, sms, stream, taken);
+    LNMOD_RES_CHUNK_SHAPES(RC_SHAPE)
+#undef RC_SHAPE
+    return LNMOD_OK; // not instantiated (test_lnmod_res_fwd_chunk_plan checks every pick is)
+}
+
 } // namespace
 
 int res_fwd_dtile_shape(const lnmod_res_desc *d)
@@ -199,8 +263,8 @@ int res_fwd_dtile_takes(const lnmod_res_desc *d, const lnmod_res_fwd_in *in, con
     return d->gate != LNMOD_RES_GATE || al16(in->gate);
 }
 
-lnmod_status res_fwd_dtile(const lnmod_res_desc *d, const lnmod_res_fwd_in *in, const lnmod_res_fwd_out *out,
-                           cudaStream_t stream)
+// The forward's parameters of a call.
+static res_params fwd_params(const lnmod_res_desc *d, const lnmod_res_fwd_in *in, const lnmod_res_fwd_out *out)
 {
     res_params p = res_make_params(d);
     p.r = in->r;
@@ -212,6 +276,13 @@ lnmod_status res_fwd_dtile(const lnmod_res_desc *d, const lnmod_res_fwd_in *in, 
     p.out = out->out;
     p.mean = out->mean;
     p.rstd = out->rstd;
+    return p;
+}
+
+lnmod_status res_fwd_dtile(const lnmod_res_desc *d, const lnmod_res_fwd_in *in, const lnmod_res_fwd_out *out,
+                           cudaStream_t stream)
+{
+    const res_params p = fwd_params(d, in, out);
     if (d->D == 1536) return launch<1536>(p, stream);
     if (d->D == 3072) return launch<3072>(p, stream);
     if (d->D == 5120) return launch<5120>(p, stream);
@@ -233,6 +304,11 @@ lnmod_status lnmod_res_fwd_dtile_launch(const lnmod_res_desc *d, const lnmod_res
                                         const lnmod_res_fwd_out *out, cudaStream_t stream)
 {
     using namespace lnmod_res_detail;
-    if (res_fwd_dtile_takes(d, in, out)) return res_fwd_dtile(d, in, out, stream);
+    const bool rows = res_fwd_dtile_takes(d, in, out) != 0;
+    if (rows && lnmod_res_chunk_yields(d->D)) return res_fwd_dtile(d, in, out, stream);
+    int taken = 0;
+    const lnmod_status st = res_fwd_chunk(d, fwd_params(d, in, out), stream, &taken);
+    if (st != LNMOD_OK || taken) return st;
+    if (rows) return res_fwd_dtile(d, in, out, stream);
     return res_fwd_naive(d, in, out, stream);
 }

@@ -461,7 +461,8 @@ Test(verify_grid, keys_of_the_full_grid)
     int nrs;
     cr_assert_eq(verify_res_grid_sets("full", &rs, &nrs), VERIFY_OK);
     free(rs);
-    cr_assert_eq(nrs, 3 * 3 * 6 * 5 * 3 + 3 + 2 + 4); /* + in place / no dh, the two 65,601-row sets, D 2056 x 4 */
+    /* + in place / no dh, the two 65,601-row sets, D 2056 x 4, the chunk forward's 4 D x 3 sites */
+    cr_assert_eq(nrs, 3 * 3 * 6 * 5 * 3 + 3 + 2 + 4 + 4 * 3);
     cr_assert(verify_registry_has_res("naive") && verify_registry_has_res("dtile") &&
               !verify_registry_has_res("row_per_warp"));
     /* 16 D x 4 rows x 3 layouts x 9 dtype triples, verify_grid.c's 6 + 9 long samples, the huge set */

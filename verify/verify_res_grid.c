@@ -40,10 +40,12 @@ typedef struct {
  * case launches twice. Per site and layout: every dtype combination once at D 33 (odd: the
  * scalar tails, naive's paths) x 3 rows; Wan's dtypes at D 264 (dtile's bulk-ring backward and
  * one-warp general forward), 1536 (dtile's own forward and backward) and 2056 (the general
- * forward's unequal warps) x 160 rows (two samples, partial last frames). With the in-place and
- * no-dh sets: 84 sets, 336 cases for naive + dtile (~50-100 s). */
-static const shape sanitizer_shapes[] = {{0, 33, 3}, {1, 33, 3},    {2, 33, 3},     {3, 33, 3},     {4, 33, 3},
-                                         {5, 33, 3}, {0, 264, 160}, {0, 1536, 160}, {0, 2056, 160}};
+ * forward's unequal warps) x 160 rows (two samples, partial last frames), and 5119 (dtile's chunk
+ * forward on sm_90 at T 512, every phase of its chunks) x 40 rows. With the in-place and no-dh
+ * sets: 93 sets, 372 cases for naive + dtile (~55-110 s). */
+static const shape sanitizer_shapes[] = {{0, 33, 3},     {1, 33, 3},     {2, 33, 3},     {3, 33, 3},
+                                         {4, 33, 3},     {5, 33, 3},     {0, 264, 160},  {0, 1536, 160},
+                                         {0, 2056, 160}, {0, 5119, 40}};
 
 verify_status verify_res_grid_sets(const char *grid, verify_res_set **sets, int *nsets)
 {
@@ -61,7 +63,7 @@ verify_status verify_res_grid_sets(const char *grid, verify_res_set **sets, int 
     else if (!strcmp(grid, "full")) Ds = full_D, nD = 5, Rs = full_R, nR = 3, Cs = all_C, nC = NCOMBOS;
     else if (!strcmp(grid, "sanitizer")) Ds = quick_D, nD = 1, Rs = quick_R, nR = 1, Cs = all_C, nC = NSAN, san = 1;
     else return VERIFY_ERR_ARG;
-    const int n = VERIFY_RES_NSITES * LNMOD_LAYOUT_COUNT * nC * (san ? 1 : nD * nR) + 9;
+    const int n = VERIFY_RES_NSITES * LNMOD_LAYOUT_COUNT * nC * (san ? 1 : nD * nR) + 9 + 4 * VERIFY_RES_NSITES;
     verify_res_set *s = calloc((size_t)n, sizeof *s);
     if (!s) return VERIFY_ERR_NOMEM;
     int k = 0;
@@ -91,6 +93,13 @@ verify_status verify_res_grid_sets(const char *grid, verify_res_set **sets, int 
         for (int site = 0; site < VERIFY_RES_NSITES; site++)
             s[k++] = (verify_res_set){site, LNMOD_PER_SAMPLE, 0, 2056, 1560, 0, 0};
         s[k++] = (verify_res_set){VERIFY_RES_SITE_FFN, LNMOD_PER_TOKEN, 0, 2056, 160, 0, 0};
+        /* dtile's chunk forward (sm_90, lnmod_res_fwd_chunk.cuh) at Wan's other widths, D 3072
+         * (T 256, K 12) and 5120 (T 512, K 10), per sample, and at odd D 1001 and 5119 (every
+         * phase of a chunk's r and y) per frame, at each site. */
+        const int64_t chunk_D[4] = {3072, 5120, 1001, 5119};
+        for (int site = 0; site < VERIFY_RES_NSITES; site++)
+            for (int i = 0; i < 4; i++)
+                s[k++] = (verify_res_set){site, i < 2 ? LNMOD_PER_SAMPLE : LNMOD_PER_FRAME, 0, chunk_D[i], 160, 0, 0};
     }
     *sets = s;
     *nsets = k;

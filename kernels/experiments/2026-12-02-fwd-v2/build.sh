@@ -7,7 +7,7 @@
 #   ptxas.txt        registers / spills of every kernel of fv2_inst.cu and fv2_odd3_inst.cu (the
 #                    built chunk kernel; all instantiations)
 #   fv2_emu_test     the built kernels' source (kernels/lnmod_fwd_v2_kern.cuh, _odd.cuh, _chunk.cuh,
-#                    _plan.h, _chunk_plan.h) and the experiment's odd kernel (fv2_odd2.cuh) run on
+#                    _plan.h, _chunk_plan.h, lnmod_chunk_ring.cuh) and the experiment's odd kernel (fv2_odd2.cuh) run on
 #                    the CPU (fv2_emu.h) against the reference, run here, and its planted bugs
 #                    (-DFV2_EMU_PLANT_LAG / _WAIT / _NBAR / _ODD2PD / _ODD2Y / _CHUNKEDGE /
 #                    _CHUNKRING / _CHUNKBAR / _CHUNKFAR / _CHUNKMEAN), which must fail it
@@ -86,7 +86,7 @@ awk '
 # copied (byte for byte) next to the emulation's lnmod_common.cuh, so that they include it and
 # not kernels/'s (whose asm the CPU cannot run).
 cp "$K/lnmod_fwd_v2_kern.cuh" "$K/lnmod_fwd_v2_odd.cuh" "$K/lnmod_fwd_v2_chunk.cuh" "$K/lnmod_fwd_v2_plan.h" \
-  "$K/lnmod_fwd_v2_chunk_plan.h" "$out/emu/"
+  "$K/lnmod_fwd_v2_chunk_plan.h" "$K/lnmod_chunk_ring.cuh" "$out/emu/"
 if grep -q 'asm' "$out/emu/lnmod_common.cuh"; then echo "build.sh: asm left in the emulation's lnmod_common.cuh" >&2; exit 1; fi
 emu_objs=("$o/fv2_check.o" "$o/ref_lnmod.o" "$o/ref_convert.o" "$o/verify_check.o" "$o/lnmod_desc.o"
           "$lib/openblas-pthread/libopenblas.a" "$lib/libjansson.a")
@@ -103,9 +103,9 @@ for p in "${pids[@]}"; do wait "$p"; done
 # The test must have compiled the built kernels through the emulation's copies (never kernels/'s
 # headers directly, whose asm would not run, nor an older copy of the kernels).
 deps=$(g++ -std=c++17 -DFV2_EMU -I/usr/local/cuda/include -I"$out/emu" -I"$here" -I"$K" -I"$R" -M "$here/fv2_emu_test.cc" \
-  | tr ' ' '\n' | tr -d '\134' | grep -E 'lnmod_fwd_v2|lnmod_common' | sort -u)
-if [ "$(grep -c "^$out/emu/" <<<"$deps")" -ne 6 ] || grep -q "^$K/" <<<"$deps"; then
-  echo "build.sh: the emulation did not include the six emulation copies only:" >&2; echo "$deps" >&2; exit 1
+  | tr ' ' '\n' | tr -d '\134' | grep -E 'lnmod_fwd_v2|lnmod_common|lnmod_chunk_ring' | sort -u)
+if [ "$(grep -c "^$out/emu/" <<<"$deps")" -ne 7 ] || grep -q "^$K/" <<<"$deps"; then
+  echo "build.sh: the emulation did not include the seven emulation copies only:" >&2; echo "$deps" >&2; exit 1
 fi
 "$out/fv2_emu_test"
 for plant in "${plants[@]}"; do

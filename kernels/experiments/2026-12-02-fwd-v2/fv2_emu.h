@@ -19,7 +19,8 @@
 // shared -> global joins the issuing thread's bulk group, performed at issue or only when the
 // thread's cp.async.bulk.wait_group retires the group (a stage refilled before that makes the
 // store carry the new bytes); both check 16-byte alignment and sizes, and the global bytes
-// they may touch (bulk_rd / bulk_wr ranges set by the test). Not modelled: timing, memory
+// they may touch (bulk_rd / bulk_wr ranges set by the test, and a second pair where a kernel
+// has two streams: the fused residual op's chunk kernel). Not modelled: timing, memory
 // ordering beyond program order (fence.proxy.async is a no-op), bank conflicts, registers.
 #ifndef ADALOAD_FV2_EMU_H
 #define ADALOAD_FV2_EMU_H
@@ -104,6 +105,8 @@ struct state_t {
     std::map<const void *, mbar_tx_t> tx; // per CTA (cleared by launch between CTAs)
     const char *bulk_rd_lo = nullptr, *bulk_rd_hi = nullptr; // bulk loads may read [lo, hi)
     const char *bulk_wr_lo = nullptr, *bulk_wr_hi = nullptr; // bulk stores may write [lo, hi)
+    const char *bulk_rd2_lo = nullptr, *bulk_rd2_hi = nullptr; // ... or a second range (two streams)
+    const char *bulk_wr2_lo = nullptr, *bulk_wr2_hi = nullptr;
     const char *fail = nullptr;
 };
 inline state_t &S()
@@ -265,7 +268,9 @@ inline bool in_range(const void *p, size_t n, const char *lo, const char *hi)
 inline void bulk_load(void *dst, const void *src, size_t n, uint64_t *bar)
 {
     bulk_check(dst, src, n);
-    if (!in_range(src, n, S().bulk_rd_lo, S().bulk_rd_hi)) die("bulk load outside the bytes it may read");
+    if (!in_range(src, n, S().bulk_rd_lo, S().bulk_rd_hi) &&
+        !(S().bulk_rd2_lo && in_range(src, n, S().bulk_rd2_lo, S().bulk_rd2_hi)))
+        die("bulk load outside the bytes it may read");
     if (S().bulk_load_eager) {
         memcpy(dst, src, n);
         complete_tx(bar, n);
@@ -277,7 +282,9 @@ inline void bulk_load(void *dst, const void *src, size_t n, uint64_t *bar)
 inline void bulk_store(void *dst, const void *src, size_t n)
 {
     bulk_check(dst, src, n);
-    if (!in_range(dst, n, S().bulk_wr_lo, S().bulk_wr_hi)) die("bulk store outside the bytes it may write");
+    if (!in_range(dst, n, S().bulk_wr_lo, S().bulk_wr_hi) &&
+        !(S().bulk_wr2_lo && in_range(dst, n, S().bulk_wr2_lo, S().bulk_wr2_hi)))
+        die("bulk store outside the bytes it may write");
     if (S().bulk_store_eager)
         memcpy(dst, src, n);
     else
@@ -355,6 +362,37 @@ inline void entry()
     }
     s.epoch++;
     swapcontext(&t->ctx, &s.sched);
+}
+
+// Runs the threads of one launch's CTA or cluster (set up by the test's launch) until all have
+// exited: round robin, each thread until it yields; with low_first warp 0 as far as it can go
+// before one turn of each other thread. A full pass in which nothing moved is a deadlock; a
+// bulk load still owed to a barrier when they are done is an error.
+inline void schedule(std::vector<thr_t> &thr)
+{
+    state_t &s = S();
+    for (;;) {
+        bool any = false;
+        const long e0 = s.epoch;
+        auto turn = [&](size_t i0, size_t i1) {
+            for (size_t i = i0; i < i1 && i < thr.size(); i++)
+                if (!thr[i].done) {
+                    any = true;
+                    s.cur = &thr[i];
+                    swapcontext(&s.sched, &thr[i].ctx);
+                }
+        };
+        if (s.low_first)
+            for (long e1 = -1; e1 != s.epoch;) {
+                e1 = s.epoch;
+                turn(0, 32);
+            }
+        turn(s.low_first ? 32 : 0, thr.size());
+        if (!any) break;
+        if (s.epoch == e0) die("deadlock: a full pass of every thread changed nothing");
+    }
+    for (const auto &b : s.tx)
+        if (!b.second.pending.empty() || b.second.tx) die("a CTA exited with a bulk load never waited for");
 }
 
 // Runs body on every thread of grid x block (1-D), clusters of `cl` CTAs, `dyn` bytes of

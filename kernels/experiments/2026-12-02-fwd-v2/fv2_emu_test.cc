@@ -72,28 +72,7 @@ void launch(unsigned grid, unsigned block, unsigned cl, size_t dyn, size_t stat,
             t.lane = (int)(i % block) & 31;
             t.warp = (int)(i % block) >> 5;
         }
-        for (;;) { // round robin; low_first: the first warp as far as it can go, then one turn each
-            bool any = false;
-            const long e0 = s.epoch;
-            auto turn = [&](size_t i0, size_t i1) {
-                for (size_t i = i0; i < i1 && i < thr.size(); i++)
-                    if (!thr[i].done) {
-                        any = true;
-                        s.cur = &thr[i];
-                        swapcontext(&s.sched, &thr[i].ctx);
-                    }
-            };
-            if (s.low_first)
-                for (long e1 = -1; e1 != s.epoch;) {
-                    e1 = s.epoch;
-                    turn(0, 32);
-                }
-            turn(s.low_first ? 32 : 0, thr.size());
-            if (!any) break;
-            if (s.epoch == e0) die("deadlock: a full pass of every thread changed nothing");
-        }
-        for (const auto &b : s.tx)
-            if (!b.second.pending.empty() || b.second.tx) die("a CTA exited with a bulk load never waited for");
+        schedule(thr);
     }
 }
 } // namespace emu

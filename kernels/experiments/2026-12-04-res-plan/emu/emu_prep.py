@@ -6,7 +6,9 @@ for g++ under the CUDA emulation (../../2026-12-02-fwd-v2/fv2_emu.h plus emu_bul
   lnmod_bwd_common.cuh   without its three host launchers (lnmod_bwd_finalize, _columns,
                          _reread_run: `<<<` is not C++)
   lnmod_bulk_ptx.cuh     replaced by emu_bulk.h's mbarrier / named-barrier emulation
-  lnmod_res_common.cuh, lnmod_res_fwd_gen.cuh, lnmod_res_fwd_plan.h, lnmod_res_bwd_bulk_plan.h  as they are
+  lnmod_res_common.cuh, lnmod_res_fwd_gen.cuh, lnmod_res_fwd_plan.h, lnmod_res_bwd_bulk_plan.h,
+  lnmod_chunk_ring.cuh, lnmod_res_fwd_chunk.cuh, lnmod_res_fwd_chunk_plan.h  as they are (the chunk
+                         ring's bulk copies and mbarriers: fv2_emu.h's, under FV2_EMU)
   res_common_emu.inc     lnmod_res_common.cu without res_finalize and the byte counts; res_fin_kernel's
                          __shared__ array in the emulated CTA's static memory; its file-local al16
                          renamed res_al16 (one unit holds both .cu files here)
@@ -74,7 +76,8 @@ def main():
 
     shutil.copy(os.path.join(os.path.dirname(os.path.abspath(__file__)), "emu_bulk.h"),
                 os.path.join(out, "lnmod_bulk_ptx.cuh"))
-    for f in ("lnmod_res_common.cuh", "lnmod_res_fwd_gen.cuh", "lnmod_res_fwd_plan.h", "lnmod_res_bwd_bulk_plan.h"):
+    for f in ("lnmod_res_common.cuh", "lnmod_res_fwd_gen.cuh", "lnmod_res_fwd_plan.h", "lnmod_res_bwd_bulk_plan.h",
+              "lnmod_chunk_ring.cuh", "lnmod_res_fwd_chunk.cuh", "lnmod_res_fwd_chunk_plan.h"):
         shutil.copy(os.path.join(K, f), os.path.join(out, f))
 
     r = rd("lnmod_res_common.cu")

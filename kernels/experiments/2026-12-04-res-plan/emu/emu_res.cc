@@ -21,6 +21,8 @@ using std::min;
 #include "lnmod_res_fwd_gen.cuh"
 #include "res_common_emu.inc"
 #include "res_bulk_emu.inc"
+#define rc_fwd_kernel rc_fwd_kernel_emu
+#include "lnmod_res_fwd_chunk.cuh"
 
 #include <string>
 
@@ -48,6 +50,7 @@ void launch(unsigned grid, unsigned block, unsigned cl, size_t dyn, size_t stat,
         cta.alive = (int)block;
         cta.warps.resize(block / 32);
         s.cluster.assign(1, &cta);
+        s.tx.clear(); // mbarrier transaction state of the CTA (addresses in its shared memory)
         s.cl_count = 0;
         s.cl_alive = (int)block;
         s.cl_phase = 0;
@@ -64,18 +67,7 @@ void launch(unsigned grid, unsigned block, unsigned cl, size_t dyn, size_t stat,
             t.lane = (int)i & 31;
             t.warp = (int)i >> 5;
         }
-        for (;;) {
-            bool any = false;
-            const long e0 = s.epoch;
-            for (thr_t &t : thr)
-                if (!t.done) {
-                    any = true;
-                    s.cur = &t;
-                    swapcontext(&s.sched, &t.ctx);
-                }
-            if (!any) break;
-            if (s.epoch == e0) die("deadlock: a full pass of every thread changed nothing");
-        }
+        schedule(thr);
     }
 }
 } // namespace emu
@@ -208,9 +200,163 @@ int emu_bwd(verify_res_runner *, const lnmod_res_desc *d, const lnmod_res_bwd_in
     return 0;
 }
 
+// ---- the chunk ring's forward (lnmod_res_fwd_chunk.cuh) ------------------------------------
+// Each call copies r and y into buffers at a phase the set's index picks (r 0/4/8/12 bytes
+// into a 16-byte word, y 0..14; h at r's phase, out at y's: the kernel's condition), everything
+// around them poisoned, and runs the kernel on an H200's ring (3 CTAs walking every chunk) in
+// five schedules: bulk copies performed at issue; loads only when waited for; stores only when
+// their group is waited for; those stores with warp 0 run ahead of the others; and loads and
+// stores late on the fewest stages (3). Every schedule must give the same bits (an ordering
+// bug shows as a difference), nothing outside h and out may change, and the bulk copies stay
+// within r's and y's outer 16-byte words (reads) and h and out (writes). The verifier judges
+// the outputs.
+constexpr size_t RC_SLACK = 64;
+
+struct rc_buf {
+    std::vector<uint4> v;
+    char *p;
+    rc_buf(size_t n, int phase, unsigned char fill) : v((n + 2 * RC_SLACK) / 16 + 2)
+    {
+        memset(v.data(), fill, v.size() * 16);
+        p = reinterpret_cast<char *>(v.data()) + RC_SLACK + phase;
+    }
+    // bytes outside [p, p + n) that differ from `fill`
+    int64_t outside(size_t n, unsigned char fill) const
+    {
+        const unsigned char *b = reinterpret_cast<const unsigned char *>(v.data()), *e = b + v.size() * 16;
+        int64_t bad = 0;
+        for (const unsigned char *q = b; q < e; q++)
+            if ((q < (const unsigned char *)p || q >= (const unsigned char *)p + n) && *q != fill) bad++;
+        return bad;
+    }
+};
+
+const char *rlo(const char *p) { return reinterpret_cast<const char *>((uintptr_t)p & ~(uintptr_t)15); }
+const char *rhi(const char *p) { return reinterpret_cast<const char *>(((uintptr_t)p + 15) & ~(uintptr_t)15); }
+
+template <int T, int K> std::function<void()> rc_body(const res_params &p, const rc_args &c)
+{
+    return [p, c] { rc_fwd_kernel_emu<__nv_bfloat16, T, K, LNMOD_RES_CHUNK_R(K)>(p, c); };
+}
+
+int emu_chunk(verify_res_runner *, const lnmod_res_desc *d, const lnmod_res_fwd_in *in, const lnmod_res_fwd_out *out,
+              char *err, size_t errn)
+{
+    const int64_t n = d->rows * d->D, call = g_ran;
+    const bool inplace = out->h == in->r;
+    rc_buf r((size_t)(4 * n), 4 * (int)(call % 4), 0xa5), y((size_t)(2 * n), 2 * (int)(call / 4 % 8), 0x5a);
+    rc_buf h((size_t)(4 * n), 4 * (int)(call % 4), 0xc3), o((size_t)(2 * n), 2 * (int)(call / 4 % 8), 0x3c);
+    char *hp = inplace ? r.p : h.p;
+    int T = 0, K = 0, R = 0;
+    if (!lnmod_res_chunk_takes(d, (uintptr_t)r.p, (uintptr_t)y.p, (uintptr_t)hp, (uintptr_t)o.p, 9) ||
+        !lnmod_res_chunk_shape(d->D, &T, &K, &R)) {
+        snprintf(err, errn, "not the chunk ring's path (D %lld, layout %d)", (long long)d->D, (int)d->layout);
+        return -1;
+    }
+    const lnmod_res_chunk_dev dev = {233472, 232448, 65536, 2048, 32}; // an H200's facts
+    int ctas = 0, ns = 0;
+    int64_t smem = 0, slot_r = 0, slot_y = 0;
+    if (lnmod_res_chunk_ring(&dev, T, R, d->D, 128, 0, &ctas, &ns, &smem) != 0) {
+        snprintf(err, errn, "the ring does not fit (D %lld)", (long long)d->D);
+        return -1;
+    }
+    lnmod_res_chunk_slots(R, d->D, &slot_r, &slot_y);
+    res_params p = res_make_params(d);
+    p.r = r.p;
+    p.y = y.p;
+    p.gate = in->gate;
+    p.scale = in->scale;
+    p.shift = in->shift;
+    p.h = hp;
+    p.out = o.p;
+    std::vector<float> mean((size_t)d->rows), rstd((size_t)d->rows);
+    p.mean = out->mean ? mean.data() : nullptr;
+    p.rstd = out->rstd ? rstd.data() : nullptr;
+    const int64_t nchunks = (d->rows + R - 1) / R;
+    std::vector<char> first_h, first_o;
+    std::vector<float> first_m, first_s;
+    for (int mode = 0; mode < 5; mode++) {
+        memset(r.v.data(), 0xa5, r.v.size() * 16);
+        memset(h.v.data(), 0xc3, h.v.size() * 16);
+        memset(o.v.data(), 0x3c, o.v.size() * 16);
+        memcpy(r.p, in->r, (size_t)(4 * n));
+        memcpy(y.p, in->y, (size_t)(2 * n));
+        std::fill(mean.begin(), mean.end(), -1.0f);
+        std::fill(rstd.begin(), rstd.end(), -1.0f);
+        emu::state_t &S = emu::S();
+        S.bulk_load_eager = mode == 0 || mode == 2 || mode == 3;
+        S.bulk_store_eager = mode <= 1;
+        S.low_first = mode == 3;
+        S.bulk_rd_lo = rlo(r.p), S.bulk_rd_hi = rhi(r.p + 4 * n);
+        S.bulk_rd2_lo = rlo(y.p), S.bulk_rd2_hi = rhi(y.p + 2 * n);
+        S.bulk_wr_lo = hp, S.bulk_wr_hi = hp + 4 * n;
+        S.bulk_wr2_lo = o.p, S.bulk_wr2_hi = o.p + 2 * n;
+        const rc_args c = {mode == 4 ? 3 : ns, (int)slot_r, (int)(slot_r + slot_y), (int)nchunks};
+        std::function<void()> body;
+#define RC_BODY(T_, K_)                                                                                                \
+        if (T == T_ && K == K_) body = rc_body<T_, K_>(p, c);
+        LNMOD_RES_CHUNK_SHAPES(RC_BODY)
+#undef RC_BODY
+        emu::launch((unsigned)(nchunks < 3 ? nchunks : 3), (unsigned)T, 1, (size_t)smem, 0, body);
+        S.bulk_rd_lo = S.bulk_rd_hi = S.bulk_wr_lo = S.bulk_wr_hi = nullptr;
+        S.bulk_rd2_lo = S.bulk_rd2_hi = S.bulk_wr2_lo = S.bulk_wr2_hi = nullptr;
+        S.bulk_load_eager = S.bulk_store_eager = true;
+        S.low_first = false;
+        const int64_t bad = (inplace ? r.outside((size_t)(4 * n), 0xa5) : h.outside((size_t)(4 * n), 0xc3)) +
+                            o.outside((size_t)(2 * n), 0x3c);
+        if (bad) {
+            snprintf(err, errn, "schedule %d: %lld bytes written outside h and out", mode, (long long)bad);
+            return -1;
+        }
+        if (mode == 0) {
+            first_h.assign(hp, hp + 4 * n);
+            first_o.assign(o.p, o.p + 2 * n);
+            first_m = mean;
+            first_s = rstd;
+        } else if (memcmp(first_h.data(), hp, (size_t)(4 * n)) || memcmp(first_o.data(), o.p, (size_t)(2 * n)) ||
+                   first_m != mean || first_s != rstd) {
+            snprintf(err, errn, "schedule %d gave other bits than schedule 0 (D %lld, rows %lld)", mode,
+                     (long long)d->D, (long long)d->rows);
+            return -1;
+        }
+    }
+    memcpy(out->h, first_h.data(), (size_t)(4 * n));
+    memcpy(out->out, first_o.data(), (size_t)(2 * n));
+    if (out->mean) memcpy(out->mean, first_m.data(), (size_t)d->rows * 4);
+    if (out->rstd) memcpy(out->rstd, first_s.data(), (size_t)d->rows * 4);
+    g_ran++;
+    return 0;
+}
+
 // The sets of a suite: the verifier's full grid where its sets take the path (Wan's dtypes; rows
 // and widths the emulation runs in minutes: a context switch costs ~1 us), then sets it does not
 // have.
+// The chunk suite's sets: the full grid's at Wan's dtypes where the chunk ring takes them and
+// the emulation runs them in minutes, then every shape class (T 64 with R 4, 3, 2, 1; T 128,
+// 256, 512; odd D: every phase of a chunk) at the three sites and the per-sample and per-frame
+// maps (frames of rows / 5 rows: chunks of 2-4 rows cross them), and two in place.
+std::vector<verify_res_set> chunk_sets()
+{
+    verify_res_set *sets = nullptr;
+    int nsets = 0;
+    std::vector<verify_res_set> run;
+    if (verify_res_grid_sets("full", &sets, &nsets) != VERIFY_OK) return run;
+    for (int i = 0; i < nsets; i++) {
+        const lnmod_res_desc d = verify_res_set_desc(&sets[i]);
+        if (sets[i].combo == 0 && d.rows * d.D <= 400000 && lnmod_res_chunk_takes(&d, 0, 0, 0, 0, 9))
+            run.push_back(sets[i]);
+    }
+    free(sets);
+    const int64_t Ds[] = {64, 100, 250, 333, 520, 777, 1000, 1001, 1536, 2050, 3072, 5119, 10240};
+    const int lay[] = {LNMOD_PER_SAMPLE, LNMOD_PER_FRAME};
+    for (int64_t D : Ds)
+        for (int site = 0; site < VERIFY_RES_NSITES; site++)
+            for (int l : lay) run.push_back(verify_res_set{site, l, 0, D, D >= 3072 ? 23 : 97, 0, 0});
+    run.push_back(verify_res_set{VERIFY_RES_SITE_FFN, LNMOD_PER_FRAME, 0, 333, 97, 1, 0});
+    run.push_back(verify_res_set{VERIFY_RES_SITE_ATTN, LNMOD_PER_SAMPLE, 0, 1536, 40, 1, 0});
+    return run;
+}
+
 std::vector<verify_res_set> sets_of(bool bwd)
 {
     verify_res_set *sets = nullptr;
@@ -221,7 +367,8 @@ std::vector<verify_res_set> sets_of(bool bwd)
         const lnmod_res_desc d = verify_res_set_desc(&sets[i]);
         int T, V;
         if (sets[i].combo != 0) continue;
-        if (!bwd && d.rows <= 2000 && d.D != 1536 && lnmod_res_fwd_gen_shape(d.D, &T, &V)) run.push_back(sets[i]);
+        const bool rd_width = d.D == 1536 || d.D == 3072 || d.D == 5120; // rd_fwd_kernel's, not the general one's
+        if (!bwd && d.rows <= 2000 && !rd_width && lnmod_res_fwd_gen_shape(d.D, &T, &V)) run.push_back(sets[i]);
         if (bwd && res_bwd_bulk_shape(&d) && d.rows * d.D <= 1560 * 264) run.push_back(sets[i]);
     }
     free(sets);
@@ -258,17 +405,17 @@ std::vector<verify_res_set> sets_of(bool bwd)
 
 int main(int argc, char **argv)
 {
-    const bool bwd = argc == 2 && !strcmp(argv[1], "bwd");
-    if (argc != 2 || (!bwd && strcmp(argv[1], "fwd"))) {
-        fprintf(stderr, "usage: emu_res fwd|bwd\n");
+    const bool bwd = argc == 2 && !strcmp(argv[1], "bwd"), chunk = argc == 2 && !strcmp(argv[1], "chunk");
+    if (argc != 2 || (!bwd && !chunk && strcmp(argv[1], "fwd"))) {
+        fprintf(stderr, "usage: emu_res fwd|bwd|chunk\n");
         return 2;
     }
-    const std::vector<verify_res_set> run = sets_of(bwd);
+    const std::vector<verify_res_set> run = chunk ? chunk_sets() : sets_of(bwd);
     verify_res_runner rn;
     if (run.empty() || verify_res_cpu_runner(0, 1, &rn) != 0) return 2;
-    rn.name = bwd ? "dtile-bwd-emu" : "dtile-fwd-emu";
+    rn.name = bwd ? "dtile-bwd-emu" : chunk ? "dtile-chunk-emu" : "dtile-fwd-emu";
     if (bwd) rn.backward = emu_bwd;
-    else rn.forward = emu_fwd;
+    else rn.forward = chunk ? emu_chunk : emu_fwd;
     json_t *cases = json_array();
     int64_t failed = 0, dir_failed = 0;
     for (size_t i = 0; i < run.size(); i++) {
@@ -280,7 +427,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    const char *mine = bwd ? "bwd" : "fwd";
+    const char *mine = bwd ? "bwd" : "fwd"; // the chunk suite's direction is fwd
     for (size_t i = 0; i < json_array_size(cases); i++) {
         json_t *c = json_array_get(cases, i);
         if (json_is_true(json_object_get(c, "pass"))) continue;
@@ -294,9 +441,9 @@ int main(int argc, char **argv)
     for (const verify_res_set &v : run) per_site[v.site]++;
     printf("emu_res %s: %zu sets on the emulated kernels (%lld runs; sites attn/cross/ffn %d/%d/%d), %zu cases, %lld "
            "failed (%lld %s)\n",
-           mine, run.size(), (long long)g_ran, per_site[VERIFY_RES_SITE_ATTN], per_site[VERIFY_RES_SITE_CROSS],
+           argv[1], run.size(), (long long)g_ran, per_site[VERIFY_RES_SITE_ATTN], per_site[VERIFY_RES_SITE_CROSS],
            per_site[VERIFY_RES_SITE_FFN], json_array_size(cases), (long long)failed, (long long)dir_failed, mine);
     json_decref(cases);
-    if (run.size() < (bwd ? 40u : 60u) || g_ran < (int64_t)run.size()) return 2;
+    if (run.size() < (bwd || chunk ? 40u : 60u) || g_ran < (int64_t)run.size()) return 2;
     return failed ? 1 : 0;
 }
