@@ -6,7 +6,7 @@
 # exit 1 (land res-chunk-keep.patch: the three widths stay on the row kernels) otherwise; exit 2
 # when the log has not all 30 rows. Prints the count, mean and largest ratio.
 set -uo pipefail
-[ $# -eq 1 ] && [ -f "$1" ] || { echo "usage: decide.sh DEVICE_LOG" >&2; exit 2; }
+if [ $# -ne 1 ] || [ ! -f "$1" ]; then echo "usage: decide.sh DEVICE_LOG" >&2; exit 2; fi
 awk '
   /compare wan round/   { inwan = 1; next }
   /compare sweep round/ { inwan = 0 }
