@@ -93,6 +93,47 @@ __global__ void res4(const float4 *__restrict__ r, const uint4 *__restrict__ y, 
     }
 }
 
+// Persistent CTAs that take tiles of blockDim.x steps in order from one global ticket counter
+// (thread 0 claims the next tile while the CTA works on this one): the CTAs' accesses stay in one
+// moving window of the arrays however their speeds drift -- what a one-shot grid gets from the
+// block scheduler, with a persistent CTA's setup paid once.
+__global__ void res4_ticket(const float4 *__restrict__ r, const uint4 *__restrict__ y, float4 *__restrict__ h,
+                            uint4 *__restrict__ out, int64_t n8, unsigned long long *ctr)
+{
+    __shared__ unsigned long long tile[2];
+    const unsigned long long tiles = (unsigned long long)((n8 + blockDim.x - 1) / blockDim.x);
+    if (threadIdx.x == 0) tile[0] = atomicAdd(ctr, 1ull);
+    __syncthreads();
+    for (int par = 0;; par ^= 1) {
+        const unsigned long long t = tile[par];
+        if (t >= tiles) break;
+        if (threadIdx.x == 0) tile[par ^ 1] = atomicAdd(ctr, 1ull);
+        const int64_t k = (int64_t)t * blockDim.x + threadIdx.x;
+        if (k < n8) {
+            step8 s = res8(r[2 * k], r[2 * k + 1], y[k]);
+            h[2 * k] = s.h0;
+            h[2 * k + 1] = s.h1;
+            out[k] = s.o;
+        }
+        __syncthreads();
+    }
+}
+
+// The opposite order: CTA b owns one contiguous 1/grid of the arrays (as many windows open at
+// once as CTAs).
+__global__ void res4_blocked(const float4 *__restrict__ r, const uint4 *__restrict__ y, float4 *__restrict__ h,
+                             uint4 *__restrict__ out, int64_t n8)
+{
+    const int64_t per = (n8 + gridDim.x - 1) / gridDim.x;
+    const int64_t lo = (int64_t)blockIdx.x * per, hi = lo + per < n8 ? lo + per : n8;
+    for (int64_t k = lo + threadIdx.x; k < hi; k += blockDim.x) {
+        step8 s = res8(r[2 * k], r[2 * k + 1], y[k]);
+        h[2 * k] = s.h0;
+        h[2 * k + 1] = s.h1;
+        out[k] = s.o;
+    }
+}
+
 // The two pairs of streams apart: the first two thirds of the CTAs copy r to h (fp32), the rest
 // y to out (bf16) -- the same bytes, each CTA with one read and one write stream.
 __global__ void split2(const uint4 *__restrict__ r, const uint4 *__restrict__ y, uint4 *__restrict__ h,
@@ -226,6 +267,9 @@ int main(int argc, char **argv)
     CK(cudaMalloc(&h, nmax * 6));
     CK(cudaMalloc(&y, nmax * 2));
     CK(cudaMalloc(&out, nmax * 2));
+    unsigned long long *ctr; // one ticket counter a launch, zeroed before each case
+    const int nctr = reps + 2;
+    CK(cudaMalloc(&ctr, nctr * sizeof *ctr));
     fill<<<4 * sms, 256, 0, c.s>>>(r, y, nmax);
     CK(cudaGetLastError());
     int occ = 0;
@@ -262,6 +306,25 @@ int main(int argc, char **argv)
             CK(cudaStreamSynchronize(c.s));
             bad |= check(r, y, h, out, n, k.name);
             line(name, k.name, bytes, us, cu);
+        }
+        {
+            CK(cudaMemsetAsync(ctr, 0, nctr * sizeof *ctr, c.s));
+            CK(cudaMemsetAsync(h, 0, n * 4, c.s));
+            int launch = 0;
+            double us = median_us(c, [&] {
+                res4_ticket<<<persist, 256, 0, c.s>>>((const float4 *)r, (const uint4 *)y, (float4 *)h, (uint4 *)out,
+                                                      n8, ctr + launch++);
+            });
+            CK(cudaStreamSynchronize(c.s));
+            bad |= check(r, y, h, out, n, "res4 ticket");
+            line(name, "res4 persist ticket", bytes, us, cu);
+            CK(cudaMemsetAsync(h, 0, n * 4, c.s));
+            us = median_us(c, [&] {
+                res4_blocked<<<persist, 256, 0, c.s>>>((const float4 *)r, (const uint4 *)y, (float4 *)h, (uint4 *)out, n8);
+            });
+            CK(cudaStreamSynchronize(c.s));
+            bad |= check(r, y, h, out, n, "res4 blocked");
+            line(name, "res4 persist blocked", bytes, us, cu);
         }
         line(name, "split2 (r->h | y->out)", bytes, median_us(c, [&] {
                  split2<<<persist, 256, 0, c.s>>>((const uint4 *)r, (const uint4 *)y, (uint4 *)h, (uint4 *)out, n8);
