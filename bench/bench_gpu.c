@@ -148,7 +148,7 @@ typedef struct {
     const char *vname; /* a registry variant or a plug-in's "plugin:<name>" (bench_variant.h) */
     ada_shape shape;
     int64_t bytes;   /* minimal bytes of the op (copy: bytes moved, read + write) */
-    size_t ws;       /* the backward's workspace bytes */
+    size_t ws;       /* the backward's workspace bytes (a res forward's: of g->fwd_ws) */
     size_t off_d, off_e, off_s, off_w; /* backward: dy, the modulation's gradient, mean/rstd, workspace */
     int64_t k;       /* launches per graph replay, 0 = plain launches */
     int64_t nsets;   /* input sets rotated through */
@@ -172,6 +172,7 @@ struct ada_gpu_bench {
     size_t arena_bytes;
     void *flush;
     size_t flush_bytes;
+    void *fwd_ws; /* the res forwards' workspace (ADA_RES_FWD_WS bytes, zeroed once, left zero) */
     gpu_case *cases;
     int64_t ncases;
     copy_stat *copies;
@@ -254,7 +255,7 @@ static int launch_set(gpu_case *c, int64_t set, char *msg, size_t n)
     char *shift = base + c->off_c, *scale = shift + chunk;
     int st;
     if (c->shape.res) {
-        st = ada_res_launch(c->vname, &c->shape.rdesc, c->bwd, &c->ro, base, c->ws, g->stream);
+        st = ada_res_launch(c->vname, &c->shape.rdesc, c->bwd, &c->ro, base, c->ws, g->fwd_ws, g->stream);
     } else if (c->bwd) {
         float *mean = (float *)(base + c->off_s), *rstd = mean + d->rows;
         char *dsh = base + c->off_e;
@@ -377,6 +378,7 @@ void ada_gpu_bench_free(ada_gpu_bench *g)
     free(g->copies);
     if (g->arena) cudaFree(g->arena);
     if (g->flush) cudaFree(g->flush);
+    if (g->fwd_ws) cudaFree(g->fwd_ws);
     if (g->e0) cudaEventDestroy(g->e0);
     if (g->e1) cudaEventDestroy(g->e1);
     if (g->stream) cudaStreamDestroy(g->stream);
@@ -558,6 +560,8 @@ int ada_gpu_bench_setup(const ada_shape *shapes, int64_t nshapes, const char *co
     g->flush_bytes = (size_t)(2 * g->l2);
     if (cuda_ok(cudaMalloc((void **)&g->arena, g->arena_bytes), "cudaMalloc (inputs)", msg, msg_n) ||
         cuda_ok(cudaMalloc(&g->flush, g->flush_bytes), "cudaMalloc (L2 flush buffer)", msg, msg_n) ||
+        cuda_ok(cudaMalloc(&g->fwd_ws, ADA_RES_FWD_WS), "cudaMalloc (forward workspace)", msg, msg_n) ||
+        cuda_ok(cudaMemset(g->fwd_ws, 0, ADA_RES_FWD_WS), "cudaMemset (forward workspace)", msg, msg_n) ||
         fill_arena(g, msg, msg_n)) {
         ada_gpu_bench_free(g);
         return ADA_GPU_ERROR;

@@ -17,7 +17,11 @@ const char *ada_res_variant_why(const char *variant, const lnmod_res_desc *d, in
     const lnmod_variant *v = lnmod_find_variant(variant);
     if (!v) return "no such variant in this build";
     if (lnmod_res_desc_validate(d) != LNMOD_OK) return "does not support this shape";
-    if (!bwd) return v->res_forward ? NULL : "has no fused residual op";
+    if (!bwd) {
+        if (!v->res_forward) return "has no fused residual op";
+        if (lnmod_res_forward_workspace(variant, d, ws) != LNMOD_OK) return "has no fused residual forward for this shape";
+        return *ws > ADA_RES_FWD_WS ? "needs a larger forward workspace than the bench keeps" : NULL;
+    }
     if (!v->res_backward) return "has no fused residual backward";
     return lnmod_res_backward_workspace(variant, d, ws) != LNMOD_OK ? "has no fused residual backward for this shape"
                                                                     : NULL;
@@ -76,14 +80,14 @@ void ada_res_offsets_make(const lnmod_res_desc *d, int bwd, size_t ws, ada_res_o
 }
 
 int ada_res_launch(const char *variant, const lnmod_res_desc *d, int bwd, const ada_res_offsets *o, char *base,
-                   size_t ws, cudaStream_t stream)
+                   size_t ws, void *fwd_ws, cudaStream_t stream)
 {
     float *mean = (float *)(base + o->stats), *rstd = mean + d->rows;
     const void *gate = o->has_gate ? base + o->gate : NULL;
     if (!bwd) {
         lnmod_res_fwd_in in = {base + o->r, base + o->y, gate, base + o->scale, base + o->shift};
         lnmod_res_fwd_out out = {base + o->h, base + o->out, mean, rstd};
-        return (int)lnmod_res_forward(variant, d, &in, &out, stream);
+        return (int)lnmod_res_forward(variant, d, &in, &out, ws ? fwd_ws : NULL, ws, stream);
     }
     lnmod_res_bwd_in in = {base + o->r, base + o->y, gate, base + o->scale, base + o->dout, base + o->dh, mean, rstd};
     lnmod_res_bwd_out out = {base + o->dr, base + o->dy, o->has_gate ? base + o->dgate : NULL, base + o->dscale,

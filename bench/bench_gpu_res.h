@@ -6,7 +6,7 @@
  *
  *   const char *why = ada_res_variant_why("dtile", &rd, 1, &ws);   // NULL: it can run
  *   ada_res_offsets o; ada_res_offsets_make(&rd, 1, ws, &o);        // one input set's layout
- *   int st = ada_res_launch("dtile", &rd, 1, &o, base, ws, stream); // lnmod_status
+ *   int st = ada_res_launch("dtile", &rd, 1, &o, base, ws, fws, stream); // lnmod_status
  *
  * One input set: r, y and a [B, 6, D] modulation table e (the strides of ada_shape_make_res:
  * 6*D), whose chunks are Wan 2.1's at the descriptor's site (kernels/lnmod_res_design.md):
@@ -21,7 +21,9 @@
  * weight), d_out, dh, mean and rstd and writes dr, dy and dgate/dscale/dshift into the same
  * chunks of a gradient table de (dweight/dbias into their own region dwb), with its workspace.
  * Every part lies inside set_bytes, which bench_gpu.c fills with random values before any
- * launch (nothing is read uninitialised).
+ * launch (nothing is read uninitialised). The forward's workspace is state (lnmod_res.h: zero
+ * on entry, left zero), so it is no part of a set: bench_gpu.c keeps one zeroed buffer of
+ * ADA_RES_FWD_WS bytes for every forward (its launches run one after another on one stream).
  */
 #ifndef ADALOAD_BENCH_GPU_RES_H
 #define ADALOAD_BENCH_GPU_RES_H
@@ -46,13 +48,17 @@ typedef struct {
     size_t set_bytes;            /* one input set, 256-byte aligned parts */
 } ada_res_offsets;
 
-/* Why variant cannot run the forward (bwd 0) or the backward (bwd 1) of d, or NULL; for the
- * backward *ws gets its workspace bytes. */
+/* The bytes of the one forward workspace the bench keeps (dtile's need 16). */
+#define ADA_RES_FWD_WS 256
+
+/* Why variant cannot run the forward (bwd 0) or the backward (bwd 1) of d, or NULL; *ws gets
+ * that direction's workspace bytes (the forward's at most ADA_RES_FWD_WS). */
 const char *ada_res_variant_why(const char *variant, const lnmod_res_desc *d, int bwd, size_t *ws);
 /* One input set's layout for d (its site's chunks, above); byte offsets from the set's base. */
 void ada_res_offsets_make(const lnmod_res_desc *d, int bwd, size_t ws, ada_res_offsets *o);
-/* One launch on stream of the input set at base; the raw lnmod_status. */
+/* One launch on stream of the input set at base (the forward's workspace: fwd_ws, ws bytes of
+ * it used; the backward's: ws bytes in the set); the raw lnmod_status. */
 int ada_res_launch(const char *variant, const lnmod_res_desc *d, int bwd, const ada_res_offsets *o, char *base,
-                   size_t ws, cudaStream_t stream);
+                   size_t ws, void *fwd_ws, cudaStream_t stream);
 
 #endif

@@ -45,7 +45,8 @@ typedef lnmod_status (*lnmod_bwd_launch_fn)(const lnmod_desc *d, const void *x,
 /* The fused gated residual + LayerNorm-Modulate op of one variant (lnmod_res.h; called only
  * after lnmod_res_forward's / lnmod_res_backward's checks). */
 typedef lnmod_status (*lnmod_res_fwd_fn)(const lnmod_res_desc *d, const lnmod_res_fwd_in *in,
-                                         const lnmod_res_fwd_out *out, cudaStream_t stream);
+                                         const lnmod_res_fwd_out *out, void *workspace,
+                                         cudaStream_t stream);
 typedef lnmod_status (*lnmod_res_bwd_fn)(const lnmod_res_desc *d, const lnmod_res_bwd_in *in,
                                          const lnmod_res_bwd_out *out, void *workspace,
                                          size_t workspace_bytes, cudaStream_t stream);
@@ -65,11 +66,12 @@ typedef struct {
     int64_t (*bwd_workspace)(const lnmod_desc *d);
     int64_t (*bwd_bytes_moved)(const lnmod_desc *d);
     /* The fused residual op (lnmod_res.h), NULL where the variant has none: forward,
-     * backward, the backward's workspace bytes (a function of the descriptor alone; -1:
+     * backward, the workspace bytes of each (functions of the descriptor alone; -1:
      * overflow) and the bytes each direction really moves (>= lnmod_res_fwd_min_bytes /
      * lnmod_res_bwd_min_bytes). Every valid lnmod_res_desc is supported where they exist. */
     lnmod_res_fwd_fn res_forward;
     lnmod_res_bwd_fn res_backward;
+    int64_t (*res_fwd_workspace)(const lnmod_res_desc *d);
     int64_t (*res_bwd_workspace)(const lnmod_res_desc *d);
     int64_t (*res_bytes_moved)(const lnmod_res_desc *d, int want_stats);
     int64_t (*res_bwd_bytes_moved)(const lnmod_res_desc *d, int has_dh);

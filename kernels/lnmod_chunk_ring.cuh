@@ -34,6 +34,8 @@ __device__ __forceinline__ void ck_bulk_wait0() { emu::bulk_wait(0); }
 __device__ __forceinline__ void ck_fence_async() {}
 __device__ __forceinline__ void ck_mbar_init(uint64_t *bar, unsigned count) { emu::mbar_init(bar, count); }
 __device__ __forceinline__ void ck_mbar_wait(uint64_t *bar, unsigned parity) { emu::mbar_wait(bar, parity); }
+__device__ __forceinline__ int64_t ck_ticket(unsigned long long *c) { return emu::ticket(c); }
+__device__ __forceinline__ void ck_ticket_end(unsigned long long *c) { emu::ticket_end(c, gridDim.x); }
 #elif !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
 __device__ __forceinline__ unsigned ck_sa(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
 // One arrival on bar (count 1: the issuing thread's) expecting n more bytes.
@@ -59,6 +61,20 @@ __device__ __forceinline__ void ck_bulk_wait0() { asm volatile("cp.async.bulk.wa
 __device__ __forceinline__ void ck_fence_async() { lnmod_bulk_ptx::bk_fence_proxy_async(); }
 __device__ __forceinline__ void ck_mbar_init(uint64_t *bar, unsigned count) { lnmod_bulk_ptx::bk_mbar_init(bar, count); }
 __device__ __forceinline__ void ck_mbar_wait(uint64_t *bar, unsigned parity) { lnmod_bulk_ptx::bk_mbar_wait(bar, parity); }
+// The next ticket of a launch's counter (it ends at the chunks plus one claim a CTA: 64 bits).
+__device__ __forceinline__ int64_t ck_ticket(unsigned long long *c) { return (int64_t)atomicAdd(c, 1ull); }
+// Thread 0 of a CTA whose claims are over: its count on c[1], after a fence that orders its claims
+// before it; the CTA that completes the grid's count zeroes c[0] and c[1] for the next launch on
+// them (every claim of the launch came before its CTA's count, so none is lost or sees a reset).
+__device__ __forceinline__ void ck_ticket_end(unsigned long long *c)
+{
+    __threadfence();
+    if (atomicAdd(c + 1, 1ull) == (unsigned long long)gridDim.x - 1) {
+        __threadfence();
+        atomicExch(c, 0ull);
+        atomicExch(c + 1, 0ull);
+    }
+}
 #else
 __device__ __forceinline__ void ck_expect_tx(uint64_t *, unsigned) { __trap(); }
 __device__ __forceinline__ void ck_bulk_load(void *, const void *, unsigned, uint64_t *) { __trap(); }
@@ -69,6 +85,12 @@ __device__ __forceinline__ void ck_bulk_wait0() { __trap(); }
 __device__ __forceinline__ void ck_fence_async() { __trap(); }
 __device__ __forceinline__ void ck_mbar_init(uint64_t *, unsigned) { __trap(); }
 __device__ __forceinline__ void ck_mbar_wait(uint64_t *, unsigned) { __trap(); }
+__device__ __forceinline__ int64_t ck_ticket(unsigned long long *)
+{
+    __trap();
+    return 0;
+}
+__device__ __forceinline__ void ck_ticket_end(unsigned long long *) { __trap(); }
 #endif
 
 // One 16-bit element of a stage as fp32, and back (round to nearest even).

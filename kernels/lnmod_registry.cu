@@ -17,7 +17,8 @@ extern "C" const lnmod_variant lnmod_variants[] = {
      "one block per row, scalar loads, 3 passes over x in global memory, shared-memory trees",
      lnmod_fwd_naive_supports, lnmod_fwd_naive_launch, lnmod_fwd_naive_bytes,
      lnmod_bwd_naive_launch, lnmod_bwd_naive_workspace, lnmod_bwd_naive_bytes,
-     lnmod_res_fwd_naive_launch, lnmod_res_bwd_naive_launch, lnmod_res_bwd_workspace,
+     lnmod_res_fwd_naive_launch, lnmod_res_bwd_naive_launch, lnmod_res_fwd_naive_workspace,
+     lnmod_res_bwd_workspace,
      lnmod_res_fwd_naive_bytes, lnmod_res_bwd_naive_bytes},
     {"row_per_warp",
      "one warp per row, 8 rows per block, 128-bit loads when aligned, x re-read per pass, "
@@ -25,16 +26,17 @@ extern "C" const lnmod_variant lnmod_variants[] = {
      lnmod_fwd_row_per_warp_supports, lnmod_fwd_row_per_warp_launch,
      lnmod_fwd_row_per_warp_bytes, lnmod_bwd_row_per_warp_launch,
      lnmod_bwd_row_per_warp_workspace, lnmod_bwd_row_per_warp_bytes, NULL, NULL, NULL, NULL,
-     NULL},
+     NULL, NULL},
     {"dtile",
      "D-tile fused: 128-bit tiles configured per D, dtype, alignment and device (forward v2; "
      "v1's exact-fit tiles at its six widths), rows staged ahead through a cp.async ring, "
      "pivot statistics, split barriers, modulation kept on chip, strided persistent grid",
      lnmod_fwd_dtile_supports, lnmod_fwd_dtile_launch, lnmod_fwd_dtile_bytes,
      lnmod_bwd_dtile_launch, lnmod_bwd_dtile_workspace, lnmod_bwd_dtile_bytes,
-     lnmod_res_fwd_dtile_launch, lnmod_res_bwd_dtile_launch, lnmod_res_bwd_workspace,
+     lnmod_res_fwd_dtile_launch, lnmod_res_bwd_dtile_launch, lnmod_res_fwd_dtile_workspace,
+     lnmod_res_bwd_workspace,
      lnmod_res_fwd_dtile_bytes, lnmod_res_bwd_dtile_bytes},
-    {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
 };
 
 extern "C" const lnmod_variant *lnmod_find_variant(const char *name)

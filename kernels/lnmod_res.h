@@ -10,7 +10,8 @@
  *   d.gate_stride = d.scale_stride = d.shift_stride = 6*5120;        // chunk views of e [B,6,D]
  *   lnmod_res_fwd_in in = {x, y_ffn, e + 5*D, e_next + D, e_next};  // r, y, gate, scale, shift
  *   lnmod_res_fwd_out o = {x, x_norm, mean, rstd};                    // h in place over r
- *   lnmod_status st = lnmod_res_forward("dtile", &d, &in, &o, stream);
+ *   size_t fws; lnmod_res_forward_workspace("dtile", &d, &fws);       // 16: allocate it zeroed
+ *   lnmod_status st = lnmod_res_forward("dtile", &d, &in, &o, fwsp, fws, stream); // once, reuse
  *
  *   size_t ws; lnmod_res_backward_workspace("dtile", &d, &ws);
  *   lnmod_res_bwd_in bi = {x, y_ffn, e + 5*D, e_next + D, d_x_norm, d_x, mean, rstd};
@@ -33,13 +34,24 @@ extern "C" {
 
 /* The outputs (lnmod_res_fwd_out, lnmod_res_bwd_out) and their rules are lnmod_res_desc.h's. */
 
+/* Device workspace bytes lnmod_res_forward needs for (variant, d): 0 for naive, 16 for dtile
+ * (its chunk ring's ticket counter: the CTAs take the rows in order from it). Unlike the
+ * backward's, this workspace is state: it must be zero before its first use (cudaMemset once)
+ * and every call leaves it zero again, so one workspace serves every later call on the same
+ * stream with no memset; calls that may run at the same time (two streams) need one each. */
+lnmod_status lnmod_res_forward_workspace(const char *variant, const lnmod_res_desc *d,
+                                         size_t *bytes);
+
 /* The forward of one variant: h = r + g*y rounded once to res_dtype, out = the norm of that
  * stored h with fp32 statistics (two-pass over the row held in registers/shared memory), one
- * rounding of out at the end. Errors: the descriptor's and inputs', LNMOD_ERR_NULL_POINTER
- * (h or out), LNMOD_ERR_UNKNOWN_VARIANT, LNMOD_ERR_UNSUPPORTED, LNMOD_ERR_CUDA. */
+ * rounding of out at the end. workspace: at least lnmod_res_forward_workspace bytes, 16-byte
+ * aligned, zero on entry (above; NULL when 0). Errors: the descriptor's and inputs',
+ * LNMOD_ERR_NULL_POINTER (h or out, or a needed workspace), LNMOD_ERR_UNKNOWN_VARIANT,
+ * LNMOD_ERR_UNSUPPORTED, LNMOD_ERR_WORKSPACE, LNMOD_ERR_CUDA. A workspace that is not zero on
+ * entry is not detected: the ring would skip rows (verify checks that every call leaves it zero). */
 lnmod_status lnmod_res_forward(const char *variant, const lnmod_res_desc *d,
                                const lnmod_res_fwd_in *in, const lnmod_res_fwd_out *out,
-                               cudaStream_t stream);
+                               void *workspace, size_t workspace_bytes, cudaStream_t stream);
 
 /* Device workspace bytes lnmod_res_backward needs for (variant, d); 0 when none. A function of
  * the descriptor alone, as is every split of the column sums (dgate, dscale, dshift), so the

@@ -1,5 +1,6 @@
 // lnmod_res_common.cu -- host half of lnmod_res_common.cuh: parameters, plans, workspace, finalize.
 #include "lnmod_res_bwd_bulk_plan.h"
+#include "lnmod_res_fwd_chunk_plan.h"
 #include "lnmod_res_common.cuh"
 #include "lnmod_res_variants.cuh"
 
@@ -180,6 +181,19 @@ lnmod_status res_finalize(const lnmod_bparams &p, int ns, const float *ws, const
 // ---- the registry's workspace and byte counts (lnmod_res_variants.cuh) ------------------------
 
 int64_t lnmod_res_bwd_workspace(const lnmod_res_desc *d) { return lnmod_res_detail::res_ws_of(d).total; }
+
+// The forward's: naive none; dtile the chunk ring's ticket counter (lnmod_res_fwd_chunk.cuh),
+// asked for every descriptor so that a caller's workspace never depends on which kernel runs.
+int64_t lnmod_res_fwd_naive_workspace(const lnmod_res_desc *d)
+{
+    (void)d;
+    return 0;
+}
+int64_t lnmod_res_fwd_dtile_workspace(const lnmod_res_desc *d)
+{
+    (void)d;
+    return LNMOD_RES_CHUNK_TICKET;
+}
 
 namespace {
 

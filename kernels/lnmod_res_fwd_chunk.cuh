@@ -2,8 +2,15 @@
 // where it runs: lnmod_res_fwd_chunk_plan.h; launched by lnmod_res_fwd_dtile.cu). lnmod's chunk
 // kernel (lnmod_fwd_v2_chunk.cuh: its header explains the ring and the row sums, shared through
 // lnmod_chunk_ring.cuh) with two streams in and two out:
-//   * chunk k of the CTA (rows r0 .. r0 + nr - 1, chunks blockIdx.x + k gridDim.x) comes in by
-//     two bulk copies into one stage: r's 16-byte superset (fp32) into r's slot, y's (16-bit)
+//   * the CTAs take chunks in order from one ticket counter (rc_args::ticket, 0 at the launch,
+//     zeroed again by the last CTA to end, so a launch leaves it as it found it):
+//     thread 0 claims the chunk of a stage when it refills it, and the next claim while the CTA
+//     computes, so the grid's loads stay in one moving window of r and y however the CTAs drift
+//     (a static walk, chunks blockIdx.x + k gridDim.x, opened one window a CTA as they drifted
+//     apart: 8 points of an H100's copy in experiments/2026-12-06-stream-probe); a stage's chunk
+//     index goes beside its mbarrier, and a claim past the last chunk arrives on the stage's
+//     mbarrier with no bytes: the CTA's end;
+//   * chunk k of the CTA (rows r0 .. r0 + nr - 1) comes in by two bulk copies into one stage: r's 16-byte superset (fp32) into r's slot, y's (16-bit)
 //     into y's slot, one mbarrier counting both; NS stages make the ring;
 //   * thread t owns the columns t + q T (q < K) of every row; its gate, 1 + scale and shift of
 //     them stay in 3K registers while the rows are in one run of the map (scale and shift the
@@ -27,7 +34,9 @@
 // FV2_EMU_PLANT_RC*: the emulation test's planted bugs (RCEDGE: h's whole superset stored in bulk;
 // RCRING: a stage refilled without waiting for its store's read; RCBAR: chunk k-1 stored before
 // the barrier that completes it; RCRUN: a chunk crossing a run of the map takes its first row's
-// modulation for every row). Never defined in a build.
+// modulation for every row; RCTICK: CTA 1 drops every other claim -- caught only where the
+// CTAs' claims interleave; RCRESET (in fv2_emu.h): the last CTA leaves the counter as it is).
+// Never defined in a build.
 #ifndef ADALOAD_LNMOD_RES_FWD_CHUNK_CUH
 #define ADALOAD_LNMOD_RES_FWD_CHUNK_CUH
 
@@ -46,9 +55,11 @@ extern __shared__ uint4 rc_smem[];
 #define RC_SMEM rc_smem
 #endif
 
-// Kernel arguments besides res_params: ring stages, bytes of r's slot and of a stage, chunks.
+// Kernel arguments besides res_params: ring stages, bytes of r's slot and of a stage, chunks,
+// the ticket counter: two 64-bit words, 0 at the launch and left 0 (the claims, the CTAs ended).
 struct rc_args {
     int NS, slot_r, stage, nchunks;
+    unsigned long long *ticket;
 };
 
 // The thread's K columns of gate, (1 + scale) or weight, shift or bias for map row m; rows
@@ -107,6 +118,25 @@ __device__ __forceinline__ void rc_issue(const res_params &p, const rc_geo &g, u
     ck_expect_tx(bar, nr + ny);
     ck_bulk_load(stage, static_cast<const unsigned char *>(p.r) + g.r0 * p.D * 4 - g.sr, nr, bar);
     ck_bulk_load(stage + slot_r, static_cast<const unsigned char *>(p.y) + g.r0 * p.D * 2 - g.sy, ny, bar);
+}
+
+// Thread 0: stage `stage` gets chunk `next` (its index into *tk, then its bytes; past the last
+// chunk an arrival with no bytes), and `next` the following claim. Returns whether this was the end.
+__device__ __forceinline__ bool rc_fill(const res_params &p, int R, int64_t &next, const rc_args &c,
+                                        unsigned char *stage, uint64_t *bar, int *tk)
+{
+    if (next >= c.nchunks) {
+        *tk = c.nchunks;
+        ck_expect_tx(bar, 0);
+        return true;
+    }
+    *tk = (int)next;
+    rc_issue(p, rc_geo(p, R, next * R), stage, c.slot_r, bar);
+    next = ck_ticket(c.ticket);
+#ifdef FV2_EMU_PLANT_RCTICK
+    if (blockIdx.x == 1) next = ck_ticket(c.ticket); // CTA 1 drops every other claim
+#endif
+    return false;
 }
 
 // Chunk g's h and out (in its stage) to global memory, by warp 0 (above). The __syncwarp orders
@@ -192,38 +222,44 @@ __global__ void __launch_bounds__(T, LNMOD_RES_CHUNK_MINB(T)) rc_fwd_kernel(res_
     constexpr int NW = T / 32, RP = R > 2 ? 4 : R, PW = 2 * RP * NW; // PW: floats of a chunk's parts
     unsigned char *sm = reinterpret_cast<unsigned char *>(RC_SMEM);
     uint64_t *full = reinterpret_cast<uint64_t *>(sm + (int64_t)c.NS * c.stage);
-    float *P = reinterpret_cast<float *>(full + LNMOD_RES_CHUNK_MAX_NS), *P2 = P + 2 * PW;
+    int *tk = reinterpret_cast<int *>(full + LNMOD_RES_CHUNK_MAX_NS); // the chunk in each stage
+    float *P = reinterpret_cast<float *>(tk + LNMOD_RES_CHUNK_MAX_NS), *P2 = P + 2 * PW;
     const int t = (int)threadIdx.x, lane = t & 31, warp = t >> 5, D = (int)p.D;
     const float invD = 1.0f / (float)D;
     const bool last = t < D - (K - 1) * T; // step K - 1 has a column for this thread
-    const int n = (int)blockIdx.x < c.nchunks ? (c.nchunks - 1 - (int)blockIdx.x) / (int)gridDim.x + 1 : 0;
-    const int64_t Rg = (int64_t)R * gridDim.x; // chunk k of this CTA: rows r0 + k Rg
-    int64_t r0 = (int64_t)blockIdx.x * R;
+    // Thread 0's claims: `next`, the chunk of the next stage it fills; `done` once it has given a
+    // stage the end (a claim >= nchunks: every later claim is too).
+    int64_t next = 0;
+    bool done = false;
     if (t == 0) {
         for (int s = 0; s < c.NS; s++) ck_mbar_init(&full[s], 1);
         ck_fence_async(); // the initialised barriers, seen by the bulk copies
-        for (int s = 0; s < c.NS - 2 && s < n; s++)
-            rc_issue(p, rc_geo(p, R, r0 + s * Rg), sm + (int64_t)s * c.stage, c.slot_r, &full[s]);
+        next = ck_ticket(c.ticket);
+        for (int s = 0; s < c.NS - 2 && !done; s++)
+            done = rc_fill(p, R, next, c, sm + (int64_t)s * c.stage, &full[s], &tk[s]);
     }
     __syncthreads();
     rc_mod<T, K> mod;
     mod.r = mod.end = -1; // loaded before the first row
 #pragma unroll
     for (int q = 0; q < K; q++) mod.g[q] = mod.a[q] = mod.b[q] = 0.0f;
-    rc_geo prev(p, R, r0); // chunk k - 1 (its store follows barrier A_k)
-    int s = 0;             // stage of chunk k (k mod NS) and the parity of its use
+    rc_geo prev(p, R, 0); // chunk k - 1 (its store follows barrier A_k)
+    int s = 0;            // stage of chunk k (k mod NS) and the parity of its use
     unsigned par = 0;
-    for (int k = 0; k < n; k++) {
-        if (t == 0 && k + c.NS - 2 < n) { // refill the stage of chunk k - 2
+    int k = 0;
+    for (;; k++) {
+        if (t == 0 && !done) { // refill the stage of chunk k - 2
             const int s2 = s >= 2 ? s - 2 : s - 2 + c.NS;
 #ifndef FV2_EMU_PLANT_RCRING
             ck_bulk_wait_read0();
 #endif
             ck_fence_async();
-            rc_issue(p, rc_geo(p, R, r0 + (int64_t)(c.NS - 2) * Rg), sm + (int64_t)s2 * c.stage, c.slot_r, &full[s2]);
+            done = rc_fill(p, R, next, c, sm + (int64_t)s2 * c.stage, &full[s2], &tk[s2]);
         }
         ck_mbar_wait(&full[s], par);
-        const rc_geo g(p, R, r0);
+        const int ci = tk[s]; // uniform: written before the arrival the wait saw
+        if (ci >= c.nchunks) break;
+        const rc_geo g(p, R, (int64_t)ci * R);
         unsigned char *rs = sm + (int64_t)s * c.stage + g.sr, *ys = sm + (int64_t)s * c.stage + c.slot_r + g.sy;
         unsigned char *rt = rs + 4 * t, *yt = ys + 2 * t; // element (i, col): rs + 4 (i D + col)
         float v[R][K], base[R];
@@ -289,15 +325,17 @@ __global__ void __launch_bounds__(T, LNMOD_RES_CHUNK_MINB(T)) rc_fwd_kernel(res_
         }
         ck_fence_async(); // this thread's h and out, seen by the bulk stores after A_{k+1}
         prev = g;
-        r0 += Rg;
         s = s + 1 == c.NS ? 0 : s + 1;
         par ^= s == 0 ? 1u : 0u;
     }
-    if (n > 0) { // the last chunk's h and out
+    if (k > 0) { // the last chunk's h and out
         __syncthreads();
         if (warp == 0) rc_store(p, prev, sm + (int64_t)(s ? s - 1 : c.NS - 1) * c.stage, c.slot_r, lane);
     }
-    if (t == 0) ck_bulk_wait0(); // the stores have read the stages (which go with the CTA)
+    if (t == 0) {
+        ck_ticket_end(c.ticket); // thread 0 has made its last claim (done)
+        ck_bulk_wait0();         // the stores have read the stages (which go with the CTA)
+    }
 #else // below sm_90: never launched (lnmod_res_chunk_takes)
     (void)p;
     (void)c;

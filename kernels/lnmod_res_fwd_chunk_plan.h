@@ -10,14 +10,19 @@
  * bulk-stored from where they were loaded, so h must sit at r's address mod 16 and out at y's.
  *
  * Shape: T threads a CTA, thread t owning the K = ceil(D / T) columns t, t + T, ... of every
- * row (T the smallest of 64, 128, 256 that leaves K <= 12, else 512 with K <= 20: D <= 10,240),
- * holding R K values of h and 3 K of modulation (gate, 1 + scale, shift) in registers. R: the
- * shared memory, not the registers, bounds it -- a row takes 6 D bytes of a stage (lnmod's: 2
- * D), and 16 warps a SM (512 / T CTAs) with >= 4 stages each (two loading while one computes
- * and one stores) on a 224 KB SM leave 112 T / (6 K T) = 18.7 / K rows a stage: R = 4, 3, 2, 1
- * at K <= 4, <= 6, <= 9, else (a rule constant, not a device fact: the ring itself is sized
- * from the device, lnmod_res_chunk_ring). So R 1 at Wan's widths: D 1536 T 128 K 12, D 3072
- * T 256 K 12, D 5120 T 512 K 10 -- 9.2, 18.4 and 30.7 KB a stage.
+ * row (T the smallest of 64, 128, 256, 512 that leaves K <= 6, else 512 with K <= 20: D <=
+ * 10,240), holding R K values of h and 3 K of modulation (gate, 1 + scale, shift) in registers.
+ * R rows a chunk: R = 4, 3, 2, 1 at K <= 4, <= 6, <= 10, else. The shared memory bounds R -- a
+ * row takes 6 D bytes of a stage (lnmod's: 2 D), and 16 warps a SM (512 / T CTAs) with >= 4
+ * stages each on a 224 KB SM leave 112 T / (6 K T) = 18.7 / K rows a stage -- which the rule
+ * passes once, at K 10 (two rows of D 4609-5120: 3 stages of 61 KB). Both caps were measured
+ * (H100, experiments/2026-12-05-res-chunk "Round 2", in one call against the row kernels): K <= 6
+ * instead of 12 (more threads a row, fewer columns each) took D 1536 from 93.4-94.4% of copy to
+ * 95.5-96.0 and D 3072 to 95.6-95.7, where the row kernels' specialized kernel runs 93.5-95.8; R 2
+ * at K 10 took D 5120 from 94.0-94.4 to 95.0-95.1 (the row kernels 94.6-94.8), while R 2 at K 12
+ * cost D 1536 up to 2% and at K 16-20 5% (a rule constant, not a device fact: the ring itself is
+ * sized from the device, lnmod_res_chunk_ring). So at Wan's widths: D 1536 T 256 K 6 R 3, D 3072
+ * T 512 K 6 R 3, D 5120 T 512 K 10 R 2 -- 27.7, 55.3 and 61.5 KB a stage.
  *
  * Where it runs (lnmod_res_chunk_takes): residual fp32 at a 4-byte address, branch and out the
  * same 16-bit dtype (bf16 instantiated: Wan's), modulation fp32, gate and modulation per sample
@@ -29,7 +34,7 @@
  * Planted bugs for the host test:
  *   -DLNMOD_RES_CHUNK_PLANT_PHASE  h taken at any address (not only at r's mod 16)
  *   -DLNMOD_RES_CHUNK_PLANT_SLOT   r's slot sized for the chunk's bytes, not their superset
- *   -DLNMOD_RES_CHUNK_PLANT_YIELD  D 5120 not yielded to the row kernels */
+ *   -DLNMOD_RES_CHUNK_PLANT_R10    R 1 at K 10 (the rule before round 2) */
 #ifndef ADALOAD_LNMOD_RES_FWD_CHUNK_PLAN_H
 #define ADALOAD_LNMOD_RES_FWD_CHUNK_PLAN_H
 
@@ -43,14 +48,20 @@
 #define LNMOD_RES_CHUNK_PREF_NS 4   /* ... >= 2 loading, where some CTAs a SM leave room for it */
 #define LNMOD_RES_CHUNK_MAX_NS 8    /* the kernel's mbarriers (lnmod_res_chunk_fixed) */
 #define LNMOD_RES_CHUNK_RESERVE 1024 /* shared memory the runtime keeps a CTA */
+#define LNMOD_RES_CHUNK_TICKET 16    /* the ticket counter's workspace: two 64-bit words */
 
+/* Columns a thread at most below T 512 (above). */
+#define LNMOD_RES_CHUNK_KCAP 6
 /* Rows a chunk for K columns a thread (above). */
+#ifdef LNMOD_RES_CHUNK_PLANT_R10
 #define LNMOD_RES_CHUNK_R(K) ((K) <= 4 ? 4 : (K) <= 6 ? 3 : (K) <= 9 ? 2 : 1)
+#else
+#define LNMOD_RES_CHUNK_R(K) ((K) <= 4 ? 4 : (K) <= 6 ? 3 : (K) <= 10 ? 2 : 1)
+#endif
 /* The instantiated shapes X(T, K): every (T, K) that lnmod_res_chunk_shape picks. */
 #define LNMOD_RES_CHUNK_SHAPES(X)                                                                         \
-    X(64, 1) X(64, 2) X(64, 3) X(64, 4) X(64, 5) X(64, 6) X(64, 7) X(64, 8) X(64, 9) X(64, 10) X(64, 11)  \
-    X(64, 12) X(128, 7) X(128, 8) X(128, 9) X(128, 10) X(128, 11) X(128, 12) X(256, 7) X(256, 8)          \
-    X(256, 9) X(256, 10) X(256, 11) X(256, 12) X(512, 7) X(512, 8) X(512, 9) X(512, 10) X(512, 11)        \
+    X(64, 1) X(64, 2) X(64, 3) X(64, 4) X(64, 5) X(64, 6) X(128, 4) X(128, 5) X(128, 6) X(256, 4)         \
+    X(256, 5) X(256, 6) X(512, 4) X(512, 5) X(512, 6) X(512, 7) X(512, 8) X(512, 9) X(512, 10) X(512, 11) \
     X(512, 12) X(512, 13) X(512, 14) X(512, 15) X(512, 16) X(512, 17) X(512, 18) X(512, 19) X(512, 20)
 /* CTAs a SM the kernel's __launch_bounds__ asks for: 16 warps (128 registers) at every T. */
 #define LNMOD_RES_CHUNK_MINB(T) (512 / (T))
@@ -59,26 +70,12 @@
 static inline int lnmod_res_chunk_shape(int64_t D, int *T, int *K, int *R)
 {
     if (D < LNMOD_RES_CHUNK_MIN_D || D > LNMOD_RES_CHUNK_MAX_D) return 0;
-    const int t = D <= 12 * 64 ? 64 : D <= 12 * 128 ? 128 : D <= 12 * 256 ? 256 : 512;
+    const int c = LNMOD_RES_CHUNK_KCAP;
+    const int t = D <= c * 64 ? 64 : D <= c * 128 ? 128 : D <= c * 256 ? 256 : 512;
     *T = t;
     *K = (int)((D + t - 1) / t);
     *R = LNMOD_RES_CHUNK_R(*K);
     return 1;
-}
-
-/* Does the chunk kernel yield width D to the row kernels' specialized kernel (rd_fwd_kernel of
- * lnmod_res_fwd_dtile.cu: D 1536, 3072, 5120) where that one takes the call? 1 yes. Measured on an
- * H100 (experiments/2026-12-05-res-chunk, round 1): the row kernels ran 94.4-96.9% of copy there,
- * the chunk ring 94.2-95.6 (B/A up to 1.025), while it ran 94.2-96.5 at the 11 other sweep widths
- * against the row kernels' 84.2-92.2. (The rd widths' gap on the H200, 90.4-91.9%, is the open
- * question of issue 22: an H200 A/B decides whether the chunk takes them too.) */
-static inline int lnmod_res_chunk_yields(int64_t D)
-{
-#ifdef LNMOD_RES_CHUNK_PLANT_YIELD
-    return D == 1536 || D == 3072;
-#else
-    return D == 1536 || D == 3072 || D == 5120;
-#endif
 }
 
 /* Can the chunk kernel take descriptor d with these addresses on a device of compute capability
@@ -115,12 +112,12 @@ static inline void lnmod_res_chunk_slots(int R, int64_t D, int64_t *slot_r, int6
 }
 
 /* The fixed part of a CTA's shared memory after the stages: LNMOD_RES_CHUNK_MAX_NS mbarriers
- * (64 bytes), the warps' sums of d and d^2 of RP (R padded to a power of 2) rows for two chunks
- * and for the rare second pass: 64 + 4 (T / 32) (3 2 RP) bytes (as lnmod's chunk kernel). */
+ * (64 bytes) and as many stage chunk indices (32), the warps' sums of d and d^2 of RP (R padded to a power of 2) rows for two chunks
+ * and for the rare second pass: 96 + 4 (T / 32) (3 2 RP) bytes (lnmod's chunk kernel's, and the indices). */
 static inline int64_t lnmod_res_chunk_fixed(int T, int R)
 {
     const int RP = R > 4 ? 8 : R > 2 ? 4 : R;
-    return 64 + 4 * (int64_t)(T / 32) * (3 * 2 * RP);
+    return 96 + 4 * (int64_t)(T / 32) * (3 * 2 * RP);
 }
 
 /* The device facts the ring is sized from (read at run time by the launcher). */

@@ -5,8 +5,9 @@
 //
 // First, on a device with bulk copies (sm_90), the chunk ring (lnmod_res_fwd_chunk.cuh, its plan
 // and conditions lnmod_res_fwd_chunk_plan.h: Wan's dtypes, per sample or per frame, 64 <= D <=
-// 10,240, any 4-byte phase of r with h at r's phase and out at y's) -- but for the three widths
-// of rd_fwd_kernel where it takes the call (lnmod_res_chunk_yields). Else the row kernels here:
+// 10,240, any 4-byte phase of r with h at r's phase and out at y's; on an H100 its shapes ran
+// ahead of the row kernels at every width timed, their specialized D 1536/3072/5120 included:
+// experiments/2026-12-05-res-chunk, round 2). Else the row kernels here:
 // Wan's dtypes (residual fp32, branch bf16, modulation fp32, out bf16), every
 // pointer 16-byte aligned and every used stride a multiple of 4 elements, and D in {1536, 3072,
 // 5120} (rd_fwd_kernel, below) or any other multiple of 8 up to 10,240 (rg_fwd_kernel: the same
@@ -204,7 +205,8 @@ lnmod_status rc_device(lnmod_res_chunk_dev *v, int *sms, int *cc_major)
 // One shape's launch: the ring from the kernel's registers and the device; *taken 0 (nothing
 // launched) where not even one CTA with the fewest stages fits.
 template <int T, int K>
-lnmod_status rc_go(const res_params &p, const lnmod_res_chunk_dev &v, int sms, cudaStream_t stream, int *taken)
+lnmod_status rc_go(const res_params &p, const lnmod_res_chunk_dev &v, int sms, void *workspace, cudaStream_t stream,
+                   int *taken)
 {
     constexpr int R = LNMOD_RES_CHUNK_R(K);
     void (*kern)(res_params, rc_args) = rc_fwd_kernel<__nv_bfloat16, T, K, R>;
@@ -218,13 +220,16 @@ lnmod_status rc_go(const res_params &p, const lnmod_res_chunk_dev &v, int sms, c
     if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess)
         return LNMOD_ERR_CUDA;
     const int64_t nchunks = (p.rows + R - 1) / R, full = (int64_t)ctas * sms;
-    const rc_args c = {ns, (int)slot_r, (int)(slot_r + slot_y), (int)nchunks};
+    // The ticket counter: the caller's forward workspace (zero on entry, left zero by the launch).
+    const rc_args c = {ns, (int)slot_r, (int)(slot_r + slot_y), (int)nchunks,
+                       static_cast<unsigned long long *>(workspace)};
     kern<<<(unsigned)(nchunks < full ? nchunks : full), T, (size_t)smem, stream>>>(p, c);
     return lnmod_launch_status();
 }
 
 // The chunk ring where it takes the call (*taken 1), else nothing launched (*taken 0).
-lnmod_status res_fwd_chunk(const lnmod_res_desc *d, const res_params &p, cudaStream_t stream, int *taken)
+lnmod_status res_fwd_chunk(const lnmod_res_desc *d, const res_params &p, void *workspace, cudaStream_t stream,
+                           int *taken)
 {
     lnmod_res_chunk_dev v;
     int sms = 0, cc = 0, T = 0, K = 0, R = 0;
@@ -235,7 +240,7 @@ lnmod_status res_fwd_chunk(const lnmod_res_desc *d, const res_params &p, cudaStr
         !lnmod_res_chunk_shape(d->D, &T, &K, &R))
         return LNMOD_OK;
 #define RC_SHAPE(T_, K_)                                                                                               \
-    if (T == T_ && K == K_) return rc_go<T_, K_>(p, v, sms, stream, taken);
+    if (T == T_ && K == K_) return rc_go<T_, K_>(p, v, sms, workspace, stream, taken);
     LNMOD_RES_CHUNK_SHAPES(RC_SHAPE)
 #undef RC_SHAPE
     return LNMOD_OK; // not instantiated (test_lnmod_res_fwd_chunk_plan checks every pick is)
@@ -301,13 +306,12 @@ lnmod_status res_fwd_dtile(const lnmod_res_desc *d, const lnmod_res_fwd_in *in, 
 } // namespace lnmod_res_detail
 
 lnmod_status lnmod_res_fwd_dtile_launch(const lnmod_res_desc *d, const lnmod_res_fwd_in *in,
-                                        const lnmod_res_fwd_out *out, cudaStream_t stream)
+                                        const lnmod_res_fwd_out *out, void *workspace, cudaStream_t stream)
 {
     using namespace lnmod_res_detail;
     const bool rows = res_fwd_dtile_takes(d, in, out) != 0;
-    if (rows && lnmod_res_chunk_yields(d->D)) return res_fwd_dtile(d, in, out, stream);
     int taken = 0;
-    const lnmod_status st = res_fwd_chunk(d, fwd_params(d, in, out), stream, &taken);
+    const lnmod_status st = res_fwd_chunk(d, fwd_params(d, in, out), workspace, stream, &taken);
     if (st != LNMOD_OK || taken) return st;
     if (rows) return res_fwd_dtile(d, in, out, stream);
     return res_fwd_naive(d, in, out, stream);

@@ -263,8 +263,9 @@ lnmod_status res_bwd_naive(const lnmod_res_desc *d, const lnmod_res_bwd_in *in, 
 } // namespace lnmod_res_detail
 
 lnmod_status lnmod_res_fwd_naive_launch(const lnmod_res_desc *d, const lnmod_res_fwd_in *in,
-                                        const lnmod_res_fwd_out *out, cudaStream_t stream)
+                                        const lnmod_res_fwd_out *out, void *workspace, cudaStream_t stream)
 {
+    (void)workspace; // naive needs none
     return lnmod_res_detail::res_fwd_naive(d, in, out, stream);
 }
 

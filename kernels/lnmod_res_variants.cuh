@@ -16,16 +16,18 @@
 // (lnmod_res_bwd_bulk.cu), else version 1 (lnmod_res_bwd_dtile.cu), else naive's. One workspace
 // layout for all (lnmod_res_common.cu).
 lnmod_status lnmod_res_fwd_naive_launch(const lnmod_res_desc *d, const lnmod_res_fwd_in *in,
-                                        const lnmod_res_fwd_out *out, cudaStream_t stream);
+                                        const lnmod_res_fwd_out *out, void *workspace, cudaStream_t stream);
 lnmod_status lnmod_res_bwd_naive_launch(const lnmod_res_desc *d, const lnmod_res_bwd_in *in,
                                         const lnmod_res_bwd_out *out, void *workspace,
                                         size_t workspace_bytes, cudaStream_t stream);
 lnmod_status lnmod_res_fwd_dtile_launch(const lnmod_res_desc *d, const lnmod_res_fwd_in *in,
-                                        const lnmod_res_fwd_out *out, cudaStream_t stream);
+                                        const lnmod_res_fwd_out *out, void *workspace, cudaStream_t stream);
 lnmod_status lnmod_res_bwd_dtile_launch(const lnmod_res_desc *d, const lnmod_res_bwd_in *in,
                                         const lnmod_res_bwd_out *out, void *workspace,
                                         size_t workspace_bytes, cudaStream_t stream);
 int64_t lnmod_res_bwd_workspace(const lnmod_res_desc *d); // -1: overflow
+int64_t lnmod_res_fwd_naive_workspace(const lnmod_res_desc *d); // 0
+int64_t lnmod_res_fwd_dtile_workspace(const lnmod_res_desc *d); // LNMOD_RES_FWD_WORKSPACE
 int64_t lnmod_res_fwd_naive_bytes(const lnmod_res_desc *d, int want_stats);
 int64_t lnmod_res_bwd_naive_bytes(const lnmod_res_desc *d, int has_dh);
 int64_t lnmod_res_fwd_dtile_bytes(const lnmod_res_desc *d, int want_stats);

@@ -1,5 +1,5 @@
 /* test_lnmod_res_registry.c -- Criterion tests of the fused residual op's registry entries and of
- * lnmod_res_forward / _backward_workspace / _backward's host-side checks (lnmod_res.h). Needs no
+ * lnmod_res_forward_workspace / _forward / _backward_workspace / _backward's host-side checks (lnmod_res.h). Needs no
  * GPU: every call here is rejected before its launch, so the fake device pointers are never
  * touched. Built only with the CUDA parts (it links lnmod_cuda). The kernels' results are
  * checked on a GPU (kernels/experiments/2026-12-02-res; `adaload verify` once wired). */
@@ -52,6 +52,7 @@ Test(lnmod_res_registry, naive_and_dtile_have_the_fused_op)
         cr_assert_eq(v->res_forward != NULL, has, "%s", v->name);
         cr_assert_eq(v->res_backward != NULL, has, "%s", v->name);
         cr_assert_eq(v->res_bwd_workspace != NULL, has, "%s", v->name);
+        cr_assert_eq(v->res_fwd_workspace != NULL, has, "%s", v->name);
         cr_assert_eq(v->res_bytes_moved != NULL, has, "%s", v->name);
         cr_assert_eq(v->res_bwd_bytes_moved != NULL, has, "%s", v->name);
     }
@@ -62,31 +63,59 @@ Test(lnmod_res_registry, forward_rejects_bad_input_before_the_gpu)
     const lnmod_res_desc d = wan14b();
     const lnmod_res_fwd_in in = fwd_in();
     lnmod_res_fwd_out o = {FAKE_PTR(6), FAKE_PTR(7), NULL, NULL};
-    cr_assert_eq(lnmod_res_forward("dtile", NULL, &in, &o, 0), LNMOD_ERR_NULL_POINTER);
-    cr_assert_eq(lnmod_res_forward("dtile", &d, NULL, &o, 0), LNMOD_ERR_NULL_POINTER);
-    cr_assert_eq(lnmod_res_forward("dtile", &d, &in, NULL, 0), LNMOD_ERR_NULL_POINTER);
+    void *W = FAKE_PTR(21);
+    cr_assert_eq(lnmod_res_forward("dtile", NULL, &in, &o, W, 16, 0), LNMOD_ERR_NULL_POINTER);
+    cr_assert_eq(lnmod_res_forward("dtile", &d, NULL, &o, W, 16, 0), LNMOD_ERR_NULL_POINTER);
+    cr_assert_eq(lnmod_res_forward("dtile", &d, &in, NULL, W, 16, 0), LNMOD_ERR_NULL_POINTER);
     lnmod_res_fwd_in bi = in;
     bi.gate = NULL; /* a gate is required with LNMOD_RES_GATE */
-    cr_assert_eq(lnmod_res_forward("naive", &d, &bi, &o, 0), LNMOD_ERR_NULL_POINTER);
+    cr_assert_eq(lnmod_res_forward("naive", &d, &bi, &o, W, 16, 0), LNMOD_ERR_NULL_POINTER);
     lnmod_res_desc bad = d;
     bad.D = 0;
-    cr_assert_eq(lnmod_res_forward("dtile", &bad, &in, &o, 0), LNMOD_ERR_ZERO_DIM);
+    cr_assert_eq(lnmod_res_forward("dtile", &bad, &in, &o, W, 16, 0), LNMOD_ERR_ZERO_DIM);
     bad = d;
     bad.norm = LNMOD_RES_NORM_COUNT;
-    cr_assert_eq(lnmod_res_forward("dtile", &bad, &in, &o, 0), LNMOD_ERR_LAYOUT);
+    cr_assert_eq(lnmod_res_forward("dtile", &bad, &in, &o, W, 16, 0), LNMOD_ERR_LAYOUT);
     bad = d;
     bad.res_dtype = LNMOD_F16; /* neither fp32 nor the branch's bf16 */
     /* The descriptor before the variant's name. */
-    cr_assert_eq(lnmod_res_forward("nope", &bad, &in, &o, 0), LNMOD_ERR_DTYPE_COMBO);
+    cr_assert_eq(lnmod_res_forward("nope", &bad, &in, &o, W, 16, 0), LNMOD_ERR_DTYPE_COMBO);
     lnmod_res_fwd_out bo = o;
     bo.out = NULL;
-    cr_assert_eq(lnmod_res_forward("nope", &d, &in, &bo, 0), LNMOD_ERR_NULL_POINTER);
+    cr_assert_eq(lnmod_res_forward("nope", &d, &in, &bo, W, 16, 0), LNMOD_ERR_NULL_POINTER);
     bo = o;
     bo.h = NULL;
-    cr_assert_eq(lnmod_res_forward("dtile", &d, &in, &bo, 0), LNMOD_ERR_NULL_POINTER);
-    cr_assert_eq(lnmod_res_forward("nope", &d, &in, &o, 0), LNMOD_ERR_UNKNOWN_VARIANT);
-    cr_assert_eq(lnmod_res_forward(NULL, &d, &in, &o, 0), LNMOD_ERR_UNKNOWN_VARIANT);
-    cr_assert_eq(lnmod_res_forward("row_per_warp", &d, &in, &o, 0), LNMOD_ERR_UNSUPPORTED);
+    cr_assert_eq(lnmod_res_forward("dtile", &d, &in, &bo, W, 16, 0), LNMOD_ERR_NULL_POINTER);
+    cr_assert_eq(lnmod_res_forward("nope", &d, &in, &o, W, 16, 0), LNMOD_ERR_UNKNOWN_VARIANT);
+    cr_assert_eq(lnmod_res_forward(NULL, &d, &in, &o, W, 16, 0), LNMOD_ERR_UNKNOWN_VARIANT);
+    cr_assert_eq(lnmod_res_forward("row_per_warp", &d, &in, &o, W, 16, 0), LNMOD_ERR_UNSUPPORTED);
+    /* The workspace after the variant: dtile's 16 bytes needed, 16-byte aligned; naive's none. */
+    cr_assert_eq(lnmod_res_forward("dtile", &d, &in, &o, NULL, 16, 0), LNMOD_ERR_NULL_POINTER);
+    cr_assert_eq(lnmod_res_forward("dtile", &d, &in, &o, W, 15, 0), LNMOD_ERR_WORKSPACE);
+    cr_assert_eq(lnmod_res_forward("dtile", &d, &in, &o, (char *)W + 8, 64, 0), LNMOD_ERR_WORKSPACE);
+    cr_assert_eq(lnmod_res_forward("nope", &d, &in, &o, NULL, 0, 0), LNMOD_ERR_UNKNOWN_VARIANT);
+}
+
+Test(lnmod_res_registry, forward_workspace_query)
+{
+    const lnmod_res_desc d = wan14b();
+    size_t a = 1, b = 0;
+    cr_assert_eq(lnmod_res_forward_workspace("dtile", &d, NULL), LNMOD_ERR_NULL_POINTER);
+    cr_assert_eq(lnmod_res_forward_workspace("dtile", NULL, &a), LNMOD_ERR_NULL_POINTER);
+    cr_assert_eq(lnmod_res_forward_workspace("nope", &d, &a), LNMOD_ERR_UNKNOWN_VARIANT);
+    cr_assert_eq(lnmod_res_forward_workspace("row_per_warp", &d, &a), LNMOD_ERR_UNSUPPORTED);
+    lnmod_res_desc bad = d;
+    bad.D = 0;
+    cr_assert_eq(lnmod_res_forward_workspace("dtile", &bad, &a), LNMOD_ERR_ZERO_DIM);
+    cr_assert_eq(lnmod_res_forward_workspace("naive", &d, &a), LNMOD_OK);
+    cr_assert_eq(lnmod_res_forward_workspace("dtile", &d, &b), LNMOD_OK);
+    cr_assert_eq(a, 0u, "naive needs no forward workspace (%zu)", a);
+    cr_assert_eq(b, 16u, "dtile's ticket counter: two 64-bit words (%zu)", b);
+    /* The same at any width, whichever of dtile's kernels takes the call. */
+    bad = d;
+    bad.D = 1000;
+    cr_assert_eq(lnmod_res_forward_workspace("dtile", &bad, &b), LNMOD_OK);
+    cr_assert_eq(b, 16u);
 }
 
 Test(lnmod_res_registry, workspace_query)

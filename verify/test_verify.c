@@ -419,6 +419,7 @@ Test(compare, fast_path_equals_elementwise)
 
 #include "build_info.h"
 #include "verify.h"
+#include "lnmod_res_fwd_chunk_plan.h"
 #include "verify_res.h"
 #if ADALOAD_HAVE_CUDA
 #include "lnmod.h"
@@ -460,9 +461,21 @@ Test(verify_grid, keys_of_the_full_grid)
     verify_res_set *rs;
     int nrs;
     cr_assert_eq(verify_res_grid_sets("full", &rs, &nrs), VERIFY_OK);
+    /* the chunk forward's every T and every R by some set it takes (Wan's dtypes, per sample or frame) */
+    int seen_T[4] = {0}, seen_R[5] = {0};
+    for (int i = 0; i < nrs; i++) {
+        int T, K, R;
+        if (rs[i].combo != 0 || rs[i].layout == LNMOD_PER_TOKEN || !lnmod_res_chunk_shape(rs[i].D, &T, &K, &R)) continue;
+        seen_T[T == 64 ? 0 : T == 128 ? 1 : T == 256 ? 2 : 3] = 1;
+        seen_R[R] = 1;
+    }
+    for (int i = 0; i < 4; i++) {
+        cr_assert(seen_T[i], "the chunk forward's T %d never run by the full grid", 64 << i);
+        cr_assert(seen_R[i + 1], "the chunk forward's R %d never run by the full grid", i + 1);
+    }
     free(rs);
-    /* + in place / no dh, the two 65,601-row sets, D 2056 x 4, the chunk forward's 4 D x 3 sites */
-    cr_assert_eq(nrs, 3 * 3 * 6 * 5 * 3 + 3 + 2 + 4 + 4 * 3);
+    /* + in place / no dh, the two 65,601-row sets, D 2056 x 4, the chunk forward's 8 D x 3 sites */
+    cr_assert_eq(nrs, 3 * 3 * 6 * 5 * 3 + 3 + 2 + 4 + 8 * 3);
     cr_assert(verify_registry_has_res("naive") && verify_registry_has_res("dtile") &&
               !verify_registry_has_res("row_per_warp"));
     /* 16 D x 4 rows x 3 layouts x 9 dtype triples, verify_grid.c's 6 + 9 long samples, the huge set */

@@ -115,7 +115,7 @@ int verify_res_cpu_runner(int model, int threads, verify_res_runner *rn);
  * sees an access beyond the guard bands), the host copies page-locked and grow-only. Zero it,
  * set bk (the session's GPU backend: its t_alloc counts the (re)allocations), and free it with
  * verify_res_gpu_pool_free. */
-enum { VERIFY_RES_GPU_NBUF = 13 };
+enum { VERIFY_RES_GPU_NBUF = 14 };
 typedef struct verify_res_gpu_pool {
     verify_backend *bk;
     verify_buf dev[VERIFY_RES_GPU_NBUF], host[VERIFY_RES_GPU_NBUF][2], mask;

@@ -1,8 +1,10 @@
 /* verify_res_gpu.c -- the GPU runner of verify_res.h: a kernel variant of lnmod_res.h on device
  * buffers. Every output sits between 256-byte guard bands; outputs, bands and the gaps of the
  * strided dgate/dscale/dshift rows are poisoned before each launch (0xFF, a NaN, the first
- * time; 0xA5, a finite number, the second; the workspace 0xFF then 0x5A) and must keep the
- * poison; the two launches must give the same bytes. The results of the first go back into the
+ * time; 0xA5, a finite number, the second; the backward's workspace 0xFF then 0x5A) and must
+ * keep the poison; the two launches must give the same bytes. The forward's workspace (state:
+ * lnmod_res.h) is zeroed once, before the first launch, and must be zero again after each --
+ * the second launch runs on it as the first left it. The results of the first go back into the
  * caller's host outputs. The buffers stay in the runner's pool (verify_res_gpu_pool) from call
  * to call. Built with CUDA only (a stub without). */
 #include "verify_res.h"
@@ -25,7 +27,7 @@ typedef struct {
 } dbuf;
 
 /* The pool's slots: one a buffer of the forward and the backward. */
-enum { S_R, S_Y, S_E, S_H, S_O, S_MU, S_RSD, S_GO, S_DH, S_DR, S_DY, S_DE, S_WS };
+enum { S_R, S_Y, S_E, S_H, S_O, S_MU, S_RSD, S_GO, S_DH, S_DR, S_DY, S_DE, S_WS, S_FWS };
 
 static int cuda_err(cudaError_t e, const char *what, char *err, size_t errn)
 {
@@ -92,9 +94,17 @@ static int gpu_fwd(verify_res_runner *rn, const lnmod_res_desc *d, const lnmod_r
     const int inplace = out->h == in->r;
     const char *m0 = rn->mod_in;
     verify_res_gpu_pool *pool = rn->arg;
-    dbuf r = {0}, y = {0}, e = {0}, h = {0}, o = {0}, mu = {0}, rsd = {0};
+    dbuf r = {0}, y = {0}, e = {0}, h = {0}, o = {0}, mu = {0}, rsd = {0}, fw = {0};
+    size_t fwb = 0;
     int rc = -1;
     rn->guard_bad = rn->nondet = 0;
+    if (lnmod_res_forward_workspace(variant, d, &fwb) != LNMOD_OK) {
+        snprintf(err, errn, "lnmod_res_forward_workspace refused %s", variant);
+        goto done;
+    }
+    if (fwb && (dalloc(pool, S_FWS, &fw, fwb, err, errn) || poison(&fw, 0xFF, err, errn) ||
+                cuda_err(cudaMemset(dp(&fw), 0, fwb), "cudaMemset (forward workspace)", err, errn)))
+        goto done;
     if ((!inplace && dalloc(pool, S_R, &r, n * rs, err, errn)) || dalloc(pool, S_Y, &y, n * bs, err, errn) ||
         dalloc(pool, S_E, &e, (size_t)rn->mod_elems * ms, err, errn) || dalloc(pool, S_H, &h, n * rs, err, errn) ||
         dalloc(pool, S_O, &o, n * os, err, errn) || dalloc(pool, S_MU, &mu, rows * 4, err, errn) ||
@@ -113,10 +123,21 @@ static int gpu_fwd(verify_res_runner *rn, const lnmod_res_desc *d, const lnmod_r
                                       d->gate == LNMOD_RES_GATE ? ed + ((const char *)in->gate - m0) : NULL,
                                       ed + ((const char *)in->scale - m0), ed + ((const char *)in->shift - m0)};
         const lnmod_res_fwd_out dout = {dp(&h), dp(&o), out->mean ? dp(&mu) : NULL, out->rstd ? dp(&rsd) : NULL};
-        if (sync_status(lnmod_res_forward(variant, d, &din, &dout, 0), "lnmod_res_forward", err, errn)) goto done;
+        if (sync_status(lnmod_res_forward(variant, d, &din, &dout, dp(&fw), fwb, 0), "lnmod_res_forward", err, errn))
+            goto done;
         for (int k = 0; k < 4; k++) {
             if (down(outs[k], run, err, errn)) goto done;
             if (used[k]) rn->guard_bad += bands_bad(outs[k], run, pv);
+        }
+        if (fwb) {
+            if (down(&fw, run, err, errn)) goto done;
+            rn->guard_bad += bands_bad(&fw, run, 0xFF);
+            for (size_t i = 0; i < fwb; i++)
+                if (fw.host[run][GUARD + i] != 0) {
+                    snprintf(err, errn, "launch %d left the forward workspace non-zero (byte %zu of %zu)", run + 1,
+                             i, fwb);
+                    goto done;
+                }
         }
     }
     for (int k = 0; k < 4; k++)

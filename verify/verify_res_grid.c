@@ -63,7 +63,7 @@ verify_status verify_res_grid_sets(const char *grid, verify_res_set **sets, int 
     else if (!strcmp(grid, "full")) Ds = full_D, nD = 5, Rs = full_R, nR = 3, Cs = all_C, nC = NCOMBOS;
     else if (!strcmp(grid, "sanitizer")) Ds = quick_D, nD = 1, Rs = quick_R, nR = 1, Cs = all_C, nC = NSAN, san = 1;
     else return VERIFY_ERR_ARG;
-    const int n = VERIFY_RES_NSITES * LNMOD_LAYOUT_COUNT * nC * (san ? 1 : nD * nR) + 9 + 4 * VERIFY_RES_NSITES;
+    const int n = VERIFY_RES_NSITES * LNMOD_LAYOUT_COUNT * nC * (san ? 1 : nD * nR) + 9 + 8 * VERIFY_RES_NSITES;
     verify_res_set *s = calloc((size_t)n, sizeof *s);
     if (!s) return VERIFY_ERR_NOMEM;
     int k = 0;
@@ -93,13 +93,15 @@ verify_status verify_res_grid_sets(const char *grid, verify_res_set **sets, int 
         for (int site = 0; site < VERIFY_RES_NSITES; site++)
             s[k++] = (verify_res_set){site, LNMOD_PER_SAMPLE, 0, 2056, 1560, 0, 0};
         s[k++] = (verify_res_set){VERIFY_RES_SITE_FFN, LNMOD_PER_TOKEN, 0, 2056, 160, 0, 0};
-        /* dtile's chunk forward (sm_90, lnmod_res_fwd_chunk.cuh) at Wan's other widths, D 3072
-         * (T 256, K 12) and 5120 (T 512, K 10), per sample, and at odd D 1001 and 5119 (every
-         * phase of a chunk's r and y) per frame, at each site. */
-        const int64_t chunk_D[4] = {3072, 5120, 1001, 5119};
+        /* dtile's chunk forward (sm_90, lnmod_res_fwd_chunk.cuh; its shapes T, K, R from
+         * lnmod_res_fwd_chunk_plan.h) at each site: per sample D 3072 (T 512 K 6 R 3), 5120
+         * (K 10 R 2), 4096 (K 8 R 2) and 10240 (K 20 R 1, the largest), per frame the odd D 1001
+         * (T 256 K 4 R 4), 5119, 517 (T 128 K 5 R 3) and 6151 (K 13 R 1) -- every phase of a
+         * chunk's r and y; with the main loop's 264 (T 64) and 1536 every T and every R. */
+        const int64_t chunk_D[8] = {3072, 5120, 1001, 5119, 4096, 10240, 517, 6151};
         for (int site = 0; site < VERIFY_RES_NSITES; site++)
-            for (int i = 0; i < 4; i++)
-                s[k++] = (verify_res_set){site, i < 2 ? LNMOD_PER_SAMPLE : LNMOD_PER_FRAME, 0, chunk_D[i], 160, 0, 0};
+            for (int i = 0; i < 8; i++)
+                s[k++] = (verify_res_set){site, i % 4 < 2 ? LNMOD_PER_SAMPLE : LNMOD_PER_FRAME, 0, chunk_D[i], 160, 0, 0};
     }
     *sets = s;
     *nsets = k;

@@ -18,7 +18,7 @@ import os
 
 from .errors import KernelError, LibraryError, NoCudaError
 
-CAPI_VERSION = 3
+CAPI_VERSION = 4
 
 # lnmod_desc.h enums.
 DTYPES = {"f32": 0, "f16": 1, "bf16": 2}
@@ -205,8 +205,10 @@ def _declare_kernels(dll):
         # kernels/lnmod_res.h (issue 22): the fused gated residual + LayerNorm-Modulate op.
         rd = c.POINTER(LnmodResDesc)
         dll.lnmod_res_forward.restype = c.c_int
+        dll.lnmod_res_forward_workspace.restype = c.c_int
+        dll.lnmod_res_forward_workspace.argtypes = [c.c_char_p, rd, c.POINTER(c.c_size_t)]
         dll.lnmod_res_forward.argtypes = [c.c_char_p, rd, c.POINTER(LnmodResFwdIn),
-                                          c.POINTER(LnmodResFwdOut), vp]
+                                          c.POINTER(LnmodResFwdOut), vp, c.c_size_t, vp]
         dll.lnmod_res_backward_workspace.restype = c.c_int
         dll.lnmod_res_backward_workspace.argtypes = [c.c_char_p, rd, c.POINTER(c.c_size_t)]
         dll.lnmod_res_backward.restype = c.c_int

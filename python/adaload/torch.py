@@ -439,8 +439,15 @@ class LnmodResFunction(_torch.autograd.Function):
                                  shift.data_ptr())
         fout = _lib.LnmodResFwdOut(h.data_ptr(), out.data_ptr(), _ptr(mean), _ptr(rstd))
         lib.set_device(dev.index)
+        # The forward's workspace (dtile's ticket counter, lnmod_res.h) must be zero on entry:
+        # a fresh zeroed one a call, so calls on any streams never share one.
+        fws = ctypes.c_size_t(0)
+        lib.check(lib.dll.lnmod_res_forward_workspace(variant.encode(), ctypes.byref(d),
+                                                      ctypes.byref(fws)),
+                  "lnmod_res_forward_workspace(%s)" % variant)
+        wsf = _torch.zeros((fws.value + 7) // 8, dtype=_torch.int64, device=dev) if fws.value else None
         st = lib.dll.lnmod_res_forward(variant.encode(), ctypes.byref(d), ctypes.byref(fin),
-                                       ctypes.byref(fout), _stream_of(y))
+                                       ctypes.byref(fout), _ptr(wsf), fws.value, _stream_of(y))
         lib.check(st, "lnmod_res_forward(%s)" % variant)
         ctx.set_materialize_grads(False)
         if need:

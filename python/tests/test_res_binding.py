@@ -179,18 +179,36 @@ class KernelEntryPointsOnTheHost(unittest.TestCase):
         fo = _lib.LnmodResFwdOut(P, P, P, P)
         fwd = self.dll.lnmod_res_forward
         self.assertEqual(self.name(fwd(b"no_such_variant", ctypes.byref(d), ctypes.byref(fi),
-                                       ctypes.byref(fo), None)), "LNMOD_ERR_UNKNOWN_VARIANT")
+                                       ctypes.byref(fo), P, 16, None)), "LNMOD_ERR_UNKNOWN_VARIANT")
         self.assertEqual(self.name(fwd(b"row_per_warp", ctypes.byref(d), ctypes.byref(fi),
-                                       ctypes.byref(fo), None)), "LNMOD_ERR_UNSUPPORTED")
+                                       ctypes.byref(fo), P, 16, None)), "LNMOD_ERR_UNSUPPORTED")
         fi.gate = None
         self.assertEqual(self.name(fwd(b"dtile", ctypes.byref(d), ctypes.byref(fi),
-                                       ctypes.byref(fo), None)), "LNMOD_ERR_NULL_POINTER")
+                                       ctypes.byref(fo), P, 16, None)), "LNMOD_ERR_NULL_POINTER")
         fi.gate, fo.out = P, None
         self.assertEqual(self.name(fwd(b"dtile", ctypes.byref(d), ctypes.byref(fi),
-                                       ctypes.byref(fo), None)), "LNMOD_ERR_NULL_POINTER")
+                                       ctypes.byref(fo), P, 16, None)), "LNMOD_ERR_NULL_POINTER")
         fo.out, d.eps = P, -1.0
         self.assertEqual(self.name(fwd(b"dtile", ctypes.byref(d), ctypes.byref(fi),
-                                       ctypes.byref(fo), None)), "LNMOD_ERR_EPS")
+                                       ctypes.byref(fo), P, 16, None)), "LNMOD_ERR_EPS")
+
+    def test_forward_workspace(self):
+        d = wan_desc()
+        fi = _lib.LnmodResFwdIn(P, P, P, P, P)
+        fo = _lib.LnmodResFwdOut(P, P, P, P)
+        ws = ctypes.c_size_t(12345)
+        st = self.dll.lnmod_res_forward_workspace(b"dtile", ctypes.byref(d), ctypes.byref(ws))
+        self.assertEqual(self.name(st), "LNMOD_OK")
+        self.assertEqual(ws.value, 16)  # the ticket counter: two 64-bit words
+        st = self.dll.lnmod_res_forward_workspace(b"naive", ctypes.byref(d), ctypes.byref(ws))
+        self.assertEqual((self.name(st), ws.value), ("LNMOD_OK", 0))
+        fwd = self.dll.lnmod_res_forward
+        self.assertEqual(self.name(fwd(b"dtile", ctypes.byref(d), ctypes.byref(fi), ctypes.byref(fo),
+                                       None, 16, None)), "LNMOD_ERR_NULL_POINTER")
+        self.assertEqual(self.name(fwd(b"dtile", ctypes.byref(d), ctypes.byref(fi), ctypes.byref(fo),
+                                       P, 8, None)), "LNMOD_ERR_WORKSPACE")
+        self.assertEqual(self.name(fwd(b"dtile", ctypes.byref(d), ctypes.byref(fi), ctypes.byref(fo),
+                                       P + 8, 16, None)), "LNMOD_ERR_WORKSPACE")
 
     def test_workspace_and_backward_checks(self):
         d = wan_desc(B=2, S=300, D=1536)
@@ -221,7 +239,7 @@ class KernelEntryPointsOnTheHost(unittest.TestCase):
         fi = _lib.LnmodResFwdIn(P, P, P, P, P)
         fo = _lib.LnmodResFwdOut(P, P, P, P)
         st = self.dll.lnmod_res_forward(b"no_such_variant", ctypes.byref(d), ctypes.byref(fi),
-                                        ctypes.byref(fo), None)
+                                        ctypes.byref(fo), P, 16, None)
         with self.assertRaises(Exception) as c:
             self.lib.check(st, "lnmod_res_forward(no_such_variant)")
         self.assertEqual(getattr(c.exception, "status", None), "LNMOD_ERR_UNKNOWN_VARIANT")

@@ -41,10 +41,11 @@ def res_map(d):
 
 
 class FakeRes:
-    """lnmod_res_forward / _backward_workspace / _backward for fp32 CPU memory, in float64,
-    from the descriptor and the structs' raw pointers alone. Plants: row_stride (write
-    dgate/dscale/dshift rows this far apart, ignoring the descriptor's strides), drop_dh
-    (treat dh as zero)."""
+    """lnmod_res_forward_workspace / _forward / _backward_workspace / _backward for fp32 CPU
+    memory, in float64, from the descriptor and the structs' raw pointers alone; the forward
+    insists on dtile's 16-byte workspace, zero on entry (lnmod_res.h), and leaves it zero.
+    Plants: row_stride (write dgate/dscale/dshift rows this far apart, ignoring the
+    descriptor's strides), drop_dh (treat dh as zero)."""
 
     def __init__(self, row_stride=None, drop_dh=False):
         self.row_stride, self.drop_dh = row_stride, drop_dh
@@ -57,9 +58,16 @@ class FakeRes:
                     lambda k: k * d.scale_stride, lambda k: k * d.shift_stride)
         return (lambda p: floats(p, D).astype(np.float64), lambda k: 0, lambda k: 0)
 
-    def forward(self, variant, dref, iref, oref, stream):
+    def forward_workspace(self, variant, dref, out):
+        out._obj.value = 16
+        return 0
+
+    def forward(self, variant, dref, iref, oref, work, ws, stream):
         d, i, o = dref._obj, iref._obj, oref._obj
         assert variant == b"dtile"
+        assert work and ws >= 16, "the forward workspace the query asked for"
+        w = (ctypes.c_ubyte * ws).from_address(work)
+        assert not any(w), "the forward workspace must be zero on entry"
         assert d.res_dtype == d.branch_dtype == d.mod_dtype == d.out_dtype == 0, "fp32 only here"
         self.fwd_calls += 1
         self.saw["fwd_stats"] = o.mean is not None
@@ -158,6 +166,7 @@ def fake_lib(fr):
         path = "fake"
 
         class dll:
+            lnmod_res_forward_workspace = staticmethod(fr.forward_workspace)
             lnmod_res_forward = staticmethod(fr.forward)
             lnmod_res_backward_workspace = staticmethod(fr.workspace)
             lnmod_res_backward = staticmethod(fr.backward)
@@ -365,6 +374,7 @@ class Sites(unittest.TestCase):
             path = "fake"
 
             class dll:
+                lnmod_res_forward_workspace = staticmethod(fr.forward_workspace)
                 lnmod_res_forward = staticmethod(fr.forward)
 
                 @staticmethod

@@ -249,6 +249,28 @@ inline void mbar_wait(uint64_t *bar, unsigned parity)
         yield();
     }
 }
+// atomicAdd(c, 1) of a ticket counter: the old value; then the CTA yields, so that the CTAs of a
+// launch that run together (launch's cluster) interleave their claims.
+inline int64_t ticket(unsigned long long *c)
+{
+    const unsigned long long v = (*c)++;
+    S().epoch++; // a move (the scheduler's deadlock check counts moves)
+    yield();
+    return (int64_t)v;
+}
+// The CTA's end of a launch on its counter c[0] and end count c[1]: the last CTA (the one whose
+// count completes the grid) zeroes both, so the next launch finds them at 0.
+inline void ticket_end(unsigned long long *c, unsigned ctas)
+{
+    if (++c[1] == ctas) {
+#ifndef FV2_EMU_PLANT_RCRESET
+        c[0] = 0;
+        c[1] = 0;
+#endif
+    }
+    S().epoch++; // a move (the scheduler's deadlock check counts moves)
+    yield();
+}
 // mbarrier.arrive.expect_tx: n more transaction bytes, then this thread's arrival.
 inline void expect_tx(uint64_t *bar, unsigned n)
 {

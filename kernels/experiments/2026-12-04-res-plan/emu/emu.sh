@@ -12,7 +12,9 @@
 # (the affine dweight/dbias finalized per gate row, as under MODULATE) for bwd; FV2_EMU_PLANT_RCEDGE
 # (h's whole 16-byte superset stored in bulk), _RCRING (a stage refilled before its store read
 # it), _RCBAR (chunk k-1 stored before the barrier that completes it), _RCRUN (a chunk crossing
-# a run of the map takes its first row's modulation) for chunk.
+# a run of the map takes its first row's modulation), _RCTICK (CTA 1 drops every other ticket
+# claim: caught only where the CTAs' claims interleave), _RCRESET (the counter not zeroed by the
+# launch's last CTA) for chunk.
 # SUITES: a subset of "fwd bwd chunk" (default all three). Exit 0: the suites passed and every
 # planted bug of them was caught. ~4-6 min on 2 cores for fwd and bwd; chunk ~? min.
 set -euo pipefail
@@ -31,7 +33,7 @@ libs=("$build/verify/libada_verify.a" "$build/verify/libada_verify_grid.a" "$bui
       "$build/kernels/liblnmod_res_desc.a" "$build/kernels/liblnmod_desc.a" "$build/common/libada_common.a")
 lib=/usr/lib/x86_64-linux-gnu
 declare -A plants=([fwd]="LNMOD_RES_FWD_PLANT_MERGE" [bwd]="LNMOD_RES_BULK_PLANT_SHARE EMU_PLANT_AFFINE_FIN"
-                   [chunk]="FV2_EMU_PLANT_RCEDGE FV2_EMU_PLANT_RCRING FV2_EMU_PLANT_RCBAR FV2_EMU_PLANT_RCRUN")
+                   [chunk]="FV2_EMU_PLANT_RCEDGE FV2_EMU_PLANT_RCRING FV2_EMU_PLANT_RCBAR FV2_EMU_PLANT_RCRUN FV2_EMU_PLANT_RCTICK FV2_EMU_PLANT_RCRESET")
 build_list=("")
 for suite in $suites; do
   [ -n "${plants[$suite]+x}" ] || { echo "emu.sh: no suite $suite (fwd, bwd, chunk)" >&2; exit 2; }

@@ -36,36 +36,45 @@ std::function<void()> *g_body;
 // One CTA at a time (no clusters here), every thread a coroutine, round-robin until all exit.
 void launch(unsigned grid, unsigned block, unsigned cl, size_t dyn, size_t stat, std::function<void()> body)
 {
-    (void)cl;
+    // cl CTAs at once under the round-robin scheduler (the chunk ring's ticket claims interleave
+    // across them); cl 0 or 1: one CTA after another.
+    if (cl == 0) cl = 1;
     state_t &s = S();
     s.block_dim = make_uint3(block, 1, 1);
     s.grid_dim = make_uint3(grid, 1, 1);
     g_body = &body;
-    for (unsigned b = 0; b < grid; b++) {
-        cta_t cta;
-        std::vector<thr_t> thr(block);
-        cta.smem.assign(dyn / 16 + 1, make_uint4(0xffc00001u, 0xffc00001u, 0xffc00001u, 0xffc00001u));
-        cta.static_smem.assign(stat / 16 + 1, make_uint4(0x7fc00001u, 0x7fc00001u, 0x7fc00001u, 0x7fc00001u));
-        cta.bid = make_uint3(b, 0, 0);
-        cta.alive = (int)block;
-        cta.warps.resize(block / 32);
-        s.cluster.assign(1, &cta);
-        s.tx.clear(); // mbarrier transaction state of the CTA (addresses in its shared memory)
+    for (unsigned b0 = 0; b0 < grid; b0 += cl) {
+        const unsigned nc = grid - b0 < cl ? grid - b0 : cl;
+        std::vector<cta_t> ctas(nc);
+        std::vector<thr_t> thr((size_t)nc * block);
+        s.cluster.clear();
+        s.tx.clear(); // mbarrier transaction state (addresses in the CTAs' shared memory)
+        for (unsigned j = 0; j < nc; j++) {
+            cta_t &cta = ctas[j];
+            cta.smem.assign(dyn / 16 + 1, make_uint4(0xffc00001u, 0xffc00001u, 0xffc00001u, 0xffc00001u));
+            cta.static_smem.assign(stat / 16 + 1, make_uint4(0x7fc00001u, 0x7fc00001u, 0x7fc00001u, 0x7fc00001u));
+            cta.bid = make_uint3(b0 + j, 0, 0);
+            cta.rank = j;
+            cta.alive = (int)block;
+            cta.warps.resize(block / 32);
+            s.cluster.push_back(&cta);
+        }
         s.cl_count = 0;
-        s.cl_alive = (int)block;
+        s.cl_alive = (int)(nc * block);
         s.cl_phase = 0;
-        for (unsigned i = 0; i < block; i++) {
+        for (size_t i = 0; i < thr.size(); i++) {
             thr_t &t = thr[i];
+            const unsigned tid = (unsigned)(i % block);
             t.stack.resize(64 * 1024);
             getcontext(&t.ctx);
             t.ctx.uc_stack.ss_sp = t.stack.data();
             t.ctx.uc_stack.ss_size = t.stack.size();
             t.ctx.uc_link = nullptr;
             makecontext(&t.ctx, entry, 0);
-            t.cta = &cta;
-            t.tid = make_uint3(i, 0, 0);
-            t.lane = (int)i & 31;
-            t.warp = (int)i >> 5;
+            t.cta = &ctas[i / block];
+            t.tid = make_uint3(tid, 0, 0);
+            t.lane = (int)tid & 31;
+            t.warp = (int)tid >> 5;
         }
         schedule(thr);
     }
@@ -291,13 +300,19 @@ int emu_chunk(verify_res_runner *, const lnmod_res_desc *d, const lnmod_res_fwd_
         S.bulk_rd2_lo = rlo(y.p), S.bulk_rd2_hi = rhi(y.p + 2 * n);
         S.bulk_wr_lo = hp, S.bulk_wr_hi = hp + 4 * n;
         S.bulk_wr2_lo = o.p, S.bulk_wr2_hi = o.p + 2 * n;
-        const rc_args c = {mode == 4 ? 3 : ns, (int)slot_r, (int)(slot_r + slot_y), (int)nchunks};
+        unsigned long long ticket[2] = {0, 0}; // the launch's counter and its CTAs' end count
+        const rc_args c = {mode == 4 ? 3 : ns, (int)slot_r, (int)(slot_r + slot_y), (int)nchunks, ticket};
         std::function<void()> body;
 #define RC_BODY(T_, K_)                                                                                                \
         if (T == T_ && K == K_) body = rc_body<T_, K_>(p, c);
         LNMOD_RES_CHUNK_SHAPES(RC_BODY)
 #undef RC_BODY
-        emu::launch((unsigned)(nchunks < 3 ? nchunks : 3), (unsigned)T, 1, (size_t)smem, 0, body);
+        // three CTAs at once: their claims interleave (mode 3, warp 0 first: one CTA runs ahead)
+        emu::launch((unsigned)(nchunks < 3 ? nchunks : 3), (unsigned)T, 3, (size_t)smem, 0, body);
+        if (ticket[0] != 0 || ticket[1] != 0) { // the launch must leave its counter zeroed
+            snprintf(err, errn, "the ticket counter ended at %llu (%llu CTAs ended), not 0", ticket[0], ticket[1]);
+            return -1;
+        }
         S.bulk_rd_lo = S.bulk_rd_hi = S.bulk_wr_lo = S.bulk_wr_hi = nullptr;
         S.bulk_rd2_lo = S.bulk_rd2_hi = S.bulk_wr2_lo = S.bulk_wr2_hi = nullptr;
         S.bulk_load_eager = S.bulk_store_eager = true;
@@ -332,9 +347,10 @@ int emu_chunk(verify_res_runner *, const lnmod_res_desc *d, const lnmod_res_fwd_
 // and widths the emulation runs in minutes: a context switch costs ~1 us), then sets it does not
 // have.
 // The chunk suite's sets: the full grid's at Wan's dtypes where the chunk ring takes them and
-// the emulation runs them in minutes, then every shape class (T 64 with R 4, 3, 2, 1; T 128,
-// 256, 512; odd D: every phase of a chunk) at the three sites and the per-sample and per-frame
-// maps (frames of rows / 5 rows: chunks of 2-4 rows cross them), and two in place.
+// the emulation runs them in minutes, then every shape class (res-chunk-v2's rule: T 64 with R 4
+// and 3; T 128, 256 and 512 with R 4 and 3; T 512 with R 2 at K 9 (4100) and K 10 (5119), R 1 at
+// K 20; odd D: every phase of a chunk) at the three sites and the per-sample and per-frame maps
+// (frames of rows / 5 rows: chunks of 2-4 rows cross them), and two in place.
 std::vector<verify_res_set> chunk_sets()
 {
     verify_res_set *sets = nullptr;
@@ -347,7 +363,7 @@ std::vector<verify_res_set> chunk_sets()
             run.push_back(sets[i]);
     }
     free(sets);
-    const int64_t Ds[] = {64, 100, 250, 333, 520, 777, 1000, 1001, 1536, 2050, 3072, 5119, 10240};
+    const int64_t Ds[] = {64, 100, 250, 333, 520, 777, 1000, 1001, 1536, 2050, 3072, 4100, 5119, 10240};
     const int lay[] = {LNMOD_PER_SAMPLE, LNMOD_PER_FRAME};
     for (int64_t D : Ds)
         for (int site = 0; site < VERIFY_RES_NSITES; site++)
