@@ -15,7 +15,8 @@
 #      shapes (issue 22's bar and sites 1, 2) and the sweep set's 14 widths, each run folder to
 #      $OUT/ab.tgz, and `adaload compare` of each pair (base->new in both rounds: drift between
 #      rounds shows as a difference between them).
-# Exit 0: all of it ran and passed; 1: a check failed (the rest skipped); 2: a build is missing.
+# RC_TIMING_ONLY=1 skips 1 and 2 (a landing call whose full record, run after the timing in the
+# same call, holds them). Exit 0: all of it ran and passed; 1: a check failed (the rest skipped); 2: a build is missing.
 set -uo pipefail
 . "$(dirname "$0")/../../../ci/device_env.sh"
 # A build as a runnable path in .devbundle/ (an .xz unpacked there once, through a temporary name).
@@ -40,6 +41,9 @@ echo "new: $ada ($("$ada" env | grep -m1 'kernel sources' || true))"
 echo "base: $base ($("$base" env | grep -m1 'kernel sources' || true))"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv
 
+if [ "${RC_TIMING_ONLY:-0}" = 1 ]; then
+  echo "device.sh: RC_TIMING_ONLY=1: the checks are the same call's full record (timing first)"
+else
 log "verify --op lnmod_res --grid full --variant dtile"
 "$ada" verify --op lnmod_res --grid full --variant dtile --no-record >"$out/verify-res-full.log" 2>&1
 rc=$?
@@ -58,6 +62,7 @@ for tool in racecheck memcheck; do
   echo "$tool rc=$rc"
   [ "$rc" = 0 ] || { echo "device.sh: $tool not clean: no timing"; exit 1; }
 done
+fi
 
 exp=$(mktemp -d)
 res='^lnmod_res_fwd/dtile/'
