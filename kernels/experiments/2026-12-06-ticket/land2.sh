@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# land2.sh -- land.sh in one call with the landing's full-grid shards (device time was short:
-# one start saved). Carry as land.sh. In order:
+# land2.sh -- the ticket order's landing (2026-12-06): the A/B against main and the full-grid
+# shards in one device call from the repository root (device time was short: one start saved; a
+# first version with the A/B alone, never run, was dropped). Carry: .devbundle/adaload.xz (main
+# with res-chunk-v2 + the ticket order + the forward workspace API), .devbundle/adaload-base.xz
+# (main before it: kernel sources e3e078a6), .devbundle/lib.tar.xz, .devbundle/git.env. In order:
 #   1. ../2026-12-05-res-chunk/device.sh with RC_TIMING_ONLY=1 (the A/B rounds base new base new
 #      against main, no checks: step 3 is them) and the landing rule written before the call:
 #      decide.sh --mean 0.995 --sweep-max 1.01;
