@@ -2,7 +2,7 @@
 # ab.sh -- one device call: the same-lease A/B/A of two builds on a bench filter (a narrower
 # form of ci/device_run.sh sweep's A/B/A): .devbundle/adaload-base (BASE_REV=<rev>
 # ci/device_bundle.sh) as A, .devbundle/adaload as B, A again; first dtile's quick grid of the
-# new build (no record; when it fails nothing is timed). AB_SET (default wan) and AB_FILTER
+# new build's backward (no record; when it fails nothing is timed). AB_SET (default wan) and AB_FILTER
 # (default: dtile's backward at issue 18's bar shapes and their copies) pick the benchmarks.
 # Into $OUT: ab-compare.md (A B), ab-drift.md (A A2), ab.tgz (the three run folders), logs.tgz.
 set -uo pipefail
@@ -12,7 +12,8 @@ nvidia-smi --query-gpu=name --format=csv,noheader
 set=${AB_SET:-wan}
 filter=${AB_FILTER:-'^lnmod_bwd/dtile/bf16-f32-bf16/(sample|token|frame)/D(1536|3072|5120)/rows(32760|75600|65520/B2)$'}
 a=.devbundle/adaload b=.devbundle/adaload-base d=/tmp/ab
-$a verify --grid quick --variant dtile --no-record >"$out/verify.log" 2>&1; v=$?; echo "verify rc=$v"; tail -2 "$out/verify.log"
+rm -rf "$d" # a warm machine keeps /tmp: an earlier call's run folders would refuse the new ones
+$a verify --op lnmod --direction bwd --grid quick --variant dtile --no-record >"$out/verify.log" 2>&1; v=$?; echo "verify rc=$v"; tail -2 "$out/verify.log"
 [ "$v" = 0 ] || exit 1
 for r in A B A2; do
   bin=$b; [ "$r" = B ] && bin=$a
