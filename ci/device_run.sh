@@ -2,7 +2,10 @@
 # ci/device_run.sh MODE -- run on a GPU machine after ci/device_bundle.sh built .devbundle/
 # here. Writes run folders under results/<gpu>/<kind>/ (verify, bench, regression-check),
 # each added to results/index.jsonl, and packs every new run folder and the index into
-# $OUT/results.tgz (the device tool brings $OUT back, at most 8 files: the step logs are packed
+# $OUT/results.tgz (ci/pack_runs.sh: at the end, and after each verify-shards step, so that a
+# call killed at its time limit keeps the steps that ended -- a run folder left on the device
+# loses its meta.json and summary at the next call's copy of the tree; give a call timeout_s
+# above VERIFY_BUDGET_S) (the device tool brings $OUT back, at most 8 files: the step logs are packed
 # into $OUT/logs.tgz at the end; here, after unpacking, `adaload results
 # check` says whether the index agrees, `adaload results index` rebuilds it). The full
 # per-case verify.json stays out of git (.gitignore): verify-summary.json is the record.
@@ -305,7 +308,8 @@ case "$mode" in
           echo "verify $k rc=$? in $(( $(date +%s) - s )) s" >"$out/verify-$k.rc" ) &
         pids+=($!); sleep 2 # distinct run folder times
       done
-      wait "${pids[@]}"
+      # each step's run folder packed as the step ends, should the call be killed before the end
+      for _ in "${pids[@]}"; do wait -n || true; "$root/ci/pack_runs.sh" "$out" "$before"; done
       for k in "$@"; do cat "$out/verify-$k.rc"; rm -f "$out/verify-$k.rc"; tail -4 "$out/verify-$k.log"; tail -2 "$out/verify-$k.err"; done
     else
       for k in "$@"; do
@@ -319,6 +323,7 @@ case "$mode" in
         timeout "$left" $ada "${cmd[@]}" >"$out/verify-$k.log" 2>"$out/verify-$k.err"; rc=$?
         last=$(( $(date +%s) - s ))
         echo "verify $k rc=$rc in $last s"; tail -4 "$out/verify-$k.log"; tail -2 "$out/verify-$k.err"
+        "$root/ci/pack_runs.sh" "$out" "$before" # what ended so far, should the call be killed
       done
     fi
     ;;
@@ -462,12 +467,7 @@ case "$mode" in
       done
     ;;
 esac
-find results -name meta.json ! -path "*/.*" | sort | comm -13 "$before" - | xargs -r -n1 dirname >"$out/new_runs.txt"
-[ -n "${rc_dir:-}" ] && echo "$rc_dir" >>"$out/new_runs.txt"
-cp "$out/new_runs.txt" "$out/new_runs.list"
-echo results/index.jsonl >>"$out/new_runs.txt"
-tar czf "$out/results.tgz" -T "$out/new_runs.txt" 2>/dev/null
-log packed "$(wc -l <"$out/new_runs.txt")" run folders
+log pack; "$root/ci/pack_runs.sh" "$out" "$before" "${rc_dir:-}"
 # The device tool brings back at most 8 files a call (device README): the step logs
 # (verify-K.log/.err, new_runs.*, e2e.log, ...) go into one logs.tgz, so one call can chain
 # two modes (OUT=$o/a ...; OUT=$o/b ...) and lose nothing -- on 2026-12-02 a chained call's

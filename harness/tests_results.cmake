@@ -7,6 +7,8 @@
 #                      (ci/test_device_tree.sh; git only, no build)
 #   land_patch         ci/land_patch.sh prepare's refusals and its commit in a throw-away
 #                      repository (ci/test_land_patch.sh; git and cmake only)
+#   pack_runs          ci/pack_runs.sh's packs of a device call's new run folders
+#                      (ci/test_pack_runs.sh; tar only)
 #   kernel_barriers    ci/kernel_barriers.sh's verdicts over a stand-in cuobjdump
 #                      (ci/test_kernel_barriers.sh; no CUDA toolkit)
 add_test(NAME results_index COMMAND adaload results check)
@@ -32,6 +34,10 @@ add_test(NAME device_tree
 # ci/land_patch.sh: a kernel patch committed only when its sources hash as named (ci/test_land_patch.sh).
 add_test(NAME land_patch
          COMMAND bash ${PROJECT_SOURCE_DIR}/ci/test_land_patch.sh ${CMAKE_CURRENT_BINARY_DIR}/land_patch)
+# ci/pack_runs.sh: a device call's new run folders packed as each step ends, a failed pack
+# leaving the last one whole (ci/test_pack_runs.sh; tar only).
+add_test(NAME pack_runs
+         COMMAND bash ${PROJECT_SOURCE_DIR}/ci/test_pack_runs.sh ${CMAKE_CURRENT_BINARY_DIR}/pack_runs)
 # ci/kernel_barriers.sh: a kernel reserving barriers the allow file does not name is caught.
 add_test(NAME kernel_barriers
          COMMAND bash ${PROJECT_SOURCE_DIR}/ci/test_kernel_barriers.sh ${CMAKE_CURRENT_BINARY_DIR}/kernel_barriers)
