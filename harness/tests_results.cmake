@@ -9,6 +9,8 @@
 #                      repository (ci/test_land_patch.sh; git and cmake only)
 #   pack_runs          ci/pack_runs.sh's packs of a device call's new run folders
 #                      (ci/test_pack_runs.sh; tar only)
+#   ptx_entries        ci/ptx_entries.py's kernel-by-kernel PTX verdicts (ptx_same.sh
+#                      --kernels) on hand-written PTX (ci/test_ptx_entries.sh; python3, c++filt)
 #   kernel_barriers    ci/kernel_barriers.sh's verdicts over a stand-in cuobjdump
 #                      (ci/test_kernel_barriers.sh; no CUDA toolkit)
 add_test(NAME results_index COMMAND adaload results check)
@@ -38,6 +40,9 @@ add_test(NAME land_patch
 # leaving the last one whole (ci/test_pack_runs.sh; tar only).
 add_test(NAME pack_runs
          COMMAND bash ${PROJECT_SOURCE_DIR}/ci/test_pack_runs.sh ${CMAKE_CURRENT_BINARY_DIR}/pack_runs)
+# ci/ptx_entries.py: which kernels of a file a change moved, renumbering aside (ci/test_ptx_entries.sh).
+add_test(NAME ptx_entries
+         COMMAND bash ${PROJECT_SOURCE_DIR}/ci/test_ptx_entries.sh ${CMAKE_CURRENT_BINARY_DIR}/ptx_entries)
 # ci/kernel_barriers.sh: a kernel reserving barriers the allow file does not name is caught.
 add_test(NAME kernel_barriers
          COMMAND bash ${PROJECT_SOURCE_DIR}/ci/test_kernel_barriers.sh ${CMAKE_CURRENT_BINARY_DIR}/kernel_barriers)
