@@ -172,7 +172,7 @@ struct ada_gpu_bench {
     size_t arena_bytes;
     void *flush;
     size_t flush_bytes;
-    void *fwd_ws; /* the res forwards' workspace (ADA_RES_FWD_WS bytes, zeroed once, left zero) */
+    void *fwd_ws; /* the forwards' workspace, lnmod's and the res op's (ADA_RES_FWD_WS = ADA_BENCH_FWD_WS bytes, zeroed once, left zero) */
     gpu_case *cases;
     int64_t ncases;
     copy_stat *copies;
@@ -263,7 +263,8 @@ static int launch_set(gpu_case *c, int64_t set, char *msg, size_t n)
                                         base + c->off_b, dsh + chunk, dsh, c->ws ? base + c->off_w : NULL, c->ws,
                                         g->stream);
     } else {
-        st = ada_bench_variant_forward(c->vname, d, base + c->off_a, scale, shift, base + c->off_b, g->stream);
+        st = ada_bench_variant_forward(c->vname, d, base + c->off_a, scale, shift, base + c->off_b, g->fwd_ws,
+                                       g->stream);
     }
     if (st != LNMOD_OK) {
         char text[200];

@@ -35,11 +35,11 @@ const char *ada_bench_variant_why(const char *name, const lnmod_desc *d, int bwd
 }
 
 int ada_bench_variant_forward(const char *name, const lnmod_desc *d, const void *x, const void *scale,
-                              const void *shift, void *y, cudaStream_t stream)
+                              const void *shift, void *y, void *fwd_ws, cudaStream_t stream)
 {
     if (ada_plugin_is_name(name))
         return ada_plugin_forward(ada_plugin_find(name), d, x, scale, shift, y, NULL, NULL, stream);
-    return (int)lnmod_forward(name, d, x, scale, shift, y, NULL, NULL, stream);
+    return (int)lnmod_forward(name, d, x, scale, shift, y, NULL, NULL, fwd_ws, ADA_BENCH_FWD_WS, stream);
 }
 
 int ada_bench_variant_backward(const char *name, const lnmod_desc *d, const void *x, const void *scale,

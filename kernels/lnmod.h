@@ -6,7 +6,7 @@
  *
  *   lnmod_desc d = lnmod_desc_default();
  *   d.rows = B*S; d.D = 5120; d.rows_per_sample = S; d.scale_stride = d.shift_stride = 6*5120;
- *   lnmod_status st = lnmod_forward("dtile", &d, x, scale, shift, y, mean, rstd, stream);
+ *   lnmod_status st = lnmod_forward("dtile", &d, x, scale, shift, y, mean, rstd, ws, 16, stream); // ws zeroed once
  *
  * mean and rstd (fp32, [rows]) are optional outputs for a later backward: pass NULL to skip.
  * The backward takes x, the forward's scale, the gradient dy of y and the forward's mean and
@@ -33,7 +33,7 @@ extern "C" {
 
 typedef lnmod_status (*lnmod_launch_fn)(const lnmod_desc *d, const void *x, const void *scale,
                                         const void *shift, void *y, float *mean, float *rstd,
-                                        cudaStream_t stream);
+                                        void *workspace, cudaStream_t stream);
 
 /* The backward of one variant (called only after lnmod_backward's checks). */
 typedef lnmod_status (*lnmod_bwd_launch_fn)(const lnmod_desc *d, const void *x,
@@ -60,6 +60,8 @@ typedef struct {
     /* Bytes this variant really moves through device memory (>= lnmod_fwd_min_bytes),
      * counting its re-reads; for the kernel notes. */
     int64_t (*bytes_moved)(const lnmod_desc *d, int want_stats);
+    /* The forward's workspace bytes (state: zero on entry, left zero; lnmod_forward_workspace). */
+    int64_t (*fwd_workspace)(const lnmod_desc *d);
     /* The backward: its launch, the device workspace it needs (a function of the descriptor
      * alone), and the bytes it really moves (>= lnmod_bwd_min_bytes). */
     lnmod_bwd_launch_fn backward;
@@ -83,10 +85,18 @@ extern const lnmod_variant lnmod_variants[];
 /* The variant called name, or NULL. */
 const lnmod_variant *lnmod_find_variant(const char *name);
 
-/* Validates (descriptor, pointers, variant) and launches the forward on stream. */
+/* Device workspace bytes lnmod_forward needs for (variant, d): 0 for naive and row_per_warp,
+ * 16 for dtile (its chunk ring's ticket counter). This workspace is state: zero before its
+ * first use (cudaMemset once); every call leaves it zero, so one workspace serves every later
+ * call on the same stream; calls that may run at the same time need one each. */
+lnmod_status lnmod_forward_workspace(const char *variant, const lnmod_desc *d, size_t *bytes);
+
+/* Validates (descriptor, pointers, variant, workspace: at least lnmod_forward_workspace bytes,
+ * 16-byte aligned, zero on entry; NULL when 0) and launches the forward on stream. */
 lnmod_status lnmod_forward(const char *variant, const lnmod_desc *d, const void *x,
                            const void *scale, const void *shift, void *y, float *mean,
-                           float *rstd, cudaStream_t stream);
+                           float *rstd, void *workspace, size_t workspace_bytes,
+                           cudaStream_t stream);
 
 /* Device workspace bytes lnmod_backward needs for (variant, d); 0 when it needs none. The
  * size depends on the descriptor only (never on the device), as does every split of the

@@ -402,9 +402,9 @@ lnmod_status dtile_run_generic(const lnmod_kparams &p, cudaStream_t stream)
 // specialized widths with vector-aligned data where fv2_v1_keeps says so, and version 1's
 // generic path where no v2 plan runs.
 template <typename TX, typename TM, typename TY>
-lnmod_status dtile_launch_t(const lnmod_desc *d, const lnmod_kparams &p, cudaStream_t stream)
+lnmod_status dtile_launch_t(const lnmod_desc *d, const lnmod_kparams &p, void *workspace, cudaStream_t stream)
 {
-    const lnmod_status st = fv2::forward(d, p, stream);
+    const lnmod_status st = fv2::forward(d, p, workspace, stream);
     if (st != LNMOD_ERR_UNSUPPORTED) return st;
     if (!lnmod_vector_ok<TX, TM, TY>(p)) return dtile_run_generic<TX, TM, TY, 1>(p, stream);
     switch (p.D) {
@@ -422,13 +422,21 @@ lnmod_status dtile_launch_t(const lnmod_desc *d, const lnmod_kparams &p, cudaStr
 
 lnmod_status lnmod_fwd_dtile_launch(const lnmod_desc *d, const void *x, const void *scale,
                                     const void *shift, void *y, float *mean, float *rstd,
-                                    cudaStream_t stream)
+                                    void *workspace, cudaStream_t stream)
 {
     const lnmod_kparams p = lnmod_make_params(d, x, scale, shift, y, mean, rstd);
     return lnmod_dispatch_dtypes(d, [&](auto tx, auto tm, auto ty) {
         return dtile_launch_t<typename decltype(tx)::type, typename decltype(tm)::type,
-                              typename decltype(ty)::type>(d, p, stream);
+                              typename decltype(ty)::type>(d, p, workspace, stream);
     });
+}
+
+// The chunk ring's ticket counter (lnmod_fwd_v2_chunk.cuh), asked for every descriptor so that
+// a caller's workspace never depends on which kernel runs.
+int64_t lnmod_fwd_dtile_workspace(const lnmod_desc *d)
+{
+    (void)d;
+    return 16;
 }
 
 int lnmod_fwd_dtile_supports(const lnmod_desc *d) { return lnmod_desc_validate(d) == LNMOD_OK; }

@@ -78,9 +78,10 @@ __global__ void __launch_bounds__(NAIVE_THREADS) naive_kernel(lnmod_kparams p)
 } // namespace
 
 lnmod_status lnmod_fwd_naive_launch(const lnmod_desc *d, const void *x, const void *scale,
-                                    const void *shift, void *y, float *mean, float *rstd,
+                                    const void *shift, void *y, float *mean, float *rstd, void *workspace,
                                     cudaStream_t stream)
 {
+    (void)workspace; // none needed
     const lnmod_kparams p = lnmod_make_params(d, x, scale, shift, y, mean, rstd);
     // Grid-stride: 2^20 blocks saturate any GPU; more rows loop.
     const int64_t grid = d->rows < (1 << 20) ? d->rows : (1 << 20);
@@ -98,4 +99,10 @@ int lnmod_fwd_naive_supports(const lnmod_desc *d) { return lnmod_desc_validate(d
 int64_t lnmod_fwd_naive_bytes(const lnmod_desc *d, int want_stats)
 {
     return lnmod_fwd_reread_bytes(d, want_stats);
+}
+
+int64_t lnmod_fwd_naive_workspace(const lnmod_desc *d)
+{
+    (void)d;
+    return 0;
 }

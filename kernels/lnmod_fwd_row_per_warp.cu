@@ -73,8 +73,9 @@ lnmod_status rpw_launch(const lnmod_kparams &p, cudaStream_t stream)
 
 lnmod_status lnmod_fwd_row_per_warp_launch(const lnmod_desc *d, const void *x,
                                            const void *scale, const void *shift, void *y,
-                                           float *mean, float *rstd, cudaStream_t stream)
+                                           float *mean, float *rstd, void *workspace, cudaStream_t stream)
 {
+    (void)workspace; // none needed
     const lnmod_kparams p = lnmod_make_params(d, x, scale, shift, y, mean, rstd);
     return lnmod_dispatch_dtypes(d, [&](auto tx, auto tm, auto ty) {
         return rpw_launch<typename decltype(tx)::type, typename decltype(tm)::type,
@@ -90,4 +91,10 @@ int lnmod_fwd_row_per_warp_supports(const lnmod_desc *d)
 int64_t lnmod_fwd_row_per_warp_bytes(const lnmod_desc *d, int want_stats)
 {
     return lnmod_fwd_reread_bytes(d, want_stats);
+}
+
+int64_t lnmod_fwd_row_per_warp_workspace(const lnmod_desc *d)
+{
+    (void)d;
+    return 0;
 }

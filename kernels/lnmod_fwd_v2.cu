@@ -60,19 +60,19 @@ fv2_problem problem_of(const lnmod_desc *d, const lnmod_detail::lnmod_kparams &p
 }
 
 static lnmod_status run_plan(const lnmod_desc *d, fv2_plan *p, const fv2_dev *dev,
-                             const lnmod_detail::lnmod_kparams &kp, cudaStream_t st)
+                             const lnmod_detail::lnmod_kparams &kp, void *ws, cudaStream_t st)
 {
     // The lag path meets at a cluster barrier (C > 1) or a CTA-scope mbarrier (C = 1), built
     // for sm_90 only (the helpers trap below it): none without clusters (before sm_90).
     if (p->cls == FV2_TILE && p->warps * p->cluster > 1 && dev->cluster_max < 2) return LNMOD_ERR_UNSUPPORTED;
     switch (d->x_dtype) {
-    case LNMOD_BF16: return launch_x_bf16(d, p, dev, kp, st);
-    case LNMOD_F16: return launch_x_f16(d, p, dev, kp, st);
-    default: return launch_x_f32(d, p, dev, kp, st);
+    case LNMOD_BF16: return launch_x_bf16(d, p, dev, kp, ws, st);
+    case LNMOD_F16: return launch_x_f16(d, p, dev, kp, ws, st);
+    default: return launch_x_f32(d, p, dev, kp, ws, st);
     }
 }
 
-lnmod_status forward(const lnmod_desc *d, const lnmod_detail::lnmod_kparams &kp, cudaStream_t stream)
+lnmod_status forward(const lnmod_desc *d, const lnmod_detail::lnmod_kparams &kp, void *workspace, cudaStream_t stream)
 {
     const fv2_problem q = problem_of(d, kp);
     const bool elem_ok = (uintptr_t)kp.x % q.sx == 0 && (uintptr_t)kp.y % q.sy == 0 &&
@@ -84,10 +84,10 @@ lnmod_status forward(const lnmod_desc *d, const lnmod_detail::lnmod_kparams &kp,
     fv2_plan p;
     if (fv2_make_plan(&q, &dev, &p) != 0 || !fv2_runs(&p)) return LNMOD_ERR_UNSUPPORTED;
     if (p.lag && dev.cluster_max < 2) return LNMOD_ERR_UNSUPPORTED; // before sm_90: version 1
-    lnmod_status st = run_plan(d, &p, &dev, kp, stream);
+    lnmod_status st = run_plan(d, &p, &dev, kp, workspace, stream);
     // not resident, or no clusters: the chunk or the odd class (its ring depth: the launcher's,
     // with the kernel's real registers)
-    while (st == LNMOD_ERR_UNSUPPORTED && fv2_fallback(&p, &q, &dev) == 0) st = run_plan(d, &p, &dev, kp, stream);
+    while (st == LNMOD_ERR_UNSUPPORTED && fv2_fallback(&p, &q, &dev) == 0) st = run_plan(d, &p, &dev, kp, workspace, stream);
     return st;
 }
 

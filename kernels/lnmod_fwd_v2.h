@@ -26,16 +26,16 @@ fv2_problem problem_of(const lnmod_desc *d, const lnmod_detail::lnmod_kparams &p
 // keeps the problem (fv2_v1_keeps on this device) or no plan of the rule can run here (pointers
 // not aligned to their element size, or nothing fits): the caller then runs version 1. d is
 // valid (lnmod_forward checked it).
-lnmod_status forward(const lnmod_desc *d, const lnmod_detail::lnmod_kparams &p, cudaStream_t stream);
+lnmod_status forward(const lnmod_desc *d, const lnmod_detail::lnmod_kparams &p, void *workspace, cudaStream_t stream);
 
 // Launches plan p (its ring depth finished with the chosen kernel's real register count) for
 // one x dtype; LNMOD_ERR_UNSUPPORTED when the kernel cannot be resident.
 lnmod_status launch_x_bf16(const lnmod_desc *d, fv2_plan *p, const fv2_dev *dev,
-                           const lnmod_detail::lnmod_kparams &kp, cudaStream_t st);
+                           const lnmod_detail::lnmod_kparams &kp, void *ws, cudaStream_t st);
 lnmod_status launch_x_f16(const lnmod_desc *d, fv2_plan *p, const fv2_dev *dev,
-                          const lnmod_detail::lnmod_kparams &kp, cudaStream_t st);
+                          const lnmod_detail::lnmod_kparams &kp, void *ws, cudaStream_t st);
 lnmod_status launch_x_f32(const lnmod_desc *d, fv2_plan *p, const fv2_dev *dev,
-                          const lnmod_detail::lnmod_kparams &kp, cudaStream_t st);
+                          const lnmod_detail::lnmod_kparams &kp, void *ws, cudaStream_t st);
 
 } // namespace fv2
 

@@ -12,7 +12,16 @@
 //   * a chunk is R consecutive rows = one contiguous byte range of x. Its 16-byte-aligned
 //     superset comes into a shared-memory stage by ONE bulk copy (cp.async.bulk, the
 //     mbarrier counting its bytes); NS stages make a ring, NS - 2 chunks loading while one
-//     is computed and one is being stored. Persistent CTAs take chunks blockIdx.x + k gridDim.x.
+//     is computed and one is being stored. Persistent CTAs take the chunks in order from one
+//     ticket counter (the kernel's `ticket`: two 64-bit words of the forward workspace, zero at the
+//     launch and zeroed again by the last CTA to end): thread 0 claims a stage's chunk when it
+//     refills the stage, and the next claim at once; the index goes beside the stage's mbarrier,
+//     and a claim past the last chunk arrives there with no bytes (the CTA's end). A static walk
+//     (chunks blockIdx.x + k gridDim.x) lets the CTAs drift apart and open many windows of x and
+//     y at once (experiments/2026-12-06-stream-probe: 7.5 points of an H200's copy for a copy).
+//     The static walk stays at T < FV2_CHUNK_TICKET_MIN_T (CTAs of 64 and 128 threads, whose
+//     many small chunks lost to the claims; fv2_plan::ticket 0, `ticket` null): the
+//     claims are blockIdx.x, + gridDim.x, ... (compile-time: ck_claim).
 //   * thread t owns the columns t, t + T, ..., t + (K - 1) T of every row: its (1 + scale) and
 //     shift stay in 2K fp32 registers for the whole modulation run. Element (i, c) of the
 //     chunk sits at byte soff + 2 (i D + c) of the stage (soff: the chunk's start mod 16), so a
@@ -63,11 +72,18 @@
 // test's planted bugs (the whole 16-byte superset stored in bulk; a stage refilled without
 // waiting for its store's read; chunk k-1 stored before the barrier that completes its y; no
 // second pass; the second pass of round 5's first version: M2 around lo, neither d nor lo
-// rebased on the mean -- the pivot-outlier fault the H100 found). Never defined in a build.
+// rebased on the mean -- the pivot-outlier fault the H100 found); _CHUNKTICK: CTA 1 drops every
+// other ticket claim (caught only where the CTAs' claims interleave). Never defined in a build.
 
-// Kernel arguments besides the descriptor's: ring stages, bytes a stage, chunks of the problem.
+// Kernel arguments besides the descriptor's: ring stages, bytes a stage, chunks of the problem;
+// then, a parameter of its own, the ticket counter (two 64-bit words: the claims, the CTAs ended;
+// 0 at the launch, left 0; null: the static walk), so that the static kernels' parameters and
+// code stay what they were before the ticket order (the same PTX but the unused pointer).
 struct chunk_args {
     int NS, stage, nchunks;
+};
+struct ck_args : chunk_args { // inside the kernel: both
+    unsigned long long *ticket;
 };
 
 // ---- modulation and chunk geometry ----------------------------------------------------------
@@ -105,6 +121,38 @@ struct ck_geo {
 };
 
 // Thread 0: chunk g's superset into a stage, its bytes counted on the stage's mbarrier.
+__device__ __forceinline__ void ck_issue(const lnmod_kparams &p, const ck_geo &g, unsigned char *stage, uint64_t *bar);
+
+// Thread 0: the claim after chunk `cur` (-1: the CTA's first) -- the counter's next ticket
+// (TICKET), or the static walk's next chunk. A compile-time choice (T >= FV2_CHUNK_TICKET_MIN_T),
+// so the static kernels carry none of the claim's code: with a run-time branch ptxas spilled
+// 12 bytes at K 7 (T 64, 128) and those widths ran 1.7-3.1% slower (round 2).
+template <bool TICKET> __device__ __forceinline__ int64_t ck_claim(const ck_args &c, int64_t cur)
+{
+    if constexpr (TICKET) return ck_ticket(c.ticket);
+    else return cur < 0 ? (int64_t)blockIdx.x : cur + (int64_t)gridDim.x;
+}
+
+// Thread 0: stage `stage` gets chunk `next` (its index into *tk, then its bytes; past the last
+// chunk an arrival with no bytes), and `next` the following claim. Returns whether this was the end.
+template <bool TICKET>
+__device__ __forceinline__ bool ck_fill(const lnmod_kparams &p, int R, int64_t &next, const ck_args &c,
+                                       unsigned char *stage, uint64_t *bar, int *tk)
+{
+    if (next >= c.nchunks) {
+        *tk = c.nchunks;
+        ck_expect_tx(bar, 0);
+        return true;
+    }
+    *tk = (int)next;
+    ck_issue(p, ck_geo(p, R, next * R, next * R * 2 * p.D), stage, bar);
+    next = ck_claim<TICKET>(c, next);
+#ifdef FV2_EMU_PLANT_CHUNKTICK
+    if (blockIdx.x == 1) next = ck_claim<TICKET>(c, next); // CTA 1 drops every other claim
+#endif
+    return false;
+}
+
 __device__ __forceinline__ void ck_issue(const lnmod_kparams &p, const ck_geo &g, unsigned char *stage, uint64_t *bar)
 {
     const unsigned n = (unsigned)((g.nb + 15) & ~15);
@@ -189,34 +237,73 @@ __device__ __forceinline__ float ck_second_pass(float (&v)[R][K], const float (&
 #endif
 }
 
+// Thread 0 at the kernel's start: the stages' mbarriers, then the first NS - 2 chunks -- claimed
+// (TICKET) or the static walk's n chunks at rows r0 + k Rg, bytes off + k step.
+template <bool TICKET>
+__device__ __forceinline__ void ck_start(const lnmod_kparams &p, int R, const ck_args &c, int n, int64_t Rg,
+                                         int64_t step, int64_t r0, int64_t off, int64_t &next, bool &done,
+                                         unsigned char *sm, uint64_t *full, int *tk)
+{
+    for (int s = 0; s < c.NS; s++) mbar_init(&full[s], 1);
+    ck_fence_async(); // the initialised barriers, seen by the bulk copies
+    if constexpr (TICKET) {
+        next = ck_claim<TICKET>(c, -1);
+        for (int s = 0; s < c.NS - 2 && !done; s++)
+            done = ck_fill<TICKET>(p, R, next, c, sm + (int64_t)s * c.stage, &full[s], &tk[s]);
+    } else {
+        for (int s = 0; s < c.NS - 2 && s < n; s++)
+            ck_issue(p, ck_geo(p, R, r0 + s * Rg, off + s * step), sm + (int64_t)s * c.stage, &full[s]);
+    }
+}
+
+// Thread 0 before chunk k: stage s2 (chunk k - 2's, its store done reading it) gets the next chunk
+// -- the next claim (TICKET) or the static walk's chunk k + NS - 2 (r0, off: chunk k's).
+template <bool TICKET>
+__device__ __forceinline__ void ck_refill(const lnmod_kparams &p, int R, const ck_args &c, int s2, int64_t Rg,
+                                          int64_t step, int64_t r0, int64_t off, int64_t &next, bool &done,
+                                          unsigned char *sm, uint64_t *full, int *tk)
+{
+#ifndef FV2_EMU_PLANT_CHUNKRING
+    ck_bulk_wait_read0();
+#endif
+    ck_fence_async();
+    if constexpr (TICKET) {
+        done = ck_fill<TICKET>(p, R, next, c, sm + (int64_t)s2 * c.stage, &full[s2], &tk[s2]);
+    } else {
+        const int64_t ahead = c.NS - 2;
+        ck_issue(p, ck_geo(p, R, r0 + ahead * Rg, off + ahead * step), sm + (int64_t)s2 * c.stage, &full[s2]);
+    }
+}
+
 // ---- the kernel -----------------------------------------------------------------------------
+// K = ceil(D / T): steps 0 .. KF - 1 have a column for every thread, step KF for threads t < lim
+// (1 <= lim <= T); a warp with none skips it (all but one warp, or none). TICKET: thread 0 claims
+// each stage's chunk (ck_fill), every thread reads its index from tk; the static walk (!TICKET):
+// n chunks, chunk k of this CTA at rows r0 + k Rg, bytes off + k step.
 template <typename TX, typename TM, typename TY, int T, int K, int R>
-__global__ void __launch_bounds__(T, FV2_CHUNK_MINB(T)) chunk_kernel(lnmod_kparams p, chunk_args c)
+__global__ void __launch_bounds__(T, FV2_CHUNK_MINB(T)) chunk_kernel(lnmod_kparams p, chunk_args ca, unsigned long long *ticket)
 {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
     static_assert(sizeof(TX) == 2 && sizeof(TY) == 2 && R >= 1 && R <= 8 && T % 64 == 0 && T <= 512, "shape");
     constexpr int NW = T / 32, RP = R > 4 ? 8 : R > 2 ? 4 : R; // rows padded to a power of 2
+    constexpr bool TICKET = T >= FV2_CHUNK_TICKET_MIN_T; // the plan's fv2_plan::ticket
+    const ck_args c{ca, ticket};
     unsigned char *sm = reinterpret_cast<unsigned char *>(fv2_smem);
     uint64_t *full = reinterpret_cast<uint64_t *>(sm + (int64_t)c.NS * c.stage);
     constexpr int PW = 2 * RP * NW; // floats of one chunk's parts (fv2_chunk_fixed_bytes)
-    float *P = reinterpret_cast<float *>(full + 8), *P2 = P + 2 * PW;
+    int *tk = reinterpret_cast<int *>(full + FV2_CHUNK_MAX_NS); // the chunk in each stage (TICKET)
+    float *P = reinterpret_cast<float *>(TICKET ? (void *)(tk + FV2_CHUNK_MAX_NS) : (void *)tk), *P2 = P + 2 * PW;
     const int t = (int)threadIdx.x, lane = t & 31, warp = t >> 5, D = (int)p.D, rowb = 2 * D;
     const float invD = 1.0f / (float)D;
-    // K = ceil(D / T): steps 0 .. KF - 1 have a column for every thread, step KF for threads
-    // t < lim (1 <= lim <= T); a warp with none skips it (all but one warp, or none).
     constexpr int KF = K - 1;
     const int lim = D - KF * T;
     const bool last = t < lim, wlast = warp * 32 < lim;
-    const int n = (int)blockIdx.x < c.nchunks ? (c.nchunks - 1 - (int)blockIdx.x) / (int)gridDim.x + 1 : 0;
-    // chunk k of this CTA: rows r0 + k Rg, bytes off + k step (Rg rows and step bytes apart)
+    int64_t next = 0; // thread 0: the chunk of the next stage it fills (its claim)
+    bool done = false; // thread 0: a stage has been given the end (every later claim is past it)
+    const int n = TICKET || (int)blockIdx.x >= c.nchunks ? 0 : (c.nchunks - 1 - (int)blockIdx.x) / (int)gridDim.x + 1;
     const int64_t Rg = (int64_t)R * gridDim.x, step = Rg * rowb;
     int64_t r0 = (int64_t)blockIdx.x * R, off = r0 * rowb;
-    if (t == 0) {
-        for (int s = 0; s < c.NS; s++) mbar_init(&full[s], 1);
-        ck_fence_async(); // the initialised barriers, seen by the bulk copies
-        for (int s = 0; s < c.NS - 2 && s < n; s++)
-            ck_issue(p, ck_geo(p, R, r0 + s * Rg, off + s * step), sm + (int64_t)s * c.stage, &full[s]);
-    }
+    if (t == 0) ck_start<TICKET>(p, R, c, n, Rg, step, r0, off, next, done, sm, full, tk);
     __syncthreads();
     ck_mod<TM, T, K> mod;
     mod.end = -1;
@@ -225,17 +312,17 @@ __global__ void __launch_bounds__(T, FV2_CHUNK_MINB(T)) chunk_kernel(lnmod_kpara
     ck_geo prev(p, R, r0, off); // chunk k - 1 (its store follows barrier A_k)
     int s = 0; // stage of chunk k (k mod NS) and the parity of its use
     unsigned par = 0;
-    for (int k = 0; k < n; k++) {
-        if (t == 0 && k + c.NS - 2 < n) { // refill the stage of chunk k - 2
-            const int s2 = s >= 2 ? s - 2 : s - 2 + c.NS;
-#ifndef FV2_EMU_PLANT_CHUNKRING
-            ck_bulk_wait_read0();
-#endif
-            ck_fence_async();
-            const int64_t ahead = c.NS - 2;
-            ck_issue(p, ck_geo(p, R, r0 + ahead * Rg, off + ahead * step), sm + (int64_t)s2 * c.stage, &full[s2]);
-        }
+    int k = 0;
+    for (; TICKET || k < n; k++) {
+        if (t == 0 && (TICKET ? !done : k + c.NS - 2 < n)) // refill the stage of chunk k - 2
+            ck_refill<TICKET>(p, R, c, s >= 2 ? s - 2 : s - 2 + c.NS, Rg, step, r0, off, next, done, sm, full, tk);
         mbar_wait(&full[s], par);
+        if constexpr (TICKET) {
+            const int ci = tk[s]; // uniform: written before the arrival the wait saw
+            if (ci >= c.nchunks) break;
+            r0 = (int64_t)ci * R;
+            off = r0 * rowb;
+        }
         const ck_geo g(p, R, r0, off);
         unsigned char *st = sm + (int64_t)s * c.stage + g.soff; // element (i, col): st + i rowb + 2 col
         unsigned char *mine = st + 2 * t;
@@ -326,19 +413,25 @@ __global__ void __launch_bounds__(T, FV2_CHUNK_MINB(T)) chunk_kernel(lnmod_kpara
         }
         ck_fence_async(); // this thread's y, seen by the bulk store after A_{k+1}
         prev = g;
-        r0 += Rg;
-        off += step;
+        if constexpr (!TICKET) {
+            r0 += Rg;
+            off += step;
+        }
         s = s + 1 == c.NS ? 0 : s + 1;
         par ^= s == 0 ? 1u : 0u;
     }
-    if (n > 0) { // the last chunk's y
+    if (TICKET ? k > 0 : n > 0) { // the last chunk's y (as before the ticket order where static)
         __syncthreads();
         if (warp == 0) ck_store(p, prev, sm + (int64_t)(s ? s - 1 : c.NS - 1) * c.stage, lane);
     }
-    if (t == 0) ck_bulk_wait0(); // the stores have read the stages (which go with the CTA)
+    if (t == 0) {
+        if constexpr (TICKET) ck_ticket_end(c.ticket); // thread 0 has made its last claim (done)
+        ck_bulk_wait0();         // the stores have read the stages (which go with the CTA)
+    }
 #else // below sm_90: never launched (fv2_chunk_eligible)
     (void)p;
-    (void)c;
+    (void)ca;
+    (void)ticket;
     __trap();
 #endif
 }

@@ -54,6 +54,12 @@
 #define FV2_CHUNK_MAX_D 16384 /* 512 threads x K 32 */
 #define FV2_CHUNK_MIN_NS 3    /* one stage computing, one storing, >= 1 loading */
 #define FV2_CHUNK_MAX_NS 8    /* the kernel's mbarriers (fv2_chunk_fixed_bytes) */
+/* The ticket order (chunks claimed in order from one counter, lnmod_fwd_v2_chunk.cuh) from this
+ * many threads a CTA: measured on an H100 (2026-12-06, experiments/2026-12-06-lnmod-ticket
+ * round 1) 0.94-1.006 of the static walk's time at every width with T 256 and 512 (chunks of
+ * 23-80 KB), but 1.01-1.20 at T 64 and 128 (D <= 1664: chunks of 4-13 KB, 4-8 CTAs a SM,
+ * claims 2-6x as frequent), where the static walk stays. */
+#define FV2_CHUNK_TICKET_MIN_T 256
 #define FV2_CHUNK_REGS 128    /* the estimate: the launch bound's cap; the launcher uses the real count */
 
 /* Threads a CTA for D (0: none instantiated). */
@@ -63,12 +69,14 @@ static inline int fv2_chunk_threads(int64_t D)
 }
 
 /* The fixed part of a CTA's shared memory after the stages: FV2_CHUNK_MAX_NS mbarriers (64
- * bytes), the warps' partial sums of d and d^2 of RP (R padded to a power of 2) rows for two
- * chunks, and those of the rare second pass (around the rows' means): 64 + 4 NW (3 2RP) bytes. */
+ * bytes), in the ticket order (T >= FV2_CHUNK_TICKET_MIN_T) as many stage chunk indices (32),
+ * the warps' partial sums of d and d^2 of RP (R padded to a power of 2) rows for two chunks,
+ * and those of the rare second pass (around the rows' means): 64 (+ 32) + 4 NW (3 2RP) bytes.
+ * The static walk's CTAs keep the layout (and so the plans) they had before the ticket order. */
 static inline int64_t fv2_chunk_fixed_bytes(int T, int R)
 {
     const int RP = R > 4 ? 8 : R > 2 ? 4 : R;
-    return 64 + 4 * (int64_t)(T / 32) * (3 * 2 * RP);
+    return 64 + (T >= FV2_CHUNK_TICKET_MIN_T ? 32 : 0) + 4 * (int64_t)(T / 32) * (3 * 2 * RP);
 }
 
 /* Can the flat chunk kernel take problem q on device d? 1 eligible, 0 not. */
@@ -108,6 +116,7 @@ static inline void fv2_chunk_shape(fv2_plan *p, const fv2_problem *q)
 #endif
     p->row_bytes = 2 * q->D;
     p->nchunks = fv2_ceil(q->rows, p->rows_chunk);
+    p->ticket = p->threads >= FV2_CHUNK_TICKET_MIN_T;
 }
 
 /* Occupancy and ring depth from the kernel's registers and static shared memory: CTAs a SM by

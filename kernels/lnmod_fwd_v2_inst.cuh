@@ -30,6 +30,7 @@ struct go_args {
     fv2_plan *p;
     const fv2_dev *dev;
     const lnmod_kparams &kp;
+    void *ws; // the forward workspace: the chunk ring's ticket counter (zero on entry, left zero)
     cudaStream_t st;
 };
 
@@ -119,9 +120,12 @@ template <typename TX, typename TM, typename TY, int T, int K> lnmod_status laun
     p->ctas_sm = per_sm;
     int64_t grid = (int64_t)per_sm * a.dev->sms;
     if (grid > p->nchunks) grid = p->nchunks;
+    if (p->ticket && !a.ws) return LNMOD_ERR_UNSUPPORTED; // no ticket counter: the other classes
+    // The ticket order where the plan takes it (FV2_CHUNK_TICKET_MIN_T), else the static walk (no counter).
     const chunk_args c = {p->nstage, (int)p->slot_bytes, (int)p->nchunks};
+    unsigned long long *ticket = p->ticket ? static_cast<unsigned long long *>(a.ws) : nullptr;
     for (int i = 0; i < FV2_REPEAT; i++) {
-        kern<<<(unsigned)grid, T, (size_t)p->smem_bytes, a.st>>>(a.kp, c);
+        kern<<<(unsigned)grid, T, (size_t)p->smem_bytes, a.st>>>(a.kp, c, ticket);
         const lnmod_status st = lnmod_launch_status();
         if (st != LNMOD_OK) return st;
     }
@@ -196,9 +200,10 @@ lnmod_status go_x(const lnmod_desc *d, const go_args &a)
 #define FV2_ENTRY launch_x_bf16
 #endif
 
-lnmod_status FV2_ENTRY(const lnmod_desc *d, fv2_plan *p, const fv2_dev *dev, const lnmod_kparams &kp, cudaStream_t st)
+lnmod_status FV2_ENTRY(const lnmod_desc *d, fv2_plan *p, const fv2_dev *dev, const lnmod_kparams &kp, void *ws,
+                       cudaStream_t st)
 {
-    const go_args a = {p, dev, kp, st};
+    const go_args a = {p, dev, kp, ws, st};
     return go_x(d, a);
 }
 

@@ -127,6 +127,8 @@ typedef struct {
     int64_t target_sm;    /* what the rule aims at */
     int rows_chunk;       /* chunk class: R, rows a chunk (threads T, vpt K, slot_bytes a stage) */
     int64_t nchunks;      /* chunk class: ceil(rows / R) */
+    int ticket;           /* chunk class: chunks claimed in order from the workspace's counter (1) or
+                           * walked statically, blockIdx + k gridDim (0): FV2_CHUNK_TICKET_MIN_T */
 } fv2_plan;
 
 static inline int fv2_vpt_set(int i) { return i + 1; } /* VPT 1..8 (lnmod_fwd_v2_inst.cuh instantiates each) */
@@ -370,6 +372,7 @@ static inline void fv2_odd_shape(fv2_plan *p, const fv2_problem *q)
     p->row_bytes = p->nv * 16;
     p->rows_chunk = 0;
     p->nchunks = 0;
+    p->ticket = 0;
 }
 
 #include "lnmod_fwd_v2_chunk_plan.h"

@@ -10,9 +10,11 @@
 #define LNMOD_DECLARE_VARIANT(NAME)                                                         \
     lnmod_status lnmod_fwd_##NAME##_launch(const lnmod_desc *d, const void *x,              \
                                            const void *scale, const void *shift, void *y,   \
-                                           float *mean, float *rstd, cudaStream_t stream);  \
+                                           float *mean, float *rstd, void *workspace,       \
+                                           cudaStream_t stream);                            \
     int lnmod_fwd_##NAME##_supports(const lnmod_desc *d);                                   \
-    int64_t lnmod_fwd_##NAME##_bytes(const lnmod_desc *d, int want_stats);
+    int64_t lnmod_fwd_##NAME##_bytes(const lnmod_desc *d, int want_stats);                  \
+    int64_t lnmod_fwd_##NAME##_workspace(const lnmod_desc *d);
 
 LNMOD_DECLARE_VARIANT(naive)
 LNMOD_DECLARE_VARIANT(row_per_warp)

@@ -133,7 +133,7 @@ static void check_chunk(const fv2_problem *q, const fv2_dev *d, const char *dn, 
             break;
         }
     const int RP = R > 4 ? 8 : R > 2 ? 4 : R;
-    const int64_t fixed = 64 + 4 * (int64_t)(T / 32) * 6 * RP;
+    const int64_t fixed = 64 + (T >= 256 ? 32 : 0) + 4 * (int64_t)(T / 32) * 6 * RP; /* mbarriers, ticket: stage indices, sums */
     if (p->nstage < 3 || p->nstage > 8) fail("chunk ring depth outside 3..8", q, dn, p);
     if (p->smem_bytes != p->nstage * p->slot_bytes + fixed) fail("chunk shared memory", q, dn, p);
     if ((int64_t)p->ctas_sm * (p->smem_bytes + 1024) > d->smem_sm || (int64_t)p->ctas_sm * T > d->threads_sm ||

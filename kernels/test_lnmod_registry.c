@@ -46,36 +46,55 @@ Test(lnmod_registry, find_by_name)
 Test(lnmod_registry, forward_rejects_bad_input_before_the_gpu)
 {
     lnmod_desc d = wan14b();
-    void *x = FAKE_PTR(1), *sc = FAKE_PTR(2), *sh = FAKE_PTR(3), *y = FAKE_PTR(4);
-    cr_assert_eq(lnmod_forward("dtile", NULL, x, sc, sh, y, NULL, NULL, 0),
+    void *x = FAKE_PTR(1), *sc = FAKE_PTR(2), *sh = FAKE_PTR(3), *y = FAKE_PTR(4), *W = FAKE_PTR(5);
+    cr_assert_eq(lnmod_forward("dtile", NULL, x, sc, sh, y, NULL, NULL, W, 16, 0),
                  LNMOD_ERR_NULL_POINTER);
     lnmod_desc bad = d;
     bad.D = 0;
-    cr_assert_eq(lnmod_forward("dtile", &bad, x, sc, sh, y, NULL, NULL, 0), LNMOD_ERR_ZERO_DIM);
+    cr_assert_eq(lnmod_forward("dtile", &bad, x, sc, sh, y, NULL, NULL, W, 16, 0), LNMOD_ERR_ZERO_DIM);
     bad = d;
     bad.eps = 0.0;
-    cr_assert_eq(lnmod_forward("naive", &bad, x, sc, sh, y, NULL, NULL, 0), LNMOD_ERR_EPS);
+    cr_assert_eq(lnmod_forward("naive", &bad, x, sc, sh, y, NULL, NULL, W, 16, 0), LNMOD_ERR_EPS);
     bad = d;
     bad.y_dtype = LNMOD_F16; /* bf16 x with fp16 y */
-    cr_assert_eq(lnmod_forward("row_per_warp", &bad, x, sc, sh, y, NULL, NULL, 0),
+    cr_assert_eq(lnmod_forward("row_per_warp", &bad, x, sc, sh, y, NULL, NULL, W, 16, 0),
                  LNMOD_ERR_DTYPE_COMBO);
     /* The descriptor is checked before the pointers, the pointers before the name. */
-    cr_assert_eq(lnmod_forward("nope", &bad, NULL, sc, sh, y, NULL, NULL, 0),
+    cr_assert_eq(lnmod_forward("nope", &bad, NULL, sc, sh, y, NULL, NULL, W, 16, 0),
                  LNMOD_ERR_DTYPE_COMBO);
-    cr_assert_eq(lnmod_forward("dtile", &d, NULL, sc, sh, y, NULL, NULL, 0),
+    cr_assert_eq(lnmod_forward("dtile", &d, NULL, sc, sh, y, NULL, NULL, W, 16, 0),
                  LNMOD_ERR_NULL_POINTER);
-    cr_assert_eq(lnmod_forward("dtile", &d, x, NULL, sh, y, NULL, NULL, 0),
+    cr_assert_eq(lnmod_forward("dtile", &d, x, NULL, sh, y, NULL, NULL, W, 16, 0),
                  LNMOD_ERR_NULL_POINTER);
-    cr_assert_eq(lnmod_forward("dtile", &d, x, sc, NULL, y, NULL, NULL, 0),
+    cr_assert_eq(lnmod_forward("dtile", &d, x, sc, NULL, y, NULL, NULL, W, 16, 0),
                  LNMOD_ERR_NULL_POINTER);
-    cr_assert_eq(lnmod_forward("dtile", &d, x, sc, sh, NULL, NULL, NULL, 0),
+    cr_assert_eq(lnmod_forward("dtile", &d, x, sc, sh, NULL, NULL, NULL, W, 16, 0),
                  LNMOD_ERR_NULL_POINTER);
-    cr_assert_eq(lnmod_forward("nope", &d, NULL, sc, sh, y, NULL, NULL, 0),
+    cr_assert_eq(lnmod_forward("nope", &d, NULL, sc, sh, y, NULL, NULL, W, 16, 0),
                  LNMOD_ERR_NULL_POINTER);
-    cr_assert_eq(lnmod_forward("nope", &d, x, sc, sh, y, NULL, NULL, 0),
+    cr_assert_eq(lnmod_forward("nope", &d, x, sc, sh, y, NULL, NULL, W, 16, 0),
                  LNMOD_ERR_UNKNOWN_VARIANT);
-    cr_assert_eq(lnmod_forward(NULL, &d, x, sc, sh, y, NULL, NULL, 0),
+    cr_assert_eq(lnmod_forward(NULL, &d, x, sc, sh, y, NULL, NULL, W, 16, 0),
                  LNMOD_ERR_UNKNOWN_VARIANT);
+    /* dtile's forward workspace: needed, at least 16 bytes, 16-byte aligned. */
+    cr_assert_eq(lnmod_forward("dtile", &d, x, sc, sh, y, NULL, NULL, NULL, 16, 0), LNMOD_ERR_NULL_POINTER);
+    cr_assert_eq(lnmod_forward("dtile", &d, x, sc, sh, y, NULL, NULL, W, 15, 0), LNMOD_ERR_WORKSPACE);
+    cr_assert_eq(lnmod_forward("dtile", &d, x, sc, sh, y, NULL, NULL, (char *)W + 8, 64, 0), LNMOD_ERR_WORKSPACE);
+}
+
+Test(lnmod_registry, forward_workspace_query)
+{
+    lnmod_desc d = wan14b();
+    size_t n = 99;
+    cr_assert_eq(lnmod_forward_workspace("dtile", &d, NULL), LNMOD_ERR_NULL_POINTER);
+    cr_assert_eq(lnmod_forward_workspace("nope", &d, &n), LNMOD_ERR_UNKNOWN_VARIANT);
+    lnmod_desc bad = d;
+    bad.D = 0;
+    cr_assert_eq(lnmod_forward_workspace("dtile", &bad, &n), LNMOD_ERR_ZERO_DIM);
+    for (const lnmod_variant *v = lnmod_variants; v->name; v++) {
+        cr_assert_eq(lnmod_forward_workspace(v->name, &d, &n), LNMOD_OK, "%s", v->name);
+        cr_assert_eq(n, strcmp(v->name, "dtile") ? 0u : 16u, "%s: %zu bytes", v->name, n);
+    }
 }
 
 Test(lnmod_registry, every_variant_supports_every_valid_descriptor)

@@ -336,8 +336,34 @@ int verify_backend_run(verify_backend *bk, const char *variant, const lnmod_desc
         int raw = ada_plugin_forward(ada_plugin_find(variant), d, x, scale, shift, y, mean, rstd, 0);
         return finish_plugin(bk, variant, "forward", raw, err, errn);
     }
-    lnmod_status st = lnmod_forward(variant, d, x, scale, shift, y, mean, rstd, 0);
-    return finish_launch(bk, "lnmod_forward", st, err, errn);
+    /* The forward workspace (state: zero on entry, left zero; lnmod.h): a zeroed one a call,
+     * checked zero again after it. */
+    size_t fwb = 0;
+    unsigned char *fw = NULL, left[256];
+    if (lnmod_forward_workspace(variant, d, &fwb) != LNMOD_OK) fwb = 0; /* lnmod_forward says why */
+    if (fwb > sizeof left) {
+        snprintf(err, errn, "lnmod_forward_workspace(%s): %zu bytes, more than verify keeps", variant, fwb);
+        return -1;
+    }
+    if (fwb && (ADA_CUDA_CHECK(cudaMalloc((void **)&fw, fwb), "cudaMalloc (forward workspace)", err, errn) != cudaSuccess ||
+                ADA_CUDA_CHECK(cudaMemset(fw, 0, fwb), "cudaMemset (forward workspace)", err, errn) != cudaSuccess)) {
+        if (fw) cudaFree(fw);
+        return -1;
+    }
+    lnmod_status st = lnmod_forward(variant, d, x, scale, shift, y, mean, rstd, fw, fwb, 0);
+    int rc = finish_launch(bk, "lnmod_forward", st, err, errn);
+    if (rc == 0 && fwb) {
+        if (ADA_CUDA_CHECK(cudaMemcpy(left, fw, fwb, cudaMemcpyDeviceToHost), "download (forward workspace)", err,
+                           errn) != cudaSuccess)
+            rc = -1;
+        for (size_t i = 0; rc == 0 && i < fwb; i++)
+            if (left[i]) {
+                snprintf(err, errn, "lnmod_forward(%s) left its workspace non-zero (byte %zu of %zu)", variant, i, fwb);
+                rc = -1;
+            }
+    }
+    if (fw) cudaFree(fw);
+    return rc;
 #else
     (void)variant, (void)d, (void)x, (void)scale, (void)shift, (void)y, (void)mean, (void)rstd;
     snprintf(err, errn, "GPU kernels not built");

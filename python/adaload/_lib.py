@@ -18,7 +18,7 @@ import os
 
 from .errors import KernelError, LibraryError, NoCudaError
 
-CAPI_VERSION = 4
+CAPI_VERSION = 5
 
 # lnmod_desc.h enums.
 DTYPES = {"f32": 0, "f16": 1, "bf16": 2}
@@ -191,7 +191,10 @@ def _declare_kernels(dll):
     c = ctypes
     vp = c.c_void_p
     dll.lnmod_forward.restype = c.c_int
-    dll.lnmod_forward.argtypes = [c.c_char_p, c.POINTER(LnmodDesc), vp, vp, vp, vp, vp, vp, vp]
+    dll.lnmod_forward_workspace.restype = c.c_int
+    dll.lnmod_forward_workspace.argtypes = [c.c_char_p, c.POINTER(LnmodDesc), c.POINTER(c.c_size_t)]
+    dll.lnmod_forward.argtypes = [c.c_char_p, c.POINTER(LnmodDesc), vp, vp, vp, vp, vp, vp, vp,
+                                  c.c_size_t, vp]
     if hasattr(dll, "lnmod_backward"):
         # kernels/lnmod.h's backward (issue 18).
         dll.lnmod_backward_workspace.restype = c.c_int

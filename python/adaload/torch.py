@@ -228,10 +228,16 @@ class LnmodFunction(_torch.autograd.Function):
         rstd = _torch.empty(rows, dtype=_torch.float32, device=x.device) if need else None
         lib.set_device(x.device.index)
         stream = _stream_of(x)
+        # The forward's workspace (dtile's ticket counter, kernels/lnmod.h) must be zero on
+        # entry: a fresh zeroed one a call, so calls on any streams never share one.
+        fws = ctypes.c_size_t(0)
+        lib.check(lib.dll.lnmod_forward_workspace(variant.encode(), ctypes.byref(d), ctypes.byref(fws)),
+                  "lnmod_forward_workspace(%s)" % variant)
+        wsf = _torch.zeros((fws.value + 7) // 8, dtype=_torch.int64, device=x.device) if fws.value else None
         st = lib.dll.lnmod_forward(variant.encode(), ctypes.byref(d), x.data_ptr(),
                                    scale.data_ptr(), shift.data_ptr(), y.data_ptr(),
                                    mean.data_ptr() if need else None,
-                                   rstd.data_ptr() if need else None, stream)
+                                   rstd.data_ptr() if need else None, _ptr(wsf), fws.value, stream)
         lib.check(st, "lnmod_forward(%s)" % variant)
         if need:
             ctx.save_for_backward(x, scale, mean, rstd)

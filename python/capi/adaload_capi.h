@@ -24,7 +24,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever an entry point of this header changes. */
-#define ADALOAD_CAPI_VERSION 4
+#define ADALOAD_CAPI_VERSION 5
 int adaload_capi_version(void);
 
 /* 1 when this library holds the CUDA kernels (lnmod_forward and friends), 0 when it was

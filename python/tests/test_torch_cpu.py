@@ -81,10 +81,17 @@ def floats(addr, n):
     return np.ctypeslib.as_array((ctypes.c_float * n).from_address(addr))
 
 
-def fake_forward(variant, dref, x, scale, shift, y, mean, rstd, stream):
-    """lnmod_forward for fp32 CPU memory, in float64, from the descriptor alone."""
+def fake_forward_workspace(variant, dref, out):
+    out._obj.value = 16
+    return 0
+
+
+def fake_forward(variant, dref, x, scale, shift, y, mean, rstd, work, ws, stream):
+    """lnmod_forward for fp32 CPU memory, in float64, from the descriptor alone; it insists on
+    dtile's 16-byte workspace, zero on entry (kernels/lnmod.h)."""
     d = dref._obj
     assert variant == b"dtile" and d.x_dtype == d.mod_dtype == d.y_dtype == 0
+    assert work and ws >= 16 and not any((ctypes.c_ubyte * ws).from_address(work)), "a zeroed workspace"
     rows, D, S, L = d.rows, d.D, d.rows_per_sample, d.frame_len
     layout = {0: "sample", 1: "token", 2: "frame"}[d.layout]
     F = -(-S // L)
@@ -110,6 +117,7 @@ class FakeLib:
     has_cuda, has_backward, path = True, False, "fake"
 
     class dll:
+        lnmod_forward_workspace = staticmethod(fake_forward_workspace)
         lnmod_forward = staticmethod(fake_forward)
 
     def require_cuda(self):
@@ -241,6 +249,7 @@ def fused_lib(fb):
         has_backward = True
 
         class dll:
+            lnmod_forward_workspace = staticmethod(fake_forward_workspace)
             lnmod_forward = staticmethod(fake_forward)
             lnmod_backward_workspace = staticmethod(fb.workspace)
             lnmod_backward = staticmethod(fb.backward)

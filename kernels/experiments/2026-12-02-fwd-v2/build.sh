@@ -10,7 +10,7 @@
 #                    _plan.h, _chunk_plan.h, lnmod_chunk_ring.cuh) and the experiment's odd kernel (fv2_odd2.cuh) run on
 #                    the CPU (fv2_emu.h) against the reference, run here, and its planted bugs
 #                    (-DFV2_EMU_PLANT_LAG / _WAIT / _NBAR / _ODD2PD / _ODD2Y / _CHUNKEDGE /
-#                    _CHUNKRING / _CHUNKBAR / _CHUNKFAR / _CHUNKMEAN), which must fail it
+#                    _CHUNKRING / _CHUNKBAR / _CHUNKFAR / _CHUNKMEAN / _CHUNKTICK / _RCRESET), which must fail it
 # (The rule's host test is the project's: ctest lnmod_fwd_v2_plan, with its planted bugs.)
 # Every compile with the project's warnings as errors (nvcc: --Werror all-warnings), under
 # `nice -n 10`, at most FV2_JOBS (default 2) at a time.
@@ -90,7 +90,7 @@ cp "$K/lnmod_fwd_v2_kern.cuh" "$K/lnmod_fwd_v2_odd.cuh" "$K/lnmod_fwd_v2_chunk.c
 if grep -q 'asm' "$out/emu/lnmod_common.cuh"; then echo "build.sh: asm left in the emulation's lnmod_common.cuh" >&2; exit 1; fi
 emu_objs=("$o/fv2_check.o" "$o/ref_lnmod.o" "$o/ref_convert.o" "$o/verify_check.o" "$o/lnmod_desc.o"
           "$lib/openblas-pthread/libopenblas.a" "$lib/libjansson.a")
-plants=(LAG WAIT NBAR ODD2PD ODD2Y CHUNKEDGE CHUNKRING CHUNKBAR CHUNKFAR CHUNKMEAN)
+plants=(LAG WAIT NBAR ODD2PD ODD2Y CHUNKEDGE CHUNKRING CHUNKBAR CHUNKFAR CHUNKMEAN CHUNKTICK RCRESET)
 pids=()
 for plant in "" "${plants[@]}"; do # ~50 s each: $jobs at a time
   nice -n 10 g++ -std=c++17 -O1 -Wall -Wextra -Werror -Wno-unknown-pragmas -DFV2_EMU ${plant:+-DFV2_EMU_PLANT_$plant} \

@@ -43,11 +43,12 @@ void launch(unsigned grid, unsigned block, unsigned cl, size_t dyn, size_t stat,
     s.grid_dim = make_uint3(grid, 1, 1);
     g_body = &body;
     for (unsigned c0 = 0; c0 < grid; c0 += cl) {
-        std::vector<cta_t> ctas(cl);
-        std::vector<thr_t> thr((size_t)cl * block);
+        const unsigned nc = grid - c0 < cl ? grid - c0 : cl; // a last group of fewer (cl CTAs at once,
+        std::vector<cta_t> ctas(nc);                         // not a cluster, may not divide the grid)
+        std::vector<thr_t> thr((size_t)nc * block);
         s.cluster.clear();
         s.tx.clear(); // mbarrier transaction state of the CTA (addresses in its shared memory)
-        for (unsigned i = 0; i < cl; i++) {
+        for (unsigned i = 0; i < nc; i++) {
             ctas[i].smem.assign(dyn / 16 + 1, make_uint4(0xffc00001u, 0xffc00001u, 0xffc00001u, 0xffc00001u));
             ctas[i].static_smem.assign(stat / 16 + 1, make_uint4(0, 0, 0, 0));
             ctas[i].bid = make_uint3(c0 + i, 0, 0);
@@ -57,7 +58,7 @@ void launch(unsigned grid, unsigned block, unsigned cl, size_t dyn, size_t stat,
             s.cluster.push_back(&ctas[i]);
         }
         s.cl_count = 0;
-        s.cl_alive = (int)(cl * block);
+        s.cl_alive = (int)(nc * block);
         s.cl_phase = 0;
         for (size_t i = 0; i < thr.size(); i++) {
             thr_t &t = thr[i];
@@ -90,14 +91,20 @@ using namespace lnmod_detail;
 template <typename TX, typename TM, typename TY> void run_chunk(const fv2_plan &p, const lnmod_kparams &kp, int grid)
 {
     if constexpr (sizeof(TX) == 2 && sizeof(TY) == 2) {
+        unsigned long long ticket[2] = {0, 0}; // the launch's counter and its CTAs' end count
+        // as the launcher (launch_chunk): the counter where the plan takes the ticket order, else
+        // the static walk (T 64 and 128)
         const fv2::chunk_args c = {p.nstage, (int)p.slot_bytes, (int)p.nchunks};
+        unsigned long long *tk = p.ticket ? ticket : nullptr;
         std::function<void()> body;
 #define FV2_EMU_CHUNK(T_, K_) \
-    if (p.threads == T_ && p.vpt == K_) body = [&] { fv2::chunk_kernel<TX, TM, TY, T_, K_, FV2_CHUNK_R(K_)>(kp, c); };
+    if (p.threads == T_ && p.vpt == K_) body = [&] { fv2::chunk_kernel<TX, TM, TY, T_, K_, FV2_CHUNK_R(K_)>(kp, c, tk); };
         FV2_EMU_CHUNK_SHAPES(FV2_EMU_CHUNK)
 #undef FV2_EMU_CHUNK
         if (!body) emu::die("chunk: a shape FV2_EMU_CHUNK_SHAPES does not list");
-        emu::launch((unsigned)grid, (unsigned)p.threads, 1u, (size_t)p.smem_bytes, 0, body);
+        // three CTAs at once: their ticket claims interleave
+        emu::launch((unsigned)grid, (unsigned)p.threads, 3u, (size_t)p.smem_bytes, 0, body);
+        if (ticket[0] != 0 || ticket[1] != 0) emu::die("chunk: the launch left its ticket counter non-zero");
     } else {
         emu::die("chunk: 16-bit x and y only");
     }

@@ -23,6 +23,7 @@ struct ck_fn {
     cudaFuncAttributes fa;
     int64_t smem_set = -1, occ_smem = -1;
     int per_sm = 0;
+    unsigned long long *ticket = nullptr; // T >= FV2_CHUNK_TICKET_MIN_T: the ticket counter (never freed: the harness's life)
 };
 
 template <typename TX, typename TM, typename TY, int T, int K>
@@ -51,6 +52,10 @@ lnmod_status ck_one(fv2_plan *pl, const fv2_dev *dev, int ns_cap, const lnmod_kp
         f.occ_smem = pl->smem_bytes;
     }
     if (f.per_sm < 1) return LNMOD_ERR_UNSUPPORTED;
+    if (T >= FV2_CHUNK_TICKET_MIN_T && !f.ticket) { // the ticket order's counter (zero, left zero)
+        if (cudaMalloc(&f.ticket, 16) != cudaSuccess || cudaMemset(f.ticket, 0, 16) != cudaSuccess)
+            return LNMOD_ERR_CUDA;
+    }
     int64_t grid = (int64_t)f.per_sm * dev->sms;
     if (grid > pl->nchunks) grid = pl->nchunks;
     info->regs = f.fa.numRegs;
@@ -58,7 +63,7 @@ lnmod_status ck_one(fv2_plan *pl, const fv2_dev *dev, int ns_cap, const lnmod_kp
     info->grid = (int)grid;
     pl->ctas_sm = f.per_sm; // what the occupancy API says (fv2_chunk_finish estimated it)
     const chunk_args c = {pl->nstage, (int)pl->slot_bytes, (int)pl->nchunks};
-    kern<<<(unsigned)grid, T, (size_t)pl->smem_bytes, st>>>(kp, c);
+    kern<<<(unsigned)grid, T, (size_t)pl->smem_bytes, st>>>(kp, c, f.ticket);
     return lnmod_launch_status();
 }
 
