@@ -188,6 +188,48 @@ Test(compare_cmd, aa_pair_of_two_leases_is_drift, .init = cr_redirect_stdout)
     cr_assert_eq(compare(a, d), ADA_EXIT_FAIL, "other kernel sources on another GPU: a regression");
 }
 
+/* A run folder's meta.json with the build's compile flags (sysinfo.build.cuda_flags) added. */
+static void with_cuda_flags(const char *dir, const char *flags)
+{
+    char p[512], buf[4096];
+    snprintf(p, sizeof p, "%s/meta.json", dir);
+    FILE *f = fopen(p, "r");
+    cr_assert_not_null(f);
+    const size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *end = strrchr(buf, '}');
+    cr_assert_not_null(end);
+    *end = 0;
+    f = fopen(p, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "%s, \"sysinfo\": {\"build\": {\"cuda_flags\": \"%s\"}}}\n", buf, flags);
+    fclose(f);
+}
+
+/* An explore build: the same kernel sources built with a -D switch is other code -- its moves
+ * are "slower"/"faster", never "environment drift" (2026-12-06: a 12% gain of a group switch was
+ * labelled drift). */
+Test(compare_cmd, explore_build_flags_are_other_code, .init = cr_redirect_stdout)
+{
+    test_tmp_make("compare");
+    char a[256], b[256];
+    snprintf(a, sizeof a, "%s/base", test_tmpdir);
+    snprintf(b, sizeof b, "%s/g1", test_tmpdir);
+    const double before[] = {200, 66.1, 126.7, 57.0}, after[] = {200, 66.1, 126.7, 64.0};
+    run_folder(a, "wan", "k1", "GPU-1111", aa_names, before, 4);
+    run_folder(b, "wan", "k1", "GPU-1111", aa_names, after, 4);
+    with_cuda_flags(a, "");
+    with_cuda_flags(b, "-DADALOAD_EXPLORE_GROUP=1");
+    cr_assert_eq(compare(a, b), ADA_EXIT_FAIL);
+    char *out = captured();
+    cr_assert_not_null(strstr(out, "1 slower, 0 faster, 3 same, 0 too few repetitions, 0 environment drift"), "%s", out);
+    run_folder(b, "wan", "k1", "GPU-1111", aa_names, after, 4); /* the same flags: the same code, drift */
+    with_cuda_flags(b, "");
+    cr_assert_eq(compare(a, b), ADA_EXIT_OK);
+    cr_assert_not_null(strstr(captured(), "1 environment drift"));
+}
+
 /* Runs of different sets or testbeds are not compared (the dashboard once judged a wan run
  * against a sweep run). */
 Test(compare_cmd, like_with_like_only)

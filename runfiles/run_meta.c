@@ -77,6 +77,25 @@ static void plugins_from(const json_t *a, ada_run_meta *m)
     m->plugin_hashes = strdup(hashes);
 }
 
+/* The build options that change kernels, as one string (ada_run_same_code compares them): ""
+ * when the run records none; the compile flags a user added ("c_flags", "cuda_flags": an
+ * explore build's -D switches) are part of it, absent ones read as none. NULL when out of
+ * memory. */
+static char *build_of(const json_t *b)
+{
+    if (!json_is_object(b)) return strdup("");
+    const char *fmt = "slow_variant %d, sanitized %d, %s, sm %s, nvcc %s, c flags [%s], cuda flags [%s]";
+    const int slow = json_is_true(json_object_get(b, "slow_variant_build")),
+              san = json_is_true(json_object_get(b, "sanitized"));
+    const int n = snprintf(NULL, 0, fmt, slow, san, jstr(b, "build_type"), jstr(b, "cuda_architectures"),
+                           jstr(b, "nvcc_version"), jstr(b, "c_flags"), jstr(b, "cuda_flags"));
+    char *s = n < 0 ? NULL : malloc((size_t)n + 1);
+    if (s)
+        snprintf(s, (size_t)n + 1, fmt, slow, san, jstr(b, "build_type"), jstr(b, "cuda_architectures"),
+                 jstr(b, "nvcc_version"), jstr(b, "c_flags"), jstr(b, "cuda_flags"));
+    return s;
+}
+
 int ada_run_meta_from_json(const json_t *o, ada_run_meta *m)
 {
     memset(m, 0, sizeof *m);
@@ -89,13 +108,7 @@ int ada_run_meta_from_json(const json_t *o, ada_run_meta *m)
     m->command_line = dup_or(jstr(o, "command_line"), "");
     m->testbed = dup_or(jstr(o, "testbed"), "");
     m->kind = dup_or(jstr(o, "kind"), "");
-    const json_t *b = json_object_get(json_object_get(o, "sysinfo"), "build");
-    char build[256] = "";
-    if (json_is_object(b))
-        snprintf(build, sizeof build, "slow_variant %d, sanitized %d, %s, sm %s, nvcc %s",
-                 json_is_true(json_object_get(b, "slow_variant_build")), json_is_true(json_object_get(b, "sanitized")),
-                 jstr(b, "build_type"), jstr(b, "cuda_architectures"), jstr(b, "nvcc_version"));
-    m->build = strdup(build);
+    m->build = build_of(json_object_get(json_object_get(o, "sysinfo"), "build"));
     plugins_from(json_object_get(o, "plugins"), m);
     fp_from(o, &m->fp);
     if (!m->git_sha || !m->kernel_hash_v1 || !m->kernel_hash_v2 || !m->command_line || !m->testbed || !m->kind ||

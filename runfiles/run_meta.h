@@ -18,7 +18,8 @@
  * a fact both record differs: UUID, serial, GPU name, driver, clocks, or copy bandwidth by
  * more than ADA_FP_COPY_TOL. Identical code: same kernel hashes (scheme 2 when both have it,
  * else scheme 1) and the same build options that change kernels (slow_variant_build,
- * sanitized, build_type, cuda_architectures, nvcc_version; ada_run_same_code), and the same
+ * sanitized, build_type, cuda_architectures, nvcc_version, and the compile flags a user added,
+ * c_flags and cuda_flags -- an explore build's -D switches; ada_run_same_code), and the same
  * plug-in libraries by file hash ("plugins", none in either counts as the same).
  */
 #ifndef ADALOAD_RUN_META_H

@@ -157,6 +157,18 @@ Test(meta, both_hash_names)
     meta_of("{\"kernel_hash_v1\": \"h1\", \"sysinfo\": {\"build\": {\"slow_variant_build\": true}}}", &b);
     cr_expect(!ada_run_same_code(&a, &b));
     ada_run_meta_free(&a);
+    ada_run_meta_free(&b);    /* An explore build: the same sources with a -D switch is other code; a run that records no
+     * flags reads as one built without any. */
+    meta_of("{\"kernel_hash_v1\": \"h1\", \"sysinfo\": {\"build\": {\"cuda_flags\": \"\"}}}", &a);
+    meta_of("{\"kernel_hash_v1\": \"h1\", \"sysinfo\": {\"build\": {\"cuda_flags\": \"-DADALOAD_EXPLORE_GROUP=1\"}}}", &b);
+    cr_expect(!ada_run_same_code(&a, &b));
+    ada_run_meta_free(&b);
+    meta_of("{\"kernel_hash_v1\": \"h1\", \"sysinfo\": {\"build\": {}}}", &b);
+    cr_expect(ada_run_same_code(&a, &b));
+    ada_run_meta_free(&b);
+    meta_of("{\"kernel_hash_v1\": \"h1\", \"sysinfo\": {\"build\": {\"c_flags\": \"-DX\"}}}", &b);
+    cr_expect(!ada_run_same_code(&a, &b));
+    ada_run_meta_free(&a);
     ada_run_meta_free(&b);
 }
 

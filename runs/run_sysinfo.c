@@ -131,6 +131,8 @@ json_t *ada_sysinfo(void)
     json_object_set_new(b, "nvcc_version", json_string(ADALOAD_CUDA_COMPILER_VERSION));
     json_object_set_new(b, "c_compiler", json_string(ADALOAD_C_COMPILER));
     json_object_set_new(b, "build_type", json_string(ADALOAD_BUILD_TYPE));
+    json_object_set_new(b, "c_flags", json_string(ADALOAD_C_FLAGS));
+    json_object_set_new(b, "cuda_flags", json_string(ADALOAD_CUDA_FLAGS));
     json_object_set_new(b, "sanitized", json_boolean(ADALOAD_SANITIZED));
     json_object_set_new(b, "slow_variant_build", json_boolean(ADALOAD_SLOW_VARIANT_BUILD));
     json_object_set_new(b, "kernel_hash_v1", json_string(ADALOAD_KERNEL_HASH));
