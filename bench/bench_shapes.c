@@ -19,11 +19,12 @@ static const int64_t wan_rows[] = {1560, 3600, 5460, 12600, 14040, 32400, 32760,
  * 720x1280 -> 45 x 80 = 3,600; both clips have 21 latent frames. */
 static const int64_t bar_D[] = {1536, 2048, 3072, 4096, 5120};
 enum { CLIP480 = 32760, FRAME480 = 1560, CLIP720 = 75600, FRAME720 = 3600 };
-/* The sweep: every multiple of 128 from 256 to 8192, three larger widths, and a width of each
- * class of issue 21's bar that the multiples of 128 miss -- odd multiples of 64 from 1024 to
+/* The sweep: every multiple of 128 from 256 to 8192, five larger widths (13824 and 14336: the
+ * forward's 512-thread chunk kernels of 27 and 28 columns a thread, timed nowhere else), and a
+ * width of each class of issue 21's bar that the multiples of 128 miss -- odd multiples of 64 from 1024 to
  * 16384 (bar 90% of copy), multiples of 8 but not of 64 (85% from 1024; 80% below it), odd D
  * (60%) -- bf16 per-sample at 32,760 rows. */
-static const int64_t sweep_big_D[] = {10240, 12288, 16384};
+static const int64_t sweep_big_D[] = {10240, 12288, 13824, 14336, 16384};
 static const int64_t sweep_m64_D[] = {1088, 1216, 1344, 2112, 3136, 4160, 6208, 8256, 9280, 11328, 14400, 16320};
 static const int64_t sweep_m8_D[] = {264, 520, 776, 1000, 1032, 1160, 2056, 3080, 5128, 9000};
 static const int64_t sweep_odd_D[] = {255, 777, 1537, 3001, 5119, 16383};

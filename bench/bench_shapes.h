@@ -21,9 +21,9 @@
  *            9 of site 3 (32,760 and 75,600 rows and two 32,760-row samples, B2), then sites 1
  *            and 2 at one sample of 32,760 rows (6; ada_shape_make_res)
  *   "sweep"  bf16 per-sample, 32,760 rows: every multiple of 128 from 256 to 8192, then 10240,
- *            12288, 16384 and the odd widths 1000, 1537, 5119; last, the fused gated residual
- *            op at site 3 (as the wan set's, one sample of 32,760 rows) at 14 widths from 1024
- *            to 10240 (1152, 1920, 2304, 2560, 3840 among them)
+ *            12288, 13824, 14336, 16384 and the odd widths 1000, 1537, 5119; last, the fused
+ *            gated residual op at site 3 (as the wan set's, one sample of 32,760 rows) at 14
+ *            widths from 1024 to 10240 (1152, 1920, 2304, 2560, 3840 among them)
  *   "models" hidden sizes of public image/video diffusion transformers at their usual token
  *            count, one sample, bf16 per-sample; each shape names its model (ada_model_shapes)
  *   "quick"  CI smoke test, seconds
