@@ -367,9 +367,8 @@ __global__ void __launch_bounds__(T, FV2_CHUNK_MINB(T)) chunk_kernel(lnmod_kpara
         float lo_l = sd * invD, mo_l = 0.0f; // the row's mean - (pivot + mo_l): mo_l 0 but after
                                              // the second pass
         float m2 = sq - sd * lo_l;
-        // The pivot far from the mean (d's mean square mostly the offset: more than 8x
-        // cancellation in M2, e.g. a pivot on an outlier): M2 again in a second pass around
-        // the mean, for the whole chunk (the same decision in every warp: a uniform branch).
+        // Pivot far from the mean (M2 mostly the offset: > 8x cancellation, e.g. an outlier
+        // pivot): M2 again around the mean, whole chunk (a uniform branch: every warp alike).
 #ifdef FV2_EMU_PLANT_CHUNKFAR
         if (false)
 #else
