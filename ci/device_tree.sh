@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ci/device_tree.sh lean [KEEP...] [--carry P...] | restore | status [--carry P...]
+# ci/device_tree.sh lean [KEEP...] [--also DIR...] [--carry P...] | restore | status [--carry P...]
 # -- keeps a device call under the device tool's 64 MiB. The tool copies the checkout's
 # tracked files, its untracked files that git does not ignore and the call's `carry` paths;
 # results/ (committed run folders, ~40 MB and growing) is most of the tracked tree. Run it in
@@ -17,6 +17,11 @@
 #            other mode reads older run folders. An untracked KEEP cannot travel while lean:
 #            name it in the call's carry instead. Refuses (exit 2) when the index has staged
 #            changes under results/ (restore could not give them back) or is already lean.
+#            --also DIR: a tracked folder outside results/ that the call does not need
+#            (kernels/experiments/, 4 MB, when two 25 MB builds travel) is untracked and
+#            ignored the same way, and restore gives it back with results/; refused when DIR
+#            has no tracked file, has staged changes, or its name has characters other than
+#            letters, digits, '.', '_', '-' and '/'.
 #            Prints the size that will travel. Run ci/device_bundle.sh BEFORE lean: its
 #            git.env takes the dirty flag from `git status`, which sees the untracked
 #            results/ as deletions. Do not commit while lean (the commit would delete
@@ -47,21 +52,24 @@ tag="# adaload ci/device_tree.sh lean: $top "
 export DT_TAG=$tag
 g() { git --literal-pathspecs "$@"; }
 
-keeps=() carry=()
+keeps=() carry=() also=()
 into=keep
 for a in "$@"; do
   case "$a" in
     --carry) into=carry ;;
+    --also) into=also ;;
     -*) die "unknown option $a" ;;
-    *) if [ "$into" = carry ]; then carry+=("$a"); else keeps+=("$a"); fi ;;
+    *) case "$into" in carry) carry+=("$a") ;; also) also+=("$a") ;; *) keeps+=("$a") ;; esac ;;
   esac
 done
 [ "$cmd" = lean ] || [ ${#keeps[@]} -eq 0 ] || die "$cmd takes no KEEP paths (only --carry P...)"
+[ "$cmd" = lean ] || [ ${#also[@]} -eq 0 ] || die "$cmd takes no --also (lean's folders come back with restore)"
 [ "$cmd" != restore ] || [ ${#carry[@]} -eq 0 ] || die "restore takes no arguments"
 
 marker() { [ -f "$excl" ] && awk 'index($0, ENVIRON["DT_TAG"]) == 1 { f = 1 } END { exit !f }' "$excl"; }
 marker_line() { awk 'index($0, ENVIRON["DT_TAG"]) == 1' "$excl" | head -1; }
-since() { marker_line | sed 's/.*head=/head=/; s/ (ci.*//'; } # "head=<sha> at=<time>" of the lean
+since() { marker_line | sed 's/.*head=/head=/; s/ (ci.*//'; } # "head=<sha> at=<time>[ also=..]" of the lean
+marker_also() { marker_line | sed -n 's/.* also=\([^ ]*\) (ci.*/\1/p' | tr ',' '\n'; } # lean's --also folders
 # Replaces the exclude file whole (a temporary beside it, renamed): never half-written.
 write_excl() { # write_excl add|drop
   local d tmp
@@ -70,12 +78,22 @@ write_excl() { # write_excl add|drop
   if [ -f "$excl" ]; then chmod --reference="$excl" "$tmp"; else chmod 644 "$tmp"; fi
   if [ "$1" = add ]; then
     { [ -f "$excl" ] && cat "$excl"
-      printf '%shead=%s at=%s (ci/device_tree.sh restore removes this line and the next)\n' \
-        "$tag" "$(git rev-parse HEAD)" "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
-      echo /results/; } >"$tmp"
-  else # the marker and the /results/ line after it; nothing else
-    awk 'skip { skip = 0; if ($0 == "/results/") next }
-         index($0, ENVIRON["DT_TAG"]) == 1 { skip = 1; next } { print }' "$excl" >"$tmp"
+      if [ ${#also[@]} -eq 0 ]; then
+        printf '%shead=%s at=%s (ci/device_tree.sh restore removes this line and the next)\n' \
+          "$tag" "$(git rev-parse HEAD)" "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+      else
+        printf '%shead=%s at=%s also=%s (ci/device_tree.sh restore removes this line and the ones it wrote after it)\n' \
+          "$tag" "$(git rev-parse HEAD)" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$(IFS=,; echo "${also[*]}")"
+      fi
+      echo /results/
+      for d in "${also[@]}"; do echo "/$d/"; done; } >"$tmp"
+  else # the marker, the /results/ line and its also lines after it; nothing else
+    awk 'skip { if ($0 == "/results/" || ($0 in mine)) next; skip = 0 }
+         index($0, ENVIRON["DT_TAG"]) == 1 {
+           skip = 1; delete mine
+           if (match($0, / also=[^ ]*/)) { n = split(substr($0, RSTART + 6, RLENGTH - 6), a, ","); for (i = 1; i <= n; i++) mine["/" a[i] "/"] = 1 }
+           next }
+         { print }' "$excl" >"$tmp"
   fi || { rm -f "$tmp"; return 1; }
   mv -f "$tmp" "$excl"
 }
@@ -120,6 +138,7 @@ status)
     n=$(git diff --cached --diff-filter=D --name-only -z HEAD -- results | tr -cd '\0' | wc -c)
     echo "lean: results/ untracked in the index ($n entries), ignored by $excl"
     echo "  since: $(since)"
+    a=$(marker_also | tr '\n' ' '); [ -z "$a" ] || echo "  also untracked (--also): $a"
     echo "  still tracked under results/: $(git ls-files -- results | wc -l) files"
   else
     echo "not lean: results/ tracked as in HEAD ($(git ls-files -- results | wc -l) files)"
@@ -132,6 +151,16 @@ lean)
     die "the index has staged changes under results/ (above): commit or unstage them first (restore could not give them back)"
   fi
   [ -n "$(git ls-files -- results | head -1)" ] || die "nothing under results/ is tracked: nothing to make lean"
+  for i in "${!also[@]}"; do
+    d=${also[$i]#./}
+    while [ "$d" != "${d%/}" ]; do d=${d%/}; done
+    [[ "$d" =~ ^[A-Za-z0-9._/-]+$ ]] || die "--also ${also[$i]}: only letters, digits, '.', '_', '-' and '/' in its name"
+    case "/$d/" in */../*|*/./*|//) die "--also ${also[$i]}: give it without . or .. parts" ;; esac
+    case "$d/" in results/*) die "--also $d: results/ is lean's own (KEEP paths under it stay)" ;; esac
+    [ -n "$(g ls-files -- "$d" | head -1)" ] || die "--also $d: no tracked file there"
+    g diff --cached --quiet HEAD -- "$d" || die "--also $d: the index has staged changes there: commit or unstage them first"
+    also[i]=$d
+  done
   keepspecs=()
   [ -n "$(git ls-files -- results/index.jsonl)" ] && keepspecs+=(results/index.jsonl)
   for k in "${keeps[@]}"; do
@@ -153,6 +182,10 @@ lean)
   else cat; fi >"$list"
   n=$(tr -cd '\0' <"$list" | wc -c)
   [ "$n" -gt 0 ] || die "the KEEP paths are all of results/: nothing to untrack"
+  na=0
+  if [ ${#also[@]} -gt 0 ]; then
+    na=$(g ls-files -z -- "${also[@]}" | tee -a "$list" | tr -cd '\0' | wc -c)
+  fi
   untr=$(g ls-files -o --exclude-standard -- results | wc -l)
   # The marker first: if this is cut short after it, status says lean and restore undoes it.
   write_excl add || { echo "ci/device_tree.sh: cannot write $excl" >&2; exit 1; }
@@ -162,6 +195,7 @@ lean)
     exit 1
   fi
   echo "lean: $n files under results/ untracked in the index (on disk as they were), results/ ignored by $excl"
+  [ ${#also[@]} -eq 0 ] || echo "  and $na files under ${also[*]} (--also), ignored the same way"
   echo "  still tracked (travel): ${keepspecs[*]:-nothing}"
   [ "$untr" = 0 ] || echo "  $untr untracked file(s) under results/ no longer travel either (name one in carry if a mode needs it)"
   estimate
@@ -176,14 +210,15 @@ restore)
   fi
   was=$(marker_line | sed -n 's/.*head=\([0-9a-f]*\).*/\1/p')
   list=$(mktemp); trap 'rm -f "$list"' EXIT
-  git diff --cached --diff-filter=D --name-only -z HEAD -- results >"$list"
+  mapfile -t mine < <(marker_also)
+  g diff --cached --diff-filter=D --name-only -z HEAD -- results "${mine[@]}" >"$list"
   n=$(tr -cd '\0' <"$list" | wc -c)
   if [ "$n" -gt 0 ] && ! g reset -q HEAD --pathspec-from-file="$list" --pathspec-file-nul; then
     echo "ci/device_tree.sh: git reset failed: still lean (run restore again)" >&2
     exit 1
   fi
   write_excl drop || { echo "ci/device_tree.sh: the index is restored but $excl could not be rewritten: run restore again" >&2; exit 1; }
-  echo "restored: $n index entries under results/ back from HEAD (files on disk untouched), the lean lines removed from $excl"
+  echo "restored: $n index entries under results/${mine[*]:+ and ${mine[*]}} back from HEAD (files on disk untouched), the lean lines removed from $excl"
   if [ -n "$was" ] && [ "$was" != "$(git rev-parse HEAD)" ]; then
     echo "warning: HEAD moved since lean (${was:0:12} -> $(git rev-parse --short=12 HEAD)): a commit made while lean may record results/ as deleted -- check: git diff --stat $was HEAD -- results"
   fi ;;

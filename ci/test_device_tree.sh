@@ -20,6 +20,8 @@ export GIT_CONFIG_NOSYSTEM=1 HOME=$work GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t G
 git init -q -b main . || fail "git init"
 mk() { mkdir -p "$(dirname "$1")"; head -c "$2" /dev/zero | tr '\0' "${3:-x}" >"$1"; }
 mk src/a.c 100
+mk exp/a.txt 3000
+mk exp/sub/b.txt 2000
 mk results/index.jsonl 50
 mk results/gpu/bench/r1/meta.json 1000
 mk results/gpu/bench/r1/bench.json 2000
@@ -63,6 +65,12 @@ refused "KEEP outside results/" lean src
 refused "KEEP untracked" lean results/gpu/bench/r3
 refused "KEEP missing" lean results/gpu/bench/nope
 refused "unknown command" bogus
+refused "--also with staged changes" lean --also src
+refused "--also under results/" lean --also results/gpu
+refused "--also untracked" lean --also nope
+refused "--also an odd name" lean --also 'e xp'
+refused "--also with .." lean --also exp/../src
+refused "restore --also" restore --also exp
 git add results/gpu/bench/r3/meta.json
 index_staged=$(git ls-files -s)
 out=$("$tool" lean 2>&1); rc=$?
@@ -121,5 +129,21 @@ grep -q "not lean" <<<"$out" || fail "second restore says: $out"
 out=$("$tool" restore) || fail "restore of a cut-short lean: exit $?"
 grep -q "restored: 0 index entries" <<<"$out" || fail "restore of a cut-short lean says: $out"
 [ "$(git status --porcelain)" = "$porc0" ] && [ "$(cat "$excl")" = "$excl0" ] || fail "cut-short lean: not restored"
+# --also: a tracked folder outside results/ untracked and ignored with it, given back by restore
+out=$("$tool" lean --also exp/ 2>&1) || fail "lean --also: exit $? ($out)"
+echo "$out" | sed 's/^/  | /'
+[ -z "$(git ls-files -- exp)" ] || fail "lean --also left tracked: $(git ls-files -- exp)"
+git ls-files -o --exclude-standard | grep -q '^exp/' && fail "--also's files still travel: $(git ls-files -o --exclude-standard)"
+[ "$(sums)" = "$sums0" ] || fail "lean --also changed a file on disk"
+[ "$(git diff --cached --name-only HEAD -- src)" = src/a.c ] || fail "lean --also touched what was staged outside"
+also=$(sed -n 's/.*travels: \([0-9]*\) bytes.*/\1/p' <<<"$out")
+[ -n "$also" ] && [ "$((lean - also))" -ge 5000 ] || fail "lean --also travels $also bytes, not 5000 below lean's $lean"
+out=$("$tool" status) || fail "status when lean --also: exit $?"
+grep -q "also untracked (--also): exp" <<<"$out" || fail "status when lean --also: $out"
+out=$("$tool" restore 2>&1) || fail "restore after --also: exit $? ($out)"
+grep -q "and exp back" <<<"$out" || fail "restore after --also says: $out"
+[ "$(git status --porcelain)" = "$porc0" ] && [ "$(git ls-files -s)" = "$index0" ] || fail "--also: not restored
+$(diff <(echo "$porc0") <(git status --porcelain))"
+[ "$(cat "$excl")" = "$excl0" ] || fail "--also: $excl differs after restore"
 git log --oneline | wc -l | grep -qx 1 || fail "a commit was made"
 echo PASS
