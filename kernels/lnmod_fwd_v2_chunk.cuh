@@ -22,6 +22,11 @@
 //     The static walk stays at T < FV2_CHUNK_TICKET_MIN_T (CTAs of 64 and 128 threads, whose
 //     many small chunks lost to the claims; fv2_plan::ticket 0, `ticket` null): the
 //     claims are blockIdx.x, + gridDim.x, ... (compile-time: ck_claim).
+//     Per frame, where a CTA's claims would land in another frame nearly every time, a ticket
+//     names a group of 2^lg consecutive chunks (chunk_kernel<..., int>, launched where
+//     fv2_chunk_group > 1: fp32 modulation, the plan's rule), so that the CTA reloads the
+//     frame's modulation about once a group, not once a chunk. chunk_kernel<...> without that
+//     parameter, every other launch, is the code before groups (ck_claim's overloads).
 //   * thread t owns the columns t, t + T, ..., t + (K - 1) T of every row: its (1 + scale) and
 //     shift stay in 2K fp32 registers for the whole modulation run. Element (i, c) of the
 //     chunk sits at byte soff + 2 (i D + c) of the stage (soff: the chunk's start mod 16), so a
@@ -73,7 +78,8 @@
 // waiting for its store's read; chunk k-1 stored before the barrier that completes its y; no
 // second pass; the second pass of round 5's first version: M2 around lo, neither d nor lo
 // rebased on the mean -- the pivot-outlier fault the H100 found); _CHUNKTICK: CTA 1 drops every
-// other ticket claim (caught only where the CTAs' claims interleave). Never defined in a build.
+// other ticket claim (caught only where the CTAs' claims interleave); _CHUNKGROUP: a grouped
+// ticket's first chunk one group on (a group never computed). Never defined in a build.
 
 // Kernel arguments besides the descriptor's: ring stages, bytes a stage, chunks of the problem;
 // then, a parameter of its own, the ticket counter (two 64-bit words: the claims, the CTAs ended;
@@ -84,6 +90,15 @@ struct chunk_args {
 };
 struct ck_args : chunk_args { // inside the kernel: both
     unsigned long long *ticket;
+};
+struct ck_gargs : ck_args { // the grouped kernel's: a ticket names 2^lg consecutive chunks
+    int lg;
+};
+template <typename... G> struct ck_args_of { // the kernel's: ck_args, or ck_gargs with its lg
+    using type = ck_args;
+};
+template <> struct ck_args_of<int> {
+    using type = ck_gargs;
 };
 
 // ---- modulation and chunk geometry ----------------------------------------------------------
@@ -132,11 +147,24 @@ template <bool TICKET> __device__ __forceinline__ int64_t ck_claim(const ck_args
     if constexpr (TICKET) return ck_ticket(c.ticket);
     else return cur < 0 ? (int64_t)blockIdx.x : cur + (int64_t)gridDim.x;
 }
+// Grouped (always the ticket order): the group's next chunk, else the first chunk of the group
+// the next ticket names -- a mask and a shift, no division.
+template <bool TICKET> __device__ __forceinline__ int64_t ck_claim(const ck_gargs &c, int64_t cur)
+{
+    static_assert(TICKET, "groups are of the ticket order");
+    const int64_t mask = ((int64_t)1 << c.lg) - 1;
+    if (cur >= 0 && ((cur + 1) & mask) != 0) return cur + 1;
+#ifdef FV2_EMU_PLANT_CHUNKGROUP
+    return (ck_ticket(c.ticket) + 1) << c.lg;
+#else
+    return ck_ticket(c.ticket) << c.lg;
+#endif
+}
 
 // Thread 0: stage `stage` gets chunk `next` (its index into *tk, then its bytes; past the last
 // chunk an arrival with no bytes), and `next` the following claim. Returns whether this was the end.
-template <bool TICKET>
-__device__ __forceinline__ bool ck_fill(const lnmod_kparams &p, int R, int64_t &next, const ck_args &c,
+template <bool TICKET, typename A>
+__device__ __forceinline__ bool ck_fill(const lnmod_kparams &p, int R, int64_t &next, const A &c,
                                        unsigned char *stage, uint64_t *bar, int *tk)
 {
     if (next >= c.nchunks) {
@@ -239,8 +267,8 @@ __device__ __forceinline__ float ck_second_pass(float (&v)[R][K], const float (&
 
 // Thread 0 at the kernel's start: the stages' mbarriers, then the first NS - 2 chunks -- claimed
 // (TICKET) or the static walk's n chunks at rows r0 + k Rg, bytes off + k step.
-template <bool TICKET>
-__device__ __forceinline__ void ck_start(const lnmod_kparams &p, int R, const ck_args &c, int n, int64_t Rg,
+template <bool TICKET, typename A>
+__device__ __forceinline__ void ck_start(const lnmod_kparams &p, int R, const A &c, int n, int64_t Rg,
                                          int64_t step, int64_t r0, int64_t off, int64_t &next, bool &done,
                                          unsigned char *sm, uint64_t *full, int *tk)
 {
@@ -258,8 +286,8 @@ __device__ __forceinline__ void ck_start(const lnmod_kparams &p, int R, const ck
 
 // Thread 0 before chunk k: stage s2 (chunk k - 2's, its store done reading it) gets the next chunk
 // -- the next claim (TICKET) or the static walk's chunk k + NS - 2 (r0, off: chunk k's).
-template <bool TICKET>
-__device__ __forceinline__ void ck_refill(const lnmod_kparams &p, int R, const ck_args &c, int s2, int64_t Rg,
+template <bool TICKET, typename A>
+__device__ __forceinline__ void ck_refill(const lnmod_kparams &p, int R, const A &c, int s2, int64_t Rg,
                                           int64_t step, int64_t r0, int64_t off, int64_t &next, bool &done,
                                           unsigned char *sm, uint64_t *full, int *tk)
 {
@@ -280,14 +308,17 @@ __device__ __forceinline__ void ck_refill(const lnmod_kparams &p, int R, const c
 // (1 <= lim <= T); a warp with none skips it (all but one warp, or none). TICKET: thread 0 claims
 // each stage's chunk (ck_fill), every thread reads its index from tk; the static walk (!TICKET):
 // n chunks, chunk k of this CTA at rows r0 + k Rg, bytes off + k step.
-template <typename TX, typename TM, typename TY, int T, int K, int R>
-__global__ void __launch_bounds__(T, FV2_CHUNK_MINB(T)) chunk_kernel(lnmod_kparams p, chunk_args ca, unsigned long long *ticket)
+// G: empty -- the kernel's parameters and code are those before groups (every launch but the
+// grouped ones) -- or one int, lg: a ticket names 2^lg consecutive chunks (fv2_chunk_group > 1;
+// T >= 256 and fp32 modulation only: lnmod_fwd_v2_inst.cuh instantiates it there).
+template <typename TX, typename TM, typename TY, int T, int K, int R, typename... G>
+__global__ void __launch_bounds__(T, FV2_CHUNK_MINB(T)) chunk_kernel(lnmod_kparams p, chunk_args ca, unsigned long long *ticket, G... lg)
 {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
     static_assert(sizeof(TX) == 2 && sizeof(TY) == 2 && R >= 1 && R <= 8 && T % 64 == 0 && T <= 512, "shape");
     constexpr int NW = T / 32, RP = R > 4 ? 8 : R > 2 ? 4 : R; // rows padded to a power of 2
     constexpr bool TICKET = T >= FV2_CHUNK_TICKET_MIN_T; // the plan's fv2_plan::ticket
-    const ck_args c{ca, ticket};
+    const typename ck_args_of<G...>::type c{ca, ticket, lg...};
     unsigned char *sm = reinterpret_cast<unsigned char *>(fv2_smem);
     uint64_t *full = reinterpret_cast<uint64_t *>(sm + (int64_t)c.NS * c.stage);
     constexpr int PW = 2 * RP * NW; // floats of one chunk's parts (fv2_chunk_fixed_bytes)
@@ -428,9 +459,7 @@ __global__ void __launch_bounds__(T, FV2_CHUNK_MINB(T)) chunk_kernel(lnmod_kpara
         ck_bulk_wait0();         // the stores have read the stages (which go with the CTA)
     }
 #else // below sm_90: never launched (fv2_chunk_eligible)
-    (void)p;
-    (void)ca;
-    (void)ticket;
+    (void)p, (void)ca, (void)ticket, ((void)lg, ...);
     __trap();
 #endif
 }

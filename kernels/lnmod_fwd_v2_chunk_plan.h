@@ -30,7 +30,9 @@
  * Planted bugs for the host test (test_lnmod_fwd_v2_plan.c must fail with each):
  *   -DFV2_PLANT_CHUNKXY     the chunk class taken with x and y at different addresses mod 16
  *   -DFV2_PLANT_CHUNKSTAGE  the stage sized for the chunk's bytes, not for their 16-byte
- *                           superset (a chunk starting mid-word overruns it) */
+ *                           superset (a chunk starting mid-word overruns it)
+ *   -DFV2_PLANT_GROUPBYTES  fv2_chunk_group forgets the reloads' share of the bytes (groups at
+ *                           3,600-row frames, as round 1 of the frame-group experiment did) */
 #ifndef ADALOAD_LNMOD_FWD_V2_CHUNK_PLAN_H
 #define ADALOAD_LNMOD_FWD_V2_CHUNK_PLAN_H
 
@@ -117,6 +119,42 @@ static inline void fv2_chunk_shape(fv2_plan *p, const fv2_problem *q)
     p->row_bytes = 2 * q->D;
     p->nchunks = fv2_ceil(q->rows, p->rows_chunk);
     p->ticket = p->threads >= FV2_CHUNK_TICKET_MIN_T;
+    p->run = q->run;
+    p->msize = q->sm;
+    p->group = 1;
+}
+
+/* Consecutive chunks one ticket claims (the ticket order only). A CTA's successive claims are
+ * about grid R rows apart, so where the problem has more than one modulation run (rows sharing a
+ * (1 + scale) and shift row) about min(1, grid R / run) of a CTA's chunks start in another run
+ * and reload its modulation: 2K loads and converts a thread beside R K elements of work, 2 D sm
+ * bytes from L2 beside the chunk's 4 R D bytes of x and y (experiments/2026-12-05-fwd-odd3 round
+ * 7). Groups where a quarter of the chunks or more change runs and those reloads are a quarter of
+ * the chunks' bytes or more (2 sm min(grid R, run) >= R run), with fp32 modulation (the grouped
+ * kernel is instantiated for it alone): then a ticket takes the largest power of 2 of chunks
+ * up to a quarter of a run and FV2_CHUNK_MAX_GROUP, so that a CTA reloads about once a group;
+ * the grid's concurrent reads stay within grid x group consecutive chunks. Measured on an H100
+ * (experiments/2026-12-06-frame-group, round 1, 264 CTAs): where the reloads were a third of the
+ * bytes (1,560-row frames, D 2048-5120) groups of 8 took 0.88-0.97 of the time; at a seventh (D
+ * 3072, 3,600-row frames) 1.03 -- there the static order already ran at 99% of the copy. Else 1
+ * (per sample: runs of >= 32,760 rows; per token: a run is a row). */
+#define FV2_CHUNK_MAX_GROUP 8
+static inline int fv2_chunk_group(const fv2_plan *p, int64_t grid)
+{
+    const int64_t R = p->rows_chunk;
+    if (!p->ticket || p->msize != 4 || p->run <= 0 || p->run > (p->nchunks - 1) * R || grid * R * 4 < p->run)
+        return 1;
+#ifndef FV2_PLANT_GROUPBYTES
+    const int64_t reach = grid * R < p->run ? grid * R : p->run; /* rows a CTA's claims span, at most a run */
+    if (2 * (int64_t)p->msize * reach < R * p->run) return 1;
+#endif
+    int64_t q = p->run / (4 * R);
+#ifdef ADALOAD_EXPLORE_GROUP /* an explore build's fixed group (ci/device_explore.sh) */
+    q = ADALOAD_EXPLORE_GROUP;
+#endif
+    int g = 1;
+    while (g < FV2_CHUNK_MAX_GROUP && 2 * (int64_t)g <= q) g *= 2;
+    return g;
 }
 
 /* Occupancy and ring depth from the kernel's registers and static shared memory: CTAs a SM by

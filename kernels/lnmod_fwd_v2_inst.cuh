@@ -95,6 +95,39 @@ template <typename K> lnmod_status launch(K kern, const go_args &a)
     return LNMOD_OK;
 }
 
+// The grouped chunk kernel (fv2_chunk_group > 1: a ticket names 2^lg consecutive chunks) on the
+// plan launch_chunk made for the ungrouped one. Where the grouped kernel would fit fewer CTAs a
+// SM than that plan's grid assumed (its registers or static shared memory), the ungrouped kernel
+// runs instead (group 1): the grid stays the one the rule judged.
+template <typename TX, typename TM, typename TY, int T, int K>
+lnmod_status launch_grouped(const go_args &a, const chunk_args &c, unsigned long long *ticket, int64_t grid, int per_sm)
+{
+    fv2_plan *p = a.p;
+    auto kern = chunk_kernel<TX, TM, TY, T, K, FV2_CHUNK_R(K), int>;
+    cudaFuncAttributes fa;
+    if (cudaFuncGetAttributes(&fa, kern) != cudaSuccess ||
+        cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
+                             (int)cudaSharedmemCarveoutMaxShared) != cudaSuccess ||
+        cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             a.dev->smem_block - (int)fa.sharedSizeBytes) != cudaSuccess)
+        return LNMOD_ERR_CUDA;
+    int per_sm_g = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm_g, kern, T, (size_t)p->smem_bytes) != cudaSuccess)
+        return LNMOD_ERR_CUDA;
+    int lg = 0;
+    while ((2 << lg) <= p->group) lg++;
+    if (per_sm_g < per_sm) lg = 0, p->group = 1;
+    for (int i = 0; i < FV2_REPEAT; i++) {
+        if (lg > 0)
+            kern<<<(unsigned)grid, T, (size_t)p->smem_bytes, a.st>>>(a.kp, c, ticket, lg);
+        else
+            chunk_kernel<TX, TM, TY, T, K, FV2_CHUNK_R(K)><<<(unsigned)grid, T, (size_t)p->smem_bytes, a.st>>>(a.kp, c, ticket);
+        const lnmod_status st = lnmod_launch_status();
+        if (st != LNMOD_OK) return st;
+    }
+    return LNMOD_OK;
+}
+
 // The flat chunk kernel at shape (T, K): its ring depth from the kernel's real registers and
 // static shared memory (fv2_chunk_finish), all of the unified L1 / shared memory as shared
 // memory where that fits more CTAs (the carveout the experiment measured), the grid from the
@@ -124,6 +157,11 @@ template <typename TX, typename TM, typename TY, int T, int K> lnmod_status laun
     // The ticket order where the plan takes it (FV2_CHUNK_TICKET_MIN_T), else the static walk (no counter).
     const chunk_args c = {p->nstage, (int)p->slot_bytes, (int)p->nchunks};
     unsigned long long *ticket = p->ticket ? static_cast<unsigned long long *>(a.ws) : nullptr;
+    p->group = fv2_chunk_group(p, grid);
+    if constexpr (T >= FV2_CHUNK_TICKET_MIN_T && std::is_same<TM, float>::value) {
+        if (p->group > 1) return launch_grouped<TX, TM, TY, T, K>(a, c, ticket, grid, per_sm);
+    }
+    p->group = 1; // (fv2_chunk_group gives more only where the grouped kernel exists)
     for (int i = 0; i < FV2_REPEAT; i++) {
         kern<<<(unsigned)grid, T, (size_t)p->smem_bytes, a.st>>>(a.kp, c, ticket);
         const lnmod_status st = lnmod_launch_status();

@@ -129,6 +129,10 @@ typedef struct {
     int64_t nchunks;      /* chunk class: ceil(rows / R) */
     int ticket;           /* chunk class: chunks claimed in order from the workspace's counter (1) or
                            * walked statically, blockIdx + k gridDim (0): FV2_CHUNK_TICKET_MIN_T */
+    int64_t run;          /* chunk class: rows sharing a modulation row (the problem's run) */
+    int msize;            /* chunk class: bytes of a modulation element (the problem's sm) */
+    int group;            /* chunk class, ticket order: consecutive chunks a claim takes (fv2_chunk_group;
+                           * 1 until the launcher knows its grid) */
 } fv2_plan;
 
 static inline int fv2_vpt_set(int i) { return i + 1; } /* VPT 1..8 (lnmod_fwd_v2_inst.cuh instantiates each) */

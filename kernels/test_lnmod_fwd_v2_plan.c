@@ -31,8 +31,8 @@
  * The chunk plans at round 5's widths on the H200 are the ones measured there (T, K, R, stage,
  * NS, CTAs a SM), and the class at a few shapes is the one intended.
  * ctest runs it, and the same test built with each of -DFV2_PLANT_VPT, -DFV2_PLANT_ODDWIN,
- * -DFV2_PLANT_CLUSTER, -DFV2_PLANT_CHUNKXY and -DFV2_PLANT_CHUNKSTAGE (a bug planted in the
- * rule), which must fail it. Exit 0 passed, 1 failed. */
+ * -DFV2_PLANT_CLUSTER, -DFV2_PLANT_CHUNKXY, -DFV2_PLANT_CHUNKSTAGE and -DFV2_PLANT_GROUPBYTES
+ * (a bug planted in the rule), which must fail it. Exit 0 passed, 1 failed. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,6 +144,27 @@ static void check_chunk(const fv2_problem *q, const fv2_dev *d, const char *dn, 
         fail("chunk ring shallower than what fits", q, dn, p);
     if (p->inflight_sm != (int64_t)p->ctas_sm * (p->nstage - 2) * p->slot_bytes) fail("chunk bytes in flight", q, dn, p);
     if (p->nchunks * R < q->rows || (p->nchunks - 1) * R >= q->rows) fail("chunks do not cover the rows", q, dn, p);
+    /* the ticket order's group at the launcher's grid (resident CTAs x SMs): 1 but where a CTA's
+     * successive claims (grid R rows apart) change modulation runs at a quarter of its chunks or
+     * more and the reloads (2 D sm bytes each) are a quarter of the chunks' 4 R D bytes or more
+     * (per frame, 1,560 rows, T >= 256, fp32 modulation), then min(8, run / 4R) */
+    const int64_t grid = (int64_t)p->ctas_sm * d->sms, run = q->run;
+    const int g = fv2_chunk_group(p, grid);
+    if (p->run != run || p->group != 1) fail("chunk run / group before the launch", q, dn, p);
+    if (g < 1 || g > FV2_CHUNK_MAX_GROUP || (g & (g - 1)) || (g > 1 && (!p->ticket || (int64_t)g * R * 4 > run)))
+        fail("chunk group outside 1..8, without the ticket order or over a quarter of a run", q, dn, p);
+    const double changes = (double)(grid * R < run ? grid * R : run) / (double)run; /* of a CTA's chunks */
+    const double reload = changes * 2.0 * q->sm / (4.0 * R);                            /* of its bytes */
+    const int64_t quarter = run / (4 * R); /* chunks in a quarter of a run: the group, a power of 2 at most */
+    const int want = !p->ticket || q->sm != 4 || run >= q->rows || run < 4 * R || changes < 0.25 || reload < 0.25 ? 1
+                     : quarter >= 8                                                                            ? 8
+                     : quarter >= 4                                                                            ? 4
+                     : quarter >= 2                                                                            ? 2
+                                                                                                               : 1;
+    if (g != want)
+        fail("chunk group: 1 per sample, per token, in short frames, with 16-bit modulation and where reloads are "
+             "under a quarter of the bytes; per frame the largest power of 2 up to min(8, run / 4R)",
+             q, dn, p);
     if (p->mode != FV2_MOD_REG || p->cluster != 1 || p->groups != 1 || p->lag || p->nbar || !fv2_runs(p))
         fail("chunk plan fields", q, dn, p);
 }
@@ -223,6 +244,24 @@ static void check_v1_keeps(void)
     }
 }
 
+/* The bar's per-frame shapes on the H200 (bf16 x, fp32 modulation): with 1,560-row frames
+ * (32,760 rows) the ticket order in groups of 8, with 3,600-row frames (75,600 rows) in groups of
+ * 1 -- the reloads a seventh of the bytes or less: grouped, D 3072 lost 3% on an H100
+ * (experiments/2026-12-06-frame-group round 1). fv2_chunk_group at the launcher's grid estimate. */
+static void check_frame_groups(void)
+{
+    for (int64_t D = 2048; D <= 5120; D += 1024)
+        for (int f = 0; f < 2; f++) {
+            const fv2_problem q = {D, f ? 75600 : 32760, f ? 3600 : 1560, FV2_FRAME, 2, 4, 2, 1, 1};
+            fv2_plan p;
+            if (fv2_make_plan(&q, &DEVS[0], &p) != 0 || p.cls != FV2_CHUNK || !p.ticket ||
+                fv2_chunk_group(&p, (int64_t)p.ctas_sm * DEVS[0].sms) != (f ? 1 : 8))
+                fail(f ? "per frame, 3,600-row frames: grouped" : "per frame at the bar's widths: not the ticket "
+                                                                   "order in groups of 8",
+                     &q, DEVNAME[0], &p);
+        }
+}
+
 int main(void)
 {
     if ((int)FV2_SAMPLE != (int)LNMOD_PER_SAMPLE || (int)FV2_TOKEN != (int)LNMOD_PER_TOKEN ||
@@ -230,8 +269,7 @@ int main(void)
         fprintf(stderr, "test_lnmod_fwd_v2_plan: layout values differ from lnmod_desc.h\n");
         return 1;
     }
-    seen = malloc(16384);
-    if (!seen) return 1;
+    if (!(seen = malloc(16384))) return 1;
     /* layout and run (rows sharing a modulation row): per sample, per token, 4- and
      * 1,560-row frames */
     const int layouts[4][2] = {{FV2_SAMPLE, 32760}, {FV2_TOKEN, 1}, {FV2_FRAME, 4}, {FV2_FRAME, 1560}};
@@ -272,6 +310,7 @@ int main(void)
                     }
     }
     free(seen);
+    check_frame_groups();
     /* What dtile runs of the rule's plans (fv2_runs) on the H200, bf16 x / fp32 modulation:
      * the chunk class (every width per sample: 8064 and 10240 were version 1's generic path
      * before it), a warp a row or the lag path at two or more CTAs a SM (W 2-6) with the

@@ -10,7 +10,9 @@
 #                    _plan.h, _chunk_plan.h, lnmod_chunk_ring.cuh) and the experiment's odd kernel (fv2_odd2.cuh) run on
 #                    the CPU (fv2_emu.h) against the reference, run here, and its planted bugs
 #                    (-DFV2_EMU_PLANT_LAG / _WAIT / _NBAR / _ODD2PD / _ODD2Y / _CHUNKEDGE /
-#                    _CHUNKRING / _CHUNKBAR / _CHUNKFAR / _CHUNKMEAN / _CHUNKTICK / _RCRESET), which must fail it
+#                    _CHUNKRING / _CHUNKBAR / _CHUNKFAR / _CHUNKMEAN / _CHUNKTICK / _CHUNKGROUP / _RCRESET), which must fail it
+# FV2_EMU_ONLY=1: the emulation test and its planted bugs only (~7 minutes on 2 cores; no CUDA
+# compile, no harness, no ptxas table) -- a kernel change's CPU check before any device call.
 # (The rule's host test is the project's: ctest lnmod_fwd_v2_plan, with its planted bugs.)
 # Every compile with the project's warnings as errors (nvcc: --Werror all-warnings), under
 # `nice -n 10`, at most FV2_JOBS (default 2) at a time.
@@ -39,6 +41,7 @@ done
 nice -n 10 gcc -std=c11 -O2 "${cw[@]}" -D_POSIX_C_SOURCE=200809L -I"$K" -I"$R" -c "$V/verify_check.c" -o "$o/verify_check.o"
 nice -n 10 g++ -std=c++17 -O2 -Wall -Wextra -Werror -I"$K" -I"$R" -I"$V" -c "$here/fv2_check.cc" -o "$o/fv2_check.o"
 
+if [ "${FV2_EMU_ONLY:-0}" != 1 ]; then
 # CUDA: the built kernels (every kernels/lnmod_*.cu: the registry and the variant files it
 # links -- a glob, so a file the kernels gain is linked too; the list written out by hand
 # missed lnmod_bwd_bulk.cu once it landed), v2 (three x dtypes), the harness; at most $jobs
@@ -69,6 +72,7 @@ for name in fv2_inst_bf16 fv2_inst_f16 fv2_inst_f32 fv2_odd3_bf16 fv2_odd3_f16; 
 done | c++filt | sed 's/(lnmod_detail::lnmod_kparams, fv2::kcfg)//; s/(lnmod_detail::lnmod_kparams, fv2::chunk_args)//' >"$out/ptxas.txt"
 spills=$(awk '$(NF-2) != 0 || $NF != 0' "$out/ptxas.txt" | wc -l)
 echo "ptxas: $(wc -l <"$out/ptxas.txt") kernels, $spills with spills (build-fwdv2/ptxas.txt)"
+fi
 
 # The kernels' own source on the CPU (fv2_emu.h): a copy of lnmod_common.cuh whose four asm
 # helpers (cp.async, commit, wait, ld.shared) call the emulation, g++ -DFV2_EMU (g++ does not
@@ -90,7 +94,7 @@ cp "$K/lnmod_fwd_v2_kern.cuh" "$K/lnmod_fwd_v2_odd.cuh" "$K/lnmod_fwd_v2_chunk.c
 if grep -q 'asm' "$out/emu/lnmod_common.cuh"; then echo "build.sh: asm left in the emulation's lnmod_common.cuh" >&2; exit 1; fi
 emu_objs=("$o/fv2_check.o" "$o/ref_lnmod.o" "$o/ref_convert.o" "$o/verify_check.o" "$o/lnmod_desc.o"
           "$lib/openblas-pthread/libopenblas.a" "$lib/libjansson.a")
-plants=(LAG WAIT NBAR ODD2PD ODD2Y CHUNKEDGE CHUNKRING CHUNKBAR CHUNKFAR CHUNKMEAN CHUNKTICK RCRESET)
+plants=(LAG WAIT NBAR ODD2PD ODD2Y CHUNKEDGE CHUNKRING CHUNKBAR CHUNKFAR CHUNKMEAN CHUNKTICK CHUNKGROUP RCRESET)
 pids=()
 for plant in "" "${plants[@]}"; do # ~50 s each: $jobs at a time
   nice -n 10 g++ -std=c++17 -O1 -Wall -Wextra -Werror -Wno-unknown-pragmas -DFV2_EMU ${plant:+-DFV2_EMU_PLANT_$plant} \
@@ -116,6 +120,7 @@ for plant in "${plants[@]}"; do
   echo "planted bug $plant: caught ($(grep -c FAIL "$out/fv2_emu_test$plant.out") cases fail$(grep -m1 '^fv2 emu:' "$out/fv2_emu_test$plant.out" | sed 's/^/; stopped: /'))"
 done
 
+[ "${FV2_EMU_ONLY:-0}" = 1 ] && exit 0
 nice -n 10 nvcc -arch=sm_90 -o "$out/fv2bench" "$o"/fv2_main.o "$o"/fv2.o "$o"/fv2_inst_*.o "$o"/fv2_odd3_*.o "$o"/fv2_check.o \
   "$o"/lnmod_*.o "$o"/ref_*.o "$o"/verify_check.o "$lib/openblas-pthread/libopenblas.a" "$lib/libjansson.a" \
   -cudart static -lpthread -lm

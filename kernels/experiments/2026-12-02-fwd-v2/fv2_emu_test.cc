@@ -97,8 +97,17 @@ template <typename TX, typename TM, typename TY> void run_chunk(const fv2_plan &
         const fv2::chunk_args c = {p.nstage, (int)p.slot_bytes, (int)p.nchunks};
         unsigned long long *tk = p.ticket ? ticket : nullptr;
         std::function<void()> body;
-#define FV2_EMU_CHUNK(T_, K_) \
-    if (p.threads == T_ && p.vpt == K_) body = [&] { fv2::chunk_kernel<TX, TM, TY, T_, K_, FV2_CHUNK_R(K_)>(kp, c, tk); };
+        // the launcher's choice: the grouped kernel where the group is > 1 (2^lg chunks a ticket)
+        int lg = 0;
+        while ((2 << lg) <= p.group) lg++;
+        if (p.group != 1 << lg) emu::die("chunk: a group that is not a power of 2");
+#define FV2_EMU_CHUNK(T_, K_)                                                                                   \
+    if (p.threads == T_ && p.vpt == K_) {                                                                       \
+        if constexpr (T_ >= FV2_CHUNK_TICKET_MIN_T) {                                                           \
+            if (lg > 0) body = [&] { fv2::chunk_kernel<TX, TM, TY, T_, K_, FV2_CHUNK_R(K_), int>(kp, c, tk, lg); }; \
+        }                                                                                                       \
+        if (!body) body = [&] { fv2::chunk_kernel<TX, TM, TY, T_, K_, FV2_CHUNK_R(K_)>(kp, c, tk); };            \
+    }
         FV2_EMU_CHUNK_SHAPES(FV2_EMU_CHUNK)
 #undef FV2_EMU_CHUNK
         if (!body) emu::die("chunk: a shape FV2_EMU_CHUNK_SHAPES does not list");
@@ -243,7 +252,7 @@ void force(fv2_plan *p, const fv2_problem *q, const fv2_dev *dv, const tcase &c)
     if (fv2_finish(p, dv, fv2_est_regs(p->cls, p->mode, p->vpt, p->vec)) != 0) emu::die("forced plan does not fit");
 }
 
-int run_case(const tcase &c, uint64_t seed)
+int run_case(const tcase &c, uint64_t seed, int group = 0)
 {
     lnmod_desc d = lnmod_desc_default();
     d.rows = c.rows;
@@ -299,6 +308,11 @@ int run_case(const tcase &c, uint64_t seed)
     int grid;
     if (ck) {
         grid = (int)std::min<int64_t>(c.ctas, p.nchunks);
+        // the ticket order's group: forced (group > 0), else fv2_chunk_group's as the launcher's
+        // (group < 0: which must then be -group)
+        p.group = group > 0 ? group : fv2_chunk_group(&p, grid);
+        if (group < 0 && p.group != -group) emu::die("fv2_chunk_group did not give the case's group");
+        if (group > 0 && !p.ticket) emu::die("a forced group needs the ticket order (T >= FV2_CHUNK_TICKET_MIN_T)");
     } else {
         const int64_t groups = p.cls == FV2_TILE && p.warps * p.cluster == 1 ? (c.rows + p.groups - 1) / p.groups : c.rows;
         grid = (int)(std::min<int64_t>(c.ctas, groups) * (p.cls == FV2_TILE ? p.cluster : 1));
@@ -369,8 +383,8 @@ int run_case(const tcase &c, uint64_t seed)
     }
     char shape[96];
     if (ck)
-        std::snprintf(shape, sizeof shape, "chunk T %d K %d R %d NS %d grid %d", p.threads, p.vpt, p.rows_chunk,
-                      p.nstage, grid);
+        std::snprintf(shape, sizeof shape, "chunk T %d K %d R %d NS %d grid %d group %d", p.threads, p.vpt,
+                      p.rows_chunk, p.nstage, grid, p.group);
     else
         std::snprintf(shape, sizeof shape, "%s VPT %d W %d C %d G %d NS %d",
                       p.cls == FV2_ODD ? (p.mode == FV2_MOD_REG ? "odd2" : "odd ") : p.mode == FV2_MOD_RING ? "ring" : "reg ",
@@ -504,10 +518,28 @@ int main()
         const uint64_t sd = seed++;
         if (!only || std::strstr(c.what, only)) fails += run_case(c, sd) ? 1 : 0;
     }
+    // the ticket order's groups (fv2_chunk_group): consecutive chunks a claim, across frames,
+    // samples and the last chunk; forced sizes (2, 4, 8: powers of 2, the grouped kernel's) and the
+    // rule's own (-2, -1)
+    const struct {
+        tcase c;
+        int group;
+    } gcases[] = {
+        {{"chunk ticket, groups of 2: D3001, 5-row frames, 60 rows", BF, F, BF, FR, 3001, 60, 60, 5, 0, 8, 4, 0, 0, 0, 0}, 2},
+        {{"chunk ticket, groups of 4: D3001, 7-row frames, 57 rows (a last group cut short)", BF, F, BF, FR, 3001, 57, 57, 7, 0, 8, 3, 0, 0, 0, 0}, 4},
+        {{"chunk ticket, groups of 8 +6 B: D2100 fp16, 9-row frames, 2 samples", H, F, H, FR, 2100, 90, 45, 9, 0, 8, 3, 0, 0, 6, 0}, 8},
+        {{"chunk ticket, the rule's group (2): D2100, 40-row frames, 120 rows, 8 CTAs", BF, F, BF, FR, 2100, 120, 120, 40, 0, 8, 8, 0, 0, 0, 0}, -2},
+        // 4 CTAs: claims 20 rows apart change frames at half the chunks, but a reload (2 D x 4 B)
+        // is 2/5 of a chunk's bytes (R 5): a fifth in all, so the rule's group is 1
+        {{"chunk ticket, the rule's group (1): D2100, 40-row frames, 120 rows, 4 CTAs", BF, F, BF, FR, 2100, 120, 120, 40, 0, 8, 4, 0, 0, 0, 0}, -1},
+    };
+    for (const auto &g : gcases)
+        if (!only || std::strstr(g.c.what, only)) fails += run_case(g.c, seed++, g.group) ? 1 : 0;
+    const size_t ncase = sizeof cases / sizeof cases[0] + sizeof gcases / sizeof gcases[0];
     if (fails) {
-        std::fprintf(stderr, "fv2_emu_test: %d of %zu cases failed\n", fails, sizeof cases / sizeof cases[0]);
+        std::fprintf(stderr, "fv2_emu_test: %d of %zu cases failed\n", fails, ncase);
         return 1;
     }
-    std::printf("fv2_emu_test: ok (%zu cases, each with eager and lazy copies; the chunk class also loads eager / stores lazy, and warp 0 first)\n", sizeof cases / sizeof cases[0]);
+    std::printf("fv2_emu_test: ok (%zu cases, each with eager and lazy copies; the chunk class also loads eager / stores lazy, and warp 0 first)\n", ncase);
     return 0;
 }
