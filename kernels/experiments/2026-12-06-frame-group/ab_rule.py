@@ -1,5 +1,6 @@
 # ab_rule.py DIR... : each DIR holds exp-<r>-<tag>/bench.json (ci/device_explore.sh, tags main and base); prints base/main per benchmark (median over reps, mean of the rounds' ratios) and the landing rules of round 3 (README)
 import json,sys,glob,os,statistics,re
+PREFIX=os.environ.get('PREFIX','lnmod_fwd')  # PREFIX=lnmod_bwd for backward A/Bs
 rows={}
 for d in sys.argv[1:]:
     for r in (1,2):
@@ -10,7 +11,7 @@ for d in sys.argv[1:]:
             b=json.load(open(f))['benchmarks']
             m={}
             for x in b:
-                if x.get('run_type')=='iteration' and x['name'].startswith('lnmod_fwd'):
+                if x.get('run_type')=='iteration' and x['name'].startswith(PREFIX):
                     m.setdefault(x['name'],[]).append(x['real_time'])
             t[tag]={k:statistics.median(v) for k,v in m.items()}
         if len(t)<2: continue
