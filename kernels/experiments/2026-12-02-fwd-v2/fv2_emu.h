@@ -47,9 +47,10 @@ using std::fminf;
 
 namespace emu {
 
-struct copy16 {
+struct copy16 { // one cp.async: 16 bytes, or 4 (cp_async4: the backward's statistics)
     void *dst;
     const void *src;
+    size_t n = 16;
 };
 
 struct bulk_t { // one bulk copy of n bytes
@@ -157,7 +158,13 @@ template <typename T> T exchange(T v, int src)
 
 inline void perform(const std::vector<copy16> &g)
 {
-    for (const copy16 &c : g) memcpy(c.dst, c.src, 16);
+    for (const copy16 &c : g) memcpy(c.dst, c.src, c.n);
+}
+inline void cp_async4(void *dst, const void *src)
+{
+    if (((uintptr_t)src & 3u) || ((uintptr_t)dst & 3u)) die("cp.async of a misaligned 4-byte word");
+    cur()->open.push_back({dst, src, 4});
+    if (S().eager) memcpy(dst, src, 4);
 }
 inline void cp_async16(void *dst, const void *src)
 {
