@@ -69,13 +69,7 @@ done
 # g++ -DBV3_EMU; then the test, and the two planted bugs of bv3_plan.h that it must catch.
 fv2=$root/kernels/experiments/2026-12-02-fwd-v2
 mkdir -p "$out/emu"
-awk '
-  /__device__ __forceinline__ void lnmod_cp_async16\(/ { print "__device__ __forceinline__ void lnmod_cp_async16(void *smem, const void *gmem) { emu::cp_async16(smem, gmem); }"; skip = 1 }
-  /__device__ __forceinline__ void lnmod_cp_commit\(\)/ { print "__device__ __forceinline__ void lnmod_cp_commit() { emu::cp_commit(); }"; next }
-  /template <int N> __device__ __forceinline__ void lnmod_cp_wait\(\)/ { print "template <int N> __device__ __forceinline__ void lnmod_cp_wait() { emu::cp_wait(N); }"; skip = 1 }
-  /__device__ __forceinline__ uint4 lnmod_lds16\(/ { print "__device__ __forceinline__ uint4 lnmod_lds16(const uint4 *p) { return *p; }"; skip = 1 }
-  skip { if ($0 ~ /^}/) skip = 0; next }
-  { print }' "$K/lnmod_common.cuh" >"$out/emu/lnmod_common.cuh"
+awk -f "$fv2/emu_common.awk" "$K/lnmod_common.cuh" >"$out/emu/lnmod_common.cuh"
 awk '
   /^template / { held = $0; next }
   /^static inline lnmod_status lnmod_bwd_(columns|reread_run|finalize)\(/ { held = ""; skip = 1; next }

@@ -79,13 +79,7 @@ fi
 # know `#pragma unroll`: that one warning is off), then the test and its two planted bugs.
 lib=/usr/lib/x86_64-linux-gnu
 mkdir -p "$out/emu"
-awk '
-  /__device__ __forceinline__ void lnmod_cp_async16\(/ { print "__device__ __forceinline__ void lnmod_cp_async16(void *smem, const void *gmem) { emu::cp_async16(smem, gmem); }"; skip = 1 }
-  /__device__ __forceinline__ void lnmod_cp_commit\(\)/ { print "__device__ __forceinline__ void lnmod_cp_commit() { emu::cp_commit(); }"; next }
-  /template <int N> __device__ __forceinline__ void lnmod_cp_wait\(\)/ { print "template <int N> __device__ __forceinline__ void lnmod_cp_wait() { emu::cp_wait(N); }"; skip = 1 }
-  /__device__ __forceinline__ uint4 lnmod_lds16\(/ { print "__device__ __forceinline__ uint4 lnmod_lds16(const uint4 *p) { return *p; }"; skip = 1 }
-  skip { if ($0 ~ /^}/) skip = 0; next }
-  { print }' "$K/lnmod_common.cuh" >"$out/emu/lnmod_common.cuh"
+awk -f "$here/emu_common.awk" "$K/lnmod_common.cuh" >"$out/emu/lnmod_common.cuh"
 # A quoted include is looked up beside the including file first: the built kernel headers are
 # copied (byte for byte) next to the emulation's lnmod_common.cuh, so that they include it and
 # not kernels/'s (whose asm the CPU cannot run).

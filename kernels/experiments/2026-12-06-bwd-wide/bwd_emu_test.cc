@@ -27,47 +27,7 @@ extern "C" {
 #include <random>
 #include <string>
 
-namespace emu {
-std::function<void()> *g_body;
-
-// Runs body on every thread of grid x block, one CTA after another (no clusters here).
-void launch(unsigned grid, unsigned block, unsigned cl, size_t dyn, size_t stat, std::function<void()> body)
-{
-    state_t &s = S();
-    s.block_dim = make_uint3(block, 1, 1);
-    s.grid_dim = make_uint3(grid, 1, 1);
-    g_body = &body;
-    if (cl != 1) die("bwd_emu_test: no clusters");
-    for (unsigned c = 0; c < grid; c++) {
-        std::vector<cta_t> ctas(1);
-        std::vector<thr_t> thr(block);
-        s.cluster.assign(1, &ctas[0]);
-        s.tx.clear();
-        ctas[0].smem.assign(dyn / 16 + 1, make_uint4(0xffc00001u, 0xffc00001u, 0xffc00001u, 0xffc00001u));
-        ctas[0].static_smem.assign(stat / 16 + 1, make_uint4(0x7fc00001u, 0x7fc00001u, 0x7fc00001u, 0x7fc00001u));
-        ctas[0].bid = make_uint3(c, 0, 0);
-        ctas[0].alive = (int)block;
-        ctas[0].warps.resize(block / 32);
-        s.cl_count = 0;
-        s.cl_alive = (int)block;
-        s.cl_phase = 0;
-        for (unsigned i = 0; i < block; i++) {
-            thr_t &t = thr[i];
-            t.stack.resize(128 * 1024);
-            getcontext(&t.ctx);
-            t.ctx.uc_stack.ss_sp = t.stack.data();
-            t.ctx.uc_stack.ss_size = t.stack.size();
-            t.ctx.uc_link = nullptr;
-            makecontext(&t.ctx, entry, 0);
-            t.cta = &ctas[0];
-            t.tid = make_uint3(i, 0, 0);
-            t.lane = (int)i & 31;
-            t.warp = (int)i >> 5;
-        }
-        schedule(thr);
-    }
-}
-} // namespace emu
+#include "fv2_emu_launch.h" // emu::launch
 
 namespace {
 

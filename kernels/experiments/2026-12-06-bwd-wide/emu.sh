@@ -16,14 +16,8 @@ git -C "$root" archive HEAD kernels reference verify | tar x -C "$o/src"
 grep -q lnmod_bwd_v1_shape "$o/src/kernels/lnmod_bwd_dtile.cu" ||
   (cd "$o/src" && patch -p1 -s <"$here/bwd-wide.patch")
 K=$o/src/kernels R=$o/src/reference
-# lnmod_common.cuh with its asm helpers calling the emulation (as the forward's build.sh does).
-awk '
-  /__device__ __forceinline__ void lnmod_cp_async16\(/ { print "__device__ __forceinline__ void lnmod_cp_async16(void *smem, const void *gmem) { emu::cp_async16(smem, gmem); }"; skip = 1 }
-  /__device__ __forceinline__ void lnmod_cp_commit\(\)/ { print "__device__ __forceinline__ void lnmod_cp_commit() { emu::cp_commit(); }"; next }
-  /template <int N> __device__ __forceinline__ void lnmod_cp_wait\(\)/ { print "template <int N> __device__ __forceinline__ void lnmod_cp_wait() { emu::cp_wait(N); }"; skip = 1 }
-  /__device__ __forceinline__ uint4 lnmod_lds16\(/ { print "__device__ __forceinline__ uint4 lnmod_lds16(const uint4 *p) { return *p; }"; skip = 1 }
-  skip { if ($0 ~ /^}/) skip = 0; next }
-  { print }' "$K/lnmod_common.cuh" >"$o/emu/lnmod_common.cuh"
+# lnmod_common.cuh with its asm helpers calling the emulation (the rewrite the other emulations use).
+awk -f "$fwd/emu_common.awk" "$K/lnmod_common.cuh" >"$o/emu/lnmod_common.cuh"
 # lnmod_bwd_common.cuh up to the re-reading paths, without the finalize's launcher; its static
 # shared array in the emulation's static shared memory.
 awk '
