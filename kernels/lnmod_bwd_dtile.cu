@@ -29,21 +29,24 @@
 // Bytes it moves: lnmod_bwd_min_bytes + the partials (8*D bytes per chunk written, then
 // read by the finalize) + the modulation row once per chunk (mostly from L2).
 #include "lnmod_bwd_common.cuh"
+#include "lnmod_bwd_v1_shape.h"
 #include "lnmod_variants.cuh"
 
 namespace {
 
 using namespace lnmod_detail;
 
-constexpr int BD_MAX_T = 512; // threads per CTA at most (640 measured slower at D = 5120)
-constexpr int BD_MAX_E = 16;   // elements per thread at most (register budget)
+constexpr int BD_MAX_T = LNMOD_BV1_MAX_T; // the row shape: lnmod_bwd_v1_shape.h
+constexpr int BD_MAX_E = LNMOD_BV1_MAX_E;
+constexpr int BD_WIDE_E = LNMOD_BV1_WIDER_E; // 16-bit x above D 8192: bd_cfg::SPS
 
 template <typename TX, typename TM, typename TY, int VPT, bool TOK> struct bd_cfg {
     static constexpr int VEC = dt<TX>::VEC;
     static constexpr int DYW = VEC * (int)sizeof(TY) / 16; // 16-byte pieces of a dy vector
     static constexpr int SCW = VEC * (int)sizeof(TM) / 16; // of a scale vector
     static constexpr int SLOTS = VPT * (1 + DYW + (TOK ? SCW : 0)); // per thread and stage
-    static_assert(VPT * VEC <= BD_MAX_E, "register budget");
+    static constexpr bool SPS = VPT * VEC > BD_MAX_E; // (1 + scale) in shared memory
+    static_assert(VPT * VEC <= (VEC == 8 && !TOK ? BD_WIDE_E : BD_MAX_E), "register budget");
 };
 
 __device__ __forceinline__ void bd_cp_async4(void *smem, const void *gmem)
@@ -163,21 +166,58 @@ __device__ __forceinline__ void bd_gather(const lnmod_bparams &p, bd_cursor &q,
     }
 }
 
-// (1 + scale) of modulation row g as fp32, this thread's vectors.
+// (1 + scale) of modulation row g as fp32 into this thread's slots of shared memory,
+// sps[(k * VEC + e) * T + tid] (the wide shape, SPS): written and read by this thread alone
+// (no barrier), in program order.
 template <typename TM, int VEC, int VPT>
-__device__ __forceinline__ void bd_load_scale(const lnmod_bparams &p, int64_t g, int64_t nv,
-                                              float (&sp)[VPT][VEC])
+__device__ __forceinline__ void bd_store_scale(const lnmod_bparams &p, int64_t g, int64_t nv,
+                                               float *sps)
 {
     const TM *sc = static_cast<const TM *>(p.scale) + g * p.scale_stride;
+    const int T = blockDim.x;
 #pragma unroll
     for (int k = 0; k < VPT; k++) {
-        const int64_t v = threadIdx.x + (int64_t)k * blockDim.x;
+        const int64_t v = threadIdx.x + (int64_t)k * T;
         if (v < nv) {
-            lnmod_load_n<TM, VEC>(sc + v * VEC, sp[k]);
+            float f[VEC];
+            lnmod_load_n<TM, VEC>(sc + v * VEC, f);
 #pragma unroll
-            for (int e = 0; e < VEC; e++) sp[k][e] = 1.0f + sp[k][e];
+            for (int e = 0; e < VEC; e++) sps[(k * VEC + e) * T + threadIdx.x] = 1.0f + f[e];
         }
     }
+}
+
+// (1 + scale) of modulation row g as fp32, this thread's vectors: in registers, or (SPS) in
+// shared memory (bd_store_scale).
+template <typename TM, int VEC, int VPT, bool SPS>
+__device__ __forceinline__ void bd_load_scale(const lnmod_bparams &p, int64_t g, int64_t nv,
+                                              float (&sp)[SPS ? 1 : VPT][VEC], float *sps)
+{
+    if constexpr (SPS) {
+        bd_store_scale<TM, VEC, VPT>(p, g, nv, sps);
+    } else {
+        const TM *sc = static_cast<const TM *>(p.scale) + g * p.scale_stride;
+#pragma unroll
+        for (int k = 0; k < VPT; k++) {
+            const int64_t v = threadIdx.x + (int64_t)k * blockDim.x;
+            if (v < nv) {
+                lnmod_load_n<TM, VEC>(sc + v * VEC, sp[k]);
+#pragma unroll
+                for (int e = 0; e < VEC; e++) sp[k][e] = 1.0f + sp[k][e];
+            }
+        }
+    }
+}
+
+// Element e of this thread's vector q of (1 + scale): registers or shared memory (SPS).
+template <bool SPS, int VPT, int VEC>
+__device__ __forceinline__ float bd_sp(const float (&sp)[SPS ? 1 : VPT][VEC], const float *sps,
+                                       int q, int e)
+{
+    if constexpr (SPS)
+        return sps[(q * VEC + e) * (int)blockDim.x + (int)threadIdx.x];
+    else
+        return sp[q][e];
 }
 
 // K rows per step share one cross-warp exchange (one barrier) and interleave their
@@ -196,6 +236,7 @@ __global__ void __launch_bounds__(BD_MAX_T) bd_kernel(lnmod_bparams p)
     __shared__ float2 red[2][BD_MAX_T / 32][K];
     const int T = blockDim.x, NW = T >> 5, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     float2 *stats = reinterpret_cast<float2 *>(bd_ring + (int64_t)NS * C::SLOTS * T);
+    float *sps = reinterpret_cast<float *>(stats + (int64_t)NS * T); // SPS only
     const int64_t nv = p.D / VEC;
     const float invd = 1.0f / (float)p.D;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -219,11 +260,11 @@ __global__ void __launch_bounds__(BD_MAX_T) bd_kernel(lnmod_bparams p)
         }
     }
 
-    float as[VPT][VEC], ah[VPT][VEC], sp[VPT][VEC];
+    float as[VPT][VEC], ah[VPT][VEC], sp[C::SPS ? 1 : VPT][VEC];
 #pragma unroll
     for (int k = 0; k < VPT; k++)
 #pragma unroll
-        for (int e = 0; e < VEC; e++) as[k][e] = ah[k][e] = sp[k][e] = 0.0f;
+        for (int e = 0; e < VEC; e++) as[k][e] = ah[k][e] = sp[C::SPS ? 0 : k][e] = 0.0f;
     int64_t g_loaded = -1;
     int slot = 0, par = 0; // slot: the stage of this step's first row
     while (cur.ok) {
@@ -231,7 +272,7 @@ __global__ void __launch_bounds__(BD_MAX_T) bd_kernel(lnmod_bparams p)
         bd_gather<K, TOK>(p, cur, st);
         if (!TOK && st.g[0] != g_loaded) { // (1 + scale) of the step's group, fp32
             g_loaded = st.g[0];
-            bd_load_scale<TM, VEC, VPT>(p, st.g[0], nv, sp);
+            bd_load_scale<TM, VEC, VPT, C::SPS>(p, st.g[0], nv, sp, sps);
         }
         lnmod_cp_wait<NS - 2 * K>(); // this step's K stages have landed
         { // refill the previous step's stages (consumed) with the step NS/K - 1 ahead
@@ -265,7 +306,8 @@ __global__ void __launch_bounds__(BD_MAX_T) bd_kernel(lnmod_bparams p)
 #pragma unroll
                     for (int e = 0; e < VEC; e++) {
                         const float xh = (xf[e] - mu[k]) * rs[k];
-                        const float g = gf[e] * (TOK ? sf[e] : sp[q][e]);
+                        const float g =
+                            gf[e] * (TOK ? sf[e] : bd_sp<C::SPS, VPT, VEC>(sp, sps, q, e));
                         a[k] += g;
                         b[k] = fmaf(g, xh, b[k]);
                         as[q][e] = fmaf(gf[e], xh, as[q][e]);
@@ -325,7 +367,8 @@ __global__ void __launch_bounds__(BD_MAX_T) bd_kernel(lnmod_bparams p)
 #pragma unroll
                     for (int e = 0; e < VEC; e++) {
                         const float xh = (xf[e] - mu[k]) * rs[k];
-                        const float g = gf[e] * (TOK ? sf[e] : sp[q][e]);
+                        const float g =
+                            gf[e] * (TOK ? sf[e] : bd_sp<C::SPS, VPT, VEC>(sp, sps, q, e));
                         o[e] = rs[k] * ((g - ca) - xh * cb);
                     }
                     lnmod_store_n<TX, VEC>(dxr + v * VEC, o);
@@ -337,24 +380,11 @@ __global__ void __launch_bounds__(BD_MAX_T) bd_kernel(lnmod_bparams p)
     }
 }
 
-// Vectors per thread and threads per CTA for D (a function of D and the dtype only):
-// VPT*VEC <= 16, T a whole number of warps <= 512; the fewest idle lanes, then the smaller
-// VPT. Returns 0 when no shape fits (D too large).
-static int bd_shape(int64_t nv, int VEC, int *threads)
+// Vectors per thread and threads per CTA for D (a function of D and the dtype only; the
+// wide shape above D 8192 for 16-bit x not per token): lnmod_bwd_v1_shape.h.
+static int bd_shape(int64_t nv, int VEC, bool tok, int *threads)
 {
-    int best = 0;
-    int64_t best_waste = INT64_MAX;
-    for (int vpt = 1; vpt * VEC <= BD_MAX_E; vpt++) {
-        const int64_t t = ((nv + vpt - 1) / vpt + 31) / 32 * 32;
-        if (t > BD_MAX_T) continue;
-        const int64_t waste = t * vpt - nv;
-        if (waste < best_waste) {
-            best = vpt;
-            best_waste = waste;
-            *threads = (int)t;
-        }
-    }
-    return best;
+    return lnmod_bv1_shape(nv, VEC, tok ? 1 : 0, threads);
 }
 
 // Rows per step: 2 per token (measured 5-7% faster there), 1 otherwise (2 and 4 measured no
@@ -392,15 +422,23 @@ lnmod_status bd_run(const lnmod_bparams &p, int T, bool *fits, cudaStream_t stre
 {
     using C = bd_cfg<TX, TM, TY, VPT, TOK>;
     const size_t stage = (size_t)T * (16 * C::SLOTS + 8);
+    const size_t sps = C::SPS ? (size_t)T * VPT * C::VEC * sizeof(float) : 0;
     int dev = 0, optin = 0;
     if (cudaGetDevice(&dev) != cudaSuccess ||
         cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) !=
             cudaSuccess)
         return LNMOD_ERR_CUDA;
     *fits = true;
-    if (8 * stage <= BD_RING_BUDGET && 8 * stage <= (size_t)optin)
-        return bd_launch<TX, TM, TY, VPT, TOK, 8>(p, T, 8 * stage, stream);
-    if (4 * stage <= (size_t)optin) return bd_launch<TX, TM, TY, VPT, TOK, 4>(p, T, 4 * stage, stream);
+    if constexpr (C::SPS) { // the wide shape: one CTA an SM, the deepest ring that fits
+        const int ns = lnmod_bv1_wide_stages(stage, sps, (size_t)optin);
+        if (ns == 4) return bd_launch<TX, TM, TY, VPT, TOK, 4>(p, T, 4 * stage + sps, stream);
+        if (ns == 3) return bd_launch<TX, TM, TY, VPT, TOK, 3>(p, T, 3 * stage + sps, stream);
+        if (ns == 2) return bd_launch<TX, TM, TY, VPT, TOK, 2>(p, T, 2 * stage + sps, stream);
+    } else {
+        if (8 * stage <= BD_RING_BUDGET && 8 * stage <= (size_t)optin)
+            return bd_launch<TX, TM, TY, VPT, TOK, 8>(p, T, 8 * stage, stream);
+        if (4 * stage <= (size_t)optin) return bd_launch<TX, TM, TY, VPT, TOK, 4>(p, T, 4 * stage, stream);
+    }
     *fits = false; // this GPU's shared memory cannot hold the ring
     return LNMOD_OK;
 }
@@ -413,10 +451,12 @@ lnmod_status bd_pick(const lnmod_bparams &p, int vpt, int T, bool *fits, cudaStr
     case 1: return bd_run<TX, TM, TY, 1, TOK>(p, T, fits, stream);
     case 2: return bd_run<TX, TM, TY, 2, TOK>(p, T, fits, stream);
     case 3:
-        if constexpr (3 * VEC <= BD_MAX_E) return bd_run<TX, TM, TY, 3, TOK>(p, T, fits, stream);
+        if constexpr (3 * VEC <= BD_MAX_E || (VEC == 8 && !TOK))
+            return bd_run<TX, TM, TY, 3, TOK>(p, T, fits, stream);
         break;
     case 4:
-        if constexpr (4 * VEC <= BD_MAX_E) return bd_run<TX, TM, TY, 4, TOK>(p, T, fits, stream);
+        if constexpr (4 * VEC <= BD_MAX_E || (VEC == 8 && !TOK))
+            return bd_run<TX, TM, TY, 4, TOK>(p, T, fits, stream);
         break;
     default: break;
     }
@@ -428,22 +468,29 @@ template <typename TX, typename TM, typename TY>
 lnmod_status bd_launch_t(const lnmod_bparams &p, cudaStream_t stream)
 {
     int T = 0;
-    const int vpt = lnmod_bwd_vector_ok<TX, TM, TY>(p) ? bd_shape(p.D / dt<TX>::VEC, dt<TX>::VEC, &T) : 0;
+    const bool tok = p.layout == LNMOD_PER_TOKEN;
+    const int vpt =
+        lnmod_bwd_vector_ok<TX, TM, TY>(p) ? bd_shape(p.D / dt<TX>::VEC, dt<TX>::VEC, tok, &T) : 0;
     if (vpt > 0) {
         bool fits = false;
-        lnmod_status st = p.layout == LNMOD_PER_TOKEN
-                              ? bd_pick<TX, TM, TY, true>(p, vpt, T, &fits, stream)
+        lnmod_status st = tok ? bd_pick<TX, TM, TY, true>(p, vpt, T, &fits, stream)
                               : bd_pick<TX, TM, TY, false>(p, vpt, T, &fits, stream);
         if (st != LNMOD_OK || fits) return st;
     }
     return lnmod_bwd_reread_run<TX, TM, TY>(p, stream);
 }
 
+// Does the fused path take d (on a GPU of sm_90's 227 KB opt-in)? The wide shape only where
+// its ring fits (bd_run), else the re-reading path runs.
 bool bd_fused(const lnmod_desc *d)
 {
     const int64_t vec = 16 / (int64_t)lnmod_dtype_size(d->x_dtype);
+    const int tok = d->layout == LNMOD_PER_TOKEN;
     int T = 0;
-    return d->D % vec == 0 && bd_shape(d->D / vec, (int)vec, &T) > 0;
+    const int vpt = d->D % vec == 0 ? bd_shape(d->D / vec, (int)vec, tok, &T) : 0;
+    if (vpt * vec <= BD_MAX_E) return vpt > 0;
+    return lnmod_bv1_wide_ns(d->D, (int)lnmod_dtype_size(d->x_dtype),
+                             (int)lnmod_dtype_size(d->y_dtype), tok, 232448) > 0;
 }
 
 } // namespace

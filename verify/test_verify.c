@@ -478,8 +478,9 @@ Test(verify_grid, keys_of_the_full_grid)
     cr_assert_eq(nrs, 3 * 3 * 6 * 5 * 3 + 3 + 2 + 4 + 8 * 3);
     cr_assert(verify_registry_has_res("naive") && verify_registry_has_res("dtile") &&
               !verify_registry_has_res("row_per_warp"));
-    /* 16 D x 4 rows x 3 layouts x 9 dtype triples, verify_grid.c's 6 + 9 long samples, the huge set */
-    cr_assert_eq(n, dirs * 2 * (16 * 4 * 3 * 9 + 6 + 9 + 1) + 2 * 2 * nrs);
+    /* 16 D x 4 rows x 3 layouts x 9 dtype triples, verify_grid.c's 6 + 9 long samples and 6 sets
+     * of the backward's wide shapes, the huge set */
+    cr_assert_eq(n, dirs * 2 * (16 * 4 * 3 * 9 + 6 + 9 + 6 + 1) + 2 * 2 * nrs);
     int64_t nres = 0;
     for (int64_t i = 0; i < n; i++) nres += !strncmp(keys[i], "lnmod_res ", 10);
     cr_assert_eq(nres, 2 * 2 * nrs);

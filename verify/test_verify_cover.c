@@ -17,12 +17,16 @@
  *     synccheck) to reach the odd kernel, the chunk kernel (its bulk copies and mbarrier
  *     ring), the tile kernel a warp a row and on several warps, and version 1's generic
  *     path, where a race or a stale ring slot would show.
- * It also prints the count of sets per path. */
+ * It also prints the count of sets per path. The same for dtile backward's wide shape (16-bit x
+ * above D 8192, kernels/lnmod_bwd_v1_shape.h; below it the bulk path and version 1's narrow
+ * shape, reached by the product's Wan widths): the full grid must run it with each of its ring
+ * depths (4, 3 and 2 stages on an H200), the quick grid at least once. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lnmod_bwd_v1_shape.h"
 #include "lnmod_fwd_v2_plan.h"
 #include "verify_internal.h"
 
@@ -102,4 +106,44 @@ Test(cover, quick_grid_reaches_the_ring_paths)
               (long long)n[P_SOLO_REG]);
     cr_expect(n[P_LAG_REG] > 0, "the sanitizers never see the lag path (several warps of one CTA: its mbarrier)");
     cr_expect(n[P_V1_GENERIC] > 0, "the sanitizers never see version 1's generic path");
+}
+
+/* The wide shape's ring depth for set sp's backward on the H200 (0: another path): 16-byte
+ * vectors everywhere (lnmod_bwd_vector_ok: no element offsets, 16-byte modulation strides). */
+static int bwd_wide_ns(const verify_set *sp)
+{
+    lnmod_desc d;
+    verify_geom g;
+    verify_set_desc(sp, &d, &g);
+    const int64_t ms = (int64_t)lnmod_dtype_size(d.mod_dtype);
+    if (g.off.x || g.off.y || g.off.scale || g.off.shift || (d.scale_stride * ms) % 16 || (d.shift_stride * ms) % 16)
+        return 0;
+    const int ns = lnmod_bv1_wide_ns(d.D, (int)lnmod_dtype_size(d.x_dtype), (int)lnmod_dtype_size(d.y_dtype),
+                                     d.layout == LNMOD_PER_TOKEN, (size_t)H200.smem_block);
+    return ns > 0 && d.D > 12288 ? 4 + ns : ns; /* 32 elements a thread: 6 (ring 2), 7 (ring 3) */
+}
+
+static void count_wide(const char *grid, int64_t by_ns[9])
+{
+    verify_set *sets = NULL;
+    int ns = 0;
+    cr_assert_eq(verify_grid_sets(grid, &sets, &ns), VERIFY_OK);
+    memset(by_ns, 0, 9 * sizeof by_ns[0]);
+    for (int i = 0; i < ns; i++) by_ns[bwd_wide_ns(&sets[i])]++;
+    free(sets);
+    printf("verify grid %s, dtile backward's wide shapes on an H200: 24 elements a thread with a ring of 4 %lld, 3 "
+           "%lld, 2 %lld sets; 32 with a ring of 3 %lld, 2 %lld\n",
+           grid, (long long)by_ns[4], (long long)by_ns[3], (long long)by_ns[2], (long long)by_ns[7], (long long)by_ns[6]);
+}
+
+Test(cover, grids_reach_the_backward_wide_shape)
+{
+    int64_t n[9];
+    count_wide("full", n);
+    for (int k = 2; k <= 4; k++) cr_expect(n[k] > 0, "the full grid never runs the backward's wide shape with a ring of %d", k);
+    for (int k = 2; k <= 3; k++)
+        cr_expect(n[4 + k] > 0, "the full grid never runs the backward's 32-element shape with a ring of %d", k);
+    count_wide("quick", n);
+    cr_expect(n[2] + n[3] + n[4] > 0, "the sanitizers never see the backward's wide shape");
+    cr_expect(n[6] + n[7] > 0, "the sanitizers never see the backward's 32-element shape");
 }

@@ -46,6 +46,7 @@ static const combo combos[] = {
  * The full grid's sets are sharded by index (verify_set_in_shard): the lag sets are 9, so
  * the fused op's sets after them keep their shards (shard 1 the heaviest: the rows*D > 2^31
  * case and the fused op's largest sets; ci/land_patch.sh runs it alone). */
+#define COMBO_F16_F32_F16 1
 #define COMBO_F16_F32_F32 2
 #define COMBO_F16_F16_F32 4
 #define COMBO_BF16_F32_F32 6
@@ -60,11 +61,19 @@ static const verify_set full_extra[] = {
     {LNMOD_PER_SAMPLE, COMBO_F32, 2560, 3306, 0},           {LNMOD_PER_FRAME, COMBO_BF16_F32_F32, 2688, 6014, 0},
     {LNMOD_PER_SAMPLE, COMBO_BF16_BF16_F32, 6144, 1100, 0}, {LNMOD_PER_SAMPLE, COMBO_F16_F32_F32, 2816, 2627, 0},
     {LNMOD_PER_SAMPLE, COMBO_BF16_F32_F32, 6912, 1107, 0},
+    /* dtile backward's wide shapes (16-bit x above D 8192, kernels/lnmod_bwd_v1_shape.h): 24
+     * elements a thread with a ring of 4 and 3 stages (2: the product's D 12288 with fp32 y),
+     * 32 (D > 12288) with 3 and 2; six sets, so the fused op's sets after them keep their shards */
+    {LNMOD_PER_SAMPLE, COMBO_BF16_F32_BF16, 8704, 1101, 0}, {LNMOD_PER_FRAME, COMBO_BF16_F32_F32, 8704, 2202, 0},
+    {LNMOD_PER_SAMPLE, COMBO_F16_F32_F16, 9000, 1100, 0},   {LNMOD_PER_SAMPLE, COMBO_BF16_F32_BF16, 16384, 1101, 0},
+    {LNMOD_PER_FRAME, COMBO_BF16_F32_BF16, 13824, 2202, 0}, {LNMOD_PER_SAMPLE, COMBO_F16_F32_F16, 12800, 1101, 0},
 };
 static const verify_set quick_extra[] = {
     {LNMOD_PER_SAMPLE, COMBO_BF16_F32_F32, 1000, 12005, 0},
     {LNMOD_PER_SAMPLE, COMBO_F32, 264, 12000, 0},
     {LNMOD_PER_SAMPLE, COMBO_BF16_F32_F32, 4608, 1711, 0}, /* the lag path, W = 4 */
+    {LNMOD_PER_SAMPLE, COMBO_BF16_F32_BF16, 8704, 98, 0},  /* the backward's wide shapes: 3 chunks */
+    {LNMOD_PER_SAMPLE, COMBO_BF16_F32_BF16, 13000, 42, 0}, /* 32 elements a thread, two samples */
 };
 
 int verify_ncombos(void) { return NCOMBOS; }
