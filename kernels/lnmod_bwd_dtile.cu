@@ -7,10 +7,12 @@
 // workspace). What they do not take runs version 1, below.
 //
 // Version 1's fused path (every pointer 16-byte aligned, D a multiple of the vector width, D up to
-// 8192, the ring fits the device's shared memory):
+// 8192 -- 16384 for 16-bit x not per token -- the ring fits the device's shared memory):
 //   * A CTA of T threads owns a row: thread t owns the 16-byte vectors t, t + T, ... (VPT of
-//     them, VPT*VEC <= 16 elements), the same columns for every row, so the dscale/dshift
-//     column sums of a chunk stay in that thread's registers across the chunk's rows.
+//     them, VPT*VEC <= 16 elements; the wide shape above D 8192: 24, or 32 above D 12288,
+//     with (1 + scale) in the thread's own shared-memory slots), the same columns for every
+//     row, so the dscale/dshift column sums of a chunk stay in that thread's registers across
+//     the chunk's rows.
 //     VPT and T come from D and the dtype alone (bd_shape): the fewest idle lanes, then the
 //     smaller VPT.
 //   * CTAs take whole chunks of the fixed chunk plan (lnmod_bwd_common.cuh; chunk b, b + G,
@@ -25,7 +27,7 @@
 //     (double-buffered by row parity; none when one warp owns the row), then
 //     dx = rstd*(g - a/D - xhat*b/D) with one rounding; (1 + scale) of the chunk's group in
 //     registers (reloaded when the group changes).
-// Everything else (unaligned data, odd D, D > 8192): the re-reading path of row_per_warp.
+// Everything else (unaligned data, odd D, D past the shapes above): the re-reading path of row_per_warp.
 // Bytes it moves: lnmod_bwd_min_bytes + the partials (8*D bytes per chunk written, then
 // read by the finalize) + the modulation row once per chunk (mostly from L2).
 #include "lnmod_bwd_common.cuh"
