@@ -19,14 +19,9 @@ K=$o/src/kernels R=$o/src/reference
 # lnmod_common.cuh with its asm helpers calling the emulation (the rewrite the other emulations use).
 awk -f "$fwd/emu_common.awk" "$K/lnmod_common.cuh" >"$o/emu/lnmod_common.cuh"
 # lnmod_bwd_common.cuh up to the re-reading paths, without the finalize's launcher; its static
-# shared array in the emulation's static shared memory.
-awk '
-  /^\/\/ ---- the paths that re-read rows/ { exit }
-  /^\/\/ Launches the finalize when the plan has partials/ { skip = 1 }
-  skip { if ($0 ~ /^}/) skip = 0; next }
-  /__shared__ float part\[2\]\[BWD_FIN_WARPS\]\[32\];/ { print "    auto &part = *reinterpret_cast<float (*)[2][BWD_FIN_WARPS][32]>(emu::static_smem());"; next }
-  { print }
-  END { print "} // namespace lnmod_detail"; print "#endif" }' "$K/lnmod_bwd_common.cuh" >"$o/emu/lnmod_bwd_common.cuh"
+# shared array in the emulation's static shared memory; the 4-byte cp.async (there since the
+# element path, bwd-odd) from the emulation.
+awk -f "$fwd/emu_bwd_common.awk" "$K/lnmod_bwd_common.cuh" >"$o/emu/lnmod_bwd_common.cuh"
 # lnmod_bwd_dtile.cu's device part (namespace { ... bd_kernel }), its shared memory and its
 # 4-byte cp.async from the emulation.
 awk '
@@ -41,7 +36,7 @@ awk '
 for f in lnmod_common.cuh lnmod_bwd_common.cuh bd_part.cuh; do
   if grep -q 'asm\|<<<\|extern __shared__' "$o/emu/$f"; then echo "emu.sh: asm, a launch or extern shared memory left in $f" >&2; exit 1; fi
 done
-grep -q 'emu::cp_async4' "$o/emu/bd_part.cuh" || { echo "emu.sh: bd_cp_async4 not rewritten" >&2; exit 1; }
+grep -q 'emu::cp_async4' "$o/emu/bd_part.cuh" "$o/emu/lnmod_bwd_common.cuh" || { echo "emu.sh: the 4-byte cp.async not rewritten" >&2; exit 1; }
 cp "$K/lnmod_bwd_v1_shape.h" "$o/emu/"
 cw=(-Wall -Wextra -Werror)
 gcc -std=c11 -O2 "${cw[@]}" -c "$K/lnmod_desc.c" -o "$o/obj/lnmod_desc.o"
