@@ -10,9 +10,8 @@
 //   * each case with cp.async performed at issue ("eager") and only at its wait ("lazy"), and
 //     on two grid sizes whose outputs must be bit-identical (the determinism the API promises).
 // The host side (shape, ring depth, shared memory) is the launcher's own rule
-// (lnmod_bwd_v1_shape.h) on an H200's 227 KB opt-in. Tolerances: dx within 4 units of its
-// dtype's roundoff of the row's scale (|dx_ref| + rstd * mean |g|), dscale / dshift within 1e-4
-// of the sums of the terms' absolute values (fp32 accumulation of up to ~100 rows).
+// (lnmod_bwd_v1_shape.h) on an H200's 227 KB opt-in. Inputs and tolerances:
+// ../2026-12-02-fwd-v2/bwd_emu_check.h.
 #include "fv2_emu.h"
 
 #include "lnmod_bwd_common.cuh"
@@ -20,11 +19,8 @@
 
 #include "bd_part.cuh"
 
-extern "C" {
-#include "ref_lnmod.h"
-}
+#include "bwd_emu_check.h" // bwd_emu::fill, bwd_emu::check
 
-#include <random>
 #include <string>
 
 #include "fv2_emu_launch.h" // emu::launch
@@ -95,50 +91,19 @@ struct spec {
     int want_vpt, want_ns; // the shape the rule must pick here
 };
 
-double tol_of(lnmod_dtype t) { return t == LNMOD_F32 ? 0x1p-23 : t == LNMOD_F16 ? 0x1p-10 : 0x1p-7; }
-
 template <typename TX, typename TM, typename TY> int run_spec(const spec &c)
 {
-    lnmod_desc d{};
-    d.rows = c.rows;
-    d.D = c.D;
-    d.rows_per_sample = c.S;
-    d.frame_len = c.L;
-    d.x_dtype = c.x;
-    d.mod_dtype = c.m;
-    d.y_dtype = c.y;
-    d.layout = c.layout;
-    d.scale_stride = 6 * c.D; // Wan's [B, 6, D] table
-    d.shift_stride = 6 * c.D;
-    d.eps = 1e-6;
+    const lnmod_desc d = bwd_emu::wan_desc(c.x, c.m, c.y, c.layout, c.D, c.rows, c.S, c.L);
     if (lnmod_desc_validate(&d) != LNMOD_OK) {
         std::printf("FAIL %s: invalid descriptor\n", c.name);
         return 1;
     }
     const int64_t n = c.rows * c.D, mrows = lnmod_mod_rows(&d);
-    std::mt19937_64 rng(0x5eed ^ (uint64_t)c.D ^ ((uint64_t)c.rows << 20));
-    std::normal_distribution<double> nd(0.0, 1.0);
     std::vector<TX> x((size_t)n);
     std::vector<TY> dy((size_t)n);
     std::vector<TM> scale((size_t)(mrows * d.scale_stride));
-    for (int64_t i = 0; i < n; i++) {
-        ref_store(c.x, x.data(), i, 0.5 + 2.0 * nd(rng) + (i % 7 == 0 ? 3.0 : 0.0));
-        ref_store(c.y, dy.data(), i, nd(rng));
-    }
-    for (int64_t i = 0; i < mrows * d.scale_stride; i++) ref_store(c.m, scale.data(), i, 0.3 * nd(rng));
-    // The forward's fp32 statistics (what lnmod_forward writes), from the reference's doubles.
-    std::vector<float> mean((size_t)c.rows), rstd((size_t)c.rows);
-    for (int64_t r = 0; r < c.rows; r++) {
-        double s = 0, q = 0;
-        for (int64_t j = 0; j < c.D; j++) s += ref_load(c.x, x.data(), r * c.D + j);
-        const double mu = s / (double)c.D;
-        for (int64_t j = 0; j < c.D; j++) {
-            const double v = ref_load(c.x, x.data(), r * c.D + j) - mu;
-            q += v * v;
-        }
-        mean[(size_t)r] = (float)mu;
-        rstd[(size_t)r] = (float)(1.0 / std::sqrt(q / (double)c.D + d.eps));
-    }
+    std::vector<float> mean, rstd;
+    bwd_emu::fill(d, x.data(), dy.data(), scale.data(), mrows * d.scale_stride, mean, rstd);
     int64_t glen = 0, cpg = 0, ng = 0;
     const int64_t wsb = lnmod_bwd_plan(&d, &glen, &cpg, &ng);
     int fails = 0;
@@ -179,52 +144,13 @@ template <typename TX, typename TM, typename TY> int run_spec(const spec &c)
             std::printf("FAIL %s: VPT %d, want %d\n", c.name, vpt, c.want_vpt);
             fails++;
         }
-        // dx, every row against the float64 backward at these statistics
-        std::vector<double> rdx((size_t)c.D), g((size_t)c.D), xh((size_t)c.D);
-        double worst = 0;
-        for (int64_t r = 0; r < c.rows; r++) {
-            ref_bwd_row info;
-            ref_lnmod_backward_row(&d, r, x.data(), scale.data(), dy.data(), mean.data(), rstd.data(), rdx.data(),
-                                   g.data(), xh.data(), &info);
-            const double scl = (double)rstd[(size_t)r] * (info.abs_g + info.abs_gx) + 1e-30;
-            for (int64_t j = 0; j < c.D; j++) {
-                const double e = std::fabs(ref_load(c.x, dx.data(), r * c.D + j) - rdx[(size_t)j]) /
-                                 (std::fabs(rdx[(size_t)j]) + scl);
-                if (!(e <= 4 * tol_of(c.x))) {
-                    if (fails < 3)
-                        std::printf("FAIL %s: dx row %lld col %lld: %g, want %g\n", c.name, (long long)r,
-                                    (long long)j, ref_load(c.x, dx.data(), r * c.D + j), rdx[(size_t)j]);
-                    fails++;
-                }
-                worst = std::fmax(worst, e);
-            }
-        }
-        // dscale, dshift: every modulation row's columns
-        std::vector<double> rs((size_t)c.D), rh((size_t)c.D), as((size_t)c.D), ah((size_t)c.D);
-        double worst_s = 0;
-        for (int64_t k = 0; k < mrows; k++) {
-            ref_lnmod_backward_colsums(&d, k, 0, c.D, x.data(), dy.data(), mean.data(), rstd.data(), rs.data(),
-                                       rh.data(), as.data(), ah.data());
-            for (int64_t j = 0; j < c.D; j++) {
-                const double es = std::fabs(ref_load(c.m, dscale.data(), k * d.scale_stride + j) - rs[(size_t)j]) /
-                                  (as[(size_t)j] + 1e-30);
-                const double eh = std::fabs(ref_load(c.m, dshift.data(), k * d.shift_stride + j) - rh[(size_t)j]) /
-                                  (ah[(size_t)j] + 1e-30);
-                const double lim = c.m == LNMOD_F32 ? 1e-4 : 4 * tol_of(c.m);
-                if (!(es <= lim) || !(eh <= lim)) {
-                    if (fails < 3)
-                        std::printf("FAIL %s: dscale/dshift row %lld col %lld: %g %g, want %g %g\n", c.name,
-                                    (long long)k, (long long)j, ref_load(c.m, dscale.data(), k * d.scale_stride + j),
-                                    ref_load(c.m, dshift.data(), k * d.shift_stride + j), rs[(size_t)j], rh[(size_t)j]);
-                    fails++;
-                }
-                worst_s = std::fmax(worst_s, std::fmax(es, eh));
-            }
-        }
+        double worst = 0, worst_s = 0;
+        bwd_emu::check(c.name, d, x.data(), scale.data(), dy.data(), mean.data(), rstd.data(), dx.data(),
+                       dscale.data(), dshift.data(), &fails, &worst, &worst_s);
         std::printf("%s %s: VPT %d ring %d, %lld chunks (cpg %lld): dx worst %.3g of its roundoff scale, "
                     "dscale/dshift worst %.3g\n",
                     fails ? "FAIL" : "ok  ", c.name, vpt, ns,
-                    (long long)(ng * cpg), (long long)cpg, worst / tol_of(c.x), worst_s);
+                    (long long)(ng * cpg), (long long)cpg, worst, worst_s);
     }
     return fails ? 1 : 0;
 }
